@@ -1,0 +1,833 @@
+/* siteconf.c - the site configuration (see autosync/siteconf.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "autosync/siteconf.h"
+#include "autosync/topology.h"
+
+#define NAME_MAX_LEN 32
+
+struct partition {
+	char name[NAME_MAX_LEN * 2];
+	int mode;
+};
+
+struct autosync_siteconf {
+	int default_mode;
+	struct partition *parts;
+	size_t nparts;
+	int allowed;
+	char framework[NAME_MAX_LEN];
+	char catalog_dir[PATH_MAX];
+	char calibration[PATH_MAX];
+	char runtime_dir[PATH_MAX];
+	char topology_xml[PATH_MAX];
+	char feedback_path[PATH_MAX];
+	size_t feedback_max;
+	unsigned feedback_keep;
+	unsigned budget_ms;
+	size_t max_model;
+	/* network: which fields the file set */
+	int has_bw, has_lat, has_nics, has_nps;
+	double nic_bw, lat;
+	unsigned nics, nps;
+	char (*fabric)[NAME_MAX_LEN];
+	size_t nfabric;
+};
+
+struct ctx {
+	const char *path;
+	yaml_document_t *doc;
+	autosync_siteconf_t *s;
+	autosync_siteconf_problem_f fn;
+	void *arg;
+	int nproblems;
+	autosync_error_t *first;
+	int nomem;
+};
+
+static void problem(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void problem(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+	char what[AUTOSYNC_ERROR_LEN], msg[AUTOSYNC_ERROR_LEN + PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "%s:%lu: %s", c->path,
+		 n ? (unsigned long) n->start_mark.line + 1 : 1UL, what);
+	if (c->nproblems++ == 0 && c->first)
+		autosync_errprintf(c->first, "%s", msg);
+	if (c->fn)
+		c->fn(msg, c->arg);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *) n->data.scalar.value
+						: NULL;
+}
+
+/* Quote a user value for a message: bounded, control bytes escaped. */
+static const char *q(const char *v, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; v && *v && o + 8 < len; v++) {
+		unsigned char ch = (unsigned char) *v;
+		if (ch >= 0x20 && ch != 0x7f)
+			buf[o++] = (char) ch;
+		else
+			o += (size_t) snprintf(buf + o, len - o, "\\x%02x", ch);
+	}
+	if (v && *v)
+		o += (size_t) snprintf(buf + o, len - o, "...");
+	buf[o] = '\0';
+	return buf;
+}
+
+/* ------------------------------------------------------------ value types */
+
+typedef int (*handler_f)(struct ctx *c, const char *key, yaml_node_t *v,
+			 void *dst);
+
+static int want_scalar(struct ctx *c, const char *key, yaml_node_t *v,
+		       const char **out)
+{
+	const char *s = scalar(v);
+
+	if (!s) {
+		problem(c, v, "'%s' must be a single value, not a %s", key,
+			v->type == YAML_MAPPING_NODE ? "mapping" : "list");
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+static int parse_mode(const char *s)
+{
+	if (!strcmp(s, "off"))
+		return AUTOSYNC_SITE_MODE_OFF;
+	if (!strcmp(s, "auto"))
+		return AUTOSYNC_SITE_MODE_AUTO;
+	return -1;
+}
+
+static int h_mode(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	const char *s;
+	char b[80];
+	int m;
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	if ((m = parse_mode(s)) < 0) {
+		problem(c, v, "'%s': bad value '%s' (expected off or auto)", key,
+			q(s, b, sizeof(b)));
+		return -1;
+	}
+	*(int *) dst = m;
+	return 0;
+}
+
+static int h_path(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	const char *s;
+	char b[80];
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	if (!*s) {
+		((char *) dst)[0] = '\0';
+		return 0;
+	}
+	if (s[0] != '/' || strlen(s) >= PATH_MAX) {
+		problem(c, v, "'%s': bad value '%s' (expected an absolute path)",
+			key, q(s, b, sizeof(b)));
+		return -1;
+	}
+	snprintf((char *) dst, PATH_MAX, "%s", s);
+	return 0;
+}
+
+static int h_framework(struct ctx *c, const char *key, yaml_node_t *v,
+		       void *dst)
+{
+	static const char *const known[] = { "pytorch-ddp", "horovod",
+					     "tensorflow-ps", "any" };
+	const char *s;
+	char b[80];
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(s, known[i])) {
+			snprintf((char *) dst, NAME_MAX_LEN, "%s", s);
+			return 0;
+		}
+	problem(c, v,
+		"'%s': bad value '%s' (expected pytorch-ddp, horovod, "
+		"tensorflow-ps or any)", key, q(s, b, sizeof(b)));
+	return -1;
+}
+
+static int parse_uint(const char *s, unsigned long long max,
+		      unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+struct uint_spec {
+	unsigned long long min, max;
+};
+
+static int uint_value(struct ctx *c, const char *key, yaml_node_t *v,
+		      unsigned long long min, unsigned long long max,
+		      unsigned long long *out)
+{
+	const char *s;
+	char b[80];
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	if (parse_uint(s, max, out) < 0 || *out < min) {
+		problem(c, v, "'%s': bad value '%s' (expected an integer from "
+			"%llu to %llu)", key, q(s, b, sizeof(b)), min, max);
+		return -1;
+	}
+	return 0;
+}
+
+/* Sizes: an integer number of bytes with an optional suffix K/M/G (1000)
+ * or KiB/MiB/GiB (1024). */
+static int h_size(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	static const struct {
+		const char *sfx;
+		unsigned long long mul;
+	} sfx[] = {
+		{ "", 1 },           { "B", 1 },
+		{ "K", 1000ULL },    { "KB", 1000ULL },
+		{ "M", 1000000ULL }, { "MB", 1000000ULL },
+		{ "G", 1000000000ULL }, { "GB", 1000000000ULL },
+		{ "KiB", 1ULL << 10 }, { "MiB", 1ULL << 20 },
+		{ "GiB", 1ULL << 30 },
+	};
+	const unsigned long long max = 1ULL << 40;
+	const char *s;
+	char num[32], b[80];
+	size_t n = 0;
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	while (s[n] >= '0' && s[n] <= '9' && n < sizeof(num) - 1) {
+		num[n] = s[n];
+		n++;
+	}
+	num[n] = '\0';
+	for (size_t i = 0; n && i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		unsigned long long base;
+		if (strcmp(s + n, sfx[i].sfx))
+			continue;
+		if (parse_uint(num, max, &base) < 0 || base > max / sfx[i].mul ||
+		    base == 0)
+			break;
+		*(size_t *) dst = (size_t) (base * sfx[i].mul);
+		return 0;
+	}
+	problem(c, v, "'%s': bad value '%s' (expected a size such as 1048576, "
+		"64MiB or 100MB, at least 1 byte and at most 1TiB)", key,
+		q(s, b, sizeof(b)));
+	return -1;
+}
+
+static int h_budget(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	unsigned long long x;
+
+	if (uint_value(c, key, v, 1, 60000, &x) < 0)
+		return -1;
+	*(unsigned *) dst = (unsigned) x;
+	return 0;
+}
+
+static int h_keep(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	unsigned long long x;
+
+	if (uint_value(c, key, v, 0, 100, &x) < 0)
+		return -1;
+	*(unsigned *) dst = (unsigned) x;
+	return 0;
+}
+
+static int h_version(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	unsigned long long x;
+
+	(void) dst;
+	return uint_value(c, key, v, 1, 1, &x);
+}
+
+static int h_allowed(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	static const struct {
+		const char *name;
+		int bit;
+	} names[] = {
+		{ "off", AUTOSYNC_ALLOW_OFF },
+		{ "auto", AUTOSYNC_ALLOW_AUTO },
+		{ "required", AUTOSYNC_ALLOW_REQUIRED },
+		{ "plan", AUTOSYNC_ALLOW_PLAN },
+	};
+	int bits = 0, rc = 0;
+
+	if (v->type != YAML_SEQUENCE_NODE) {
+		problem(c, v, "'%s' must be a list such as [auto, off, "
+			"required, plan]", key);
+		return -1;
+	}
+	for (yaml_node_item_t *it = v->data.sequence.items.start;
+	     it < v->data.sequence.items.top; it++) {
+		yaml_node_t *e = yaml_document_get_node(c->doc, *it);
+		const char *s = scalar(e);
+		size_t i;
+		char b[80];
+
+		for (i = 0; s && i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(s, names[i].name))
+				break;
+		if (!s || i == sizeof(names) / sizeof(names[0])) {
+			problem(c, e, "'%s': bad entry '%s' (expected auto, off, "
+				"required or plan)", key,
+				q(s ? s : "(not a value)", b, sizeof(b)));
+			rc = -1;
+			continue;
+		}
+		bits |= names[i].bit;
+	}
+	if (rc == 0)
+		*(int *) dst = bits;
+	return rc;
+}
+
+static int valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= NAME_MAX_LEN)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' ||
+		      *s == '.' || *s == ':'))
+			return 0;
+	return 1;
+}
+
+static int h_partitions(struct ctx *c, const char *key, yaml_node_t *v,
+			void *dst)
+{
+	autosync_siteconf_t *s = c->s;
+	size_t n;
+	int rc = 0;
+
+	(void) dst;
+	if (v->type != YAML_MAPPING_NODE) {
+		problem(c, v, "'%s' must be a mapping of partition name to off "
+			"or auto", key);
+		return -1;
+	}
+	n = (size_t) (v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	free(s->parts);
+	s->nparts = 0;
+	if (!(s->parts = calloc(n ? n : 1, sizeof(*s->parts)))) {
+		c->nomem = 1;
+		return -1;
+	}
+	for (yaml_node_pair_t *p = v->data.mapping.pairs.start;
+	     p < v->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+		yaml_node_t *val = yaml_document_get_node(c->doc, p->value);
+		const char *name = scalar(k), *m = scalar(val);
+		char b[80];
+		int mode;
+
+		if (!name || !valid_name(name)) {
+			problem(c, k, "'%s': bad partition name '%s'", key,
+				q(name ? name : "(not a value)", b, sizeof(b)));
+			rc = -1;
+			continue;
+		}
+		for (size_t i = 0; i < s->nparts; i++)
+			if (!strcmp(s->parts[i].name, name)) {
+				problem(c, k, "'%s': partition '%s' given twice",
+					key, name);
+				rc = -1;
+			}
+		if (!m || (mode = parse_mode(m)) < 0) {
+			problem(c, val, "'%s': partition '%s': bad value '%s' "
+				"(expected off or auto)", key, name,
+				q(m ? m : "(not a value)", b, sizeof(b)));
+			rc = -1;
+			continue;
+		}
+		snprintf(s->parts[s->nparts].name, sizeof(s->parts[0].name),
+			 "%s", name);
+		s->parts[s->nparts++].mode = mode;
+	}
+	return rc;
+}
+
+static int h_bandwidth(struct ctx *c, const char *key, yaml_node_t *v,
+		       void *dst)
+{
+	autosync_error_t e = { .text = "" };
+	const char *s;
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	if (autosync_parse_bandwidth(s, (double *) dst, &e) < 0) {
+		problem(c, v, "'%s': %s", key, e.text);
+		return -1;
+	}
+	c->s->has_bw = 1;
+	return 0;
+}
+
+static int h_latency(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	autosync_error_t e = { .text = "" };
+	const char *s;
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	if (autosync_parse_duration(s, (double *) dst, &e) < 0) {
+		problem(c, v, "'%s': %s", key, e.text);
+		return -1;
+	}
+	c->s->has_lat = 1;
+	return 0;
+}
+
+static int h_nics(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	unsigned long long x;
+
+	if (uint_value(c, key, v, 1, 64, &x) < 0)
+		return -1;
+	*(unsigned *) dst = (unsigned) x;
+	c->s->has_nics = 1;
+	return 0;
+}
+
+static int h_nps(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	unsigned long long x;
+
+	if (uint_value(c, key, v, 0, 65536, &x) < 0)
+		return -1;
+	*(unsigned *) dst = (unsigned) x;
+	c->s->has_nps = 1;
+	return 0;
+}
+
+static int h_fabric(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	autosync_siteconf_t *s = c->s;
+	size_t n;
+	int rc = 0;
+
+	(void) dst;
+	if (v->type != YAML_SEQUENCE_NODE) {
+		problem(c, v, "'%s' must be a list of NIC names such as "
+			"[mlx5_0, mlx5_1]", key);
+		return -1;
+	}
+	n = (size_t) (v->data.sequence.items.top - v->data.sequence.items.start);
+	free(s->fabric);
+	s->nfabric = 0;
+	if (!(s->fabric = calloc(n ? n : 1, sizeof(*s->fabric)))) {
+		c->nomem = 1;
+		return -1;
+	}
+	for (yaml_node_item_t *it = v->data.sequence.items.start;
+	     it < v->data.sequence.items.top; it++) {
+		yaml_node_t *e = yaml_document_get_node(c->doc, *it);
+		const char *name = scalar(e);
+		char b[80];
+
+		if (!name || !valid_name(name)) {
+			problem(c, e, "'%s': bad NIC name '%s'", key,
+				q(name ? name : "(not a value)", b, sizeof(b)));
+			rc = -1;
+			continue;
+		}
+		snprintf(s->fabric[s->nfabric++], NAME_MAX_LEN, "%s", name);
+	}
+	return rc;
+}
+
+struct key {
+	const char *name;
+	handler_f fn;
+	size_t off;
+	const struct key *sub; /* for nested mappings */
+};
+
+static int walk(struct ctx *c, yaml_node_t *map, const struct key *keys,
+		const char *prefix);
+
+static const struct key network_keys[] = {
+	{ "nic_bandwidth", h_bandwidth, offsetof(autosync_siteconf_t, nic_bw), NULL },
+	{ "latency", h_latency, offsetof(autosync_siteconf_t, lat), NULL },
+	{ "nics_per_node", h_nics, offsetof(autosync_siteconf_t, nics), NULL },
+	{ "fabric_nics", h_fabric, 0, NULL },
+	{ "nodes_per_switch", h_nps, offsetof(autosync_siteconf_t, nps), NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static const struct key feedback_keys[] = {
+	{ "path", h_path, offsetof(autosync_siteconf_t, feedback_path), NULL },
+	{ "max_bytes", h_size, offsetof(autosync_siteconf_t, feedback_max), NULL },
+	{ "keep", h_keep, offsetof(autosync_siteconf_t, feedback_keep), NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static const struct key top_keys[] = {
+	{ "version", h_version, 0, NULL },
+	{ "default_mode", h_mode, offsetof(autosync_siteconf_t, default_mode), NULL },
+	{ "partitions", h_partitions, 0, NULL },
+	{ "allowed_modes", h_allowed, offsetof(autosync_siteconf_t, allowed), NULL },
+	{ "default_framework", h_framework, offsetof(autosync_siteconf_t, framework), NULL },
+	{ "catalog_dir", h_path, offsetof(autosync_siteconf_t, catalog_dir), NULL },
+	{ "calibration", h_path, offsetof(autosync_siteconf_t, calibration), NULL },
+	{ "runtime_dir", h_path, offsetof(autosync_siteconf_t, runtime_dir), NULL },
+	{ "topology_xml", h_path, offsetof(autosync_siteconf_t, topology_xml), NULL },
+	{ "plan_budget_ms", h_budget, offsetof(autosync_siteconf_t, budget_ms), NULL },
+	{ "max_model_bytes", h_size, offsetof(autosync_siteconf_t, max_model), NULL },
+	{ "network", NULL, 0, network_keys },
+	{ "feedback", NULL, 0, feedback_keys },
+	{ NULL, NULL, 0, NULL },
+};
+
+static void known_list(const struct key *keys, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (const struct key *k = keys; k->name && o < len; k++)
+		o += (size_t) snprintf(buf + o, len - o, "%s%s",
+				       k == keys ? "" : ", ", k->name);
+}
+
+static int walk(struct ctx *c, yaml_node_t *map, const struct key *keys,
+		const char *prefix)
+{
+	unsigned char seen[32] = { 0 };
+
+	if (map->type != YAML_MAPPING_NODE) {
+		problem(c, map, "%s%s must be a mapping of key: value",
+			prefix[0] ? "'" : "", prefix[0] ? prefix : "the file");
+		return -1;
+	}
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+	     p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+		const char *name = scalar(k);
+		char full[128], b[80], known[512];
+		size_t i;
+
+		for (i = 0; name && keys[i].name; i++)
+			if (!strcmp(keys[i].name, name))
+				break;
+		if (!name || !keys[i].name) {
+			known_list(keys, known, sizeof(known));
+			problem(c, k, "unknown key '%s%s%s' (known: %s)", prefix,
+				prefix[0] ? "." : "",
+				q(name ? name : "(not a value)", b, sizeof(b)),
+				known);
+			continue;
+		}
+		snprintf(full, sizeof(full), "%s%s%s", prefix,
+			 prefix[0] ? "." : "", name);
+		if (seen[i]++) {
+			problem(c, k, "key '%s' given twice", full);
+			continue;
+		}
+		if (keys[i].sub)
+			walk(c, v, keys[i].sub, full);
+		else
+			keys[i].fn(c, full, v, (char *) c->s + keys[i].off);
+	}
+	return 0;
+}
+
+static void set_defaults(autosync_siteconf_t *s)
+{
+	s->default_mode = AUTOSYNC_SITE_MODE_OFF;
+	s->allowed = AUTOSYNC_ALLOW_OFF | AUTOSYNC_ALLOW_AUTO |
+		     AUTOSYNC_ALLOW_REQUIRED | AUTOSYNC_ALLOW_PLAN;
+	snprintf(s->framework, sizeof(s->framework), "pytorch-ddp");
+	s->feedback_max = 64u << 20;
+	s->feedback_keep = 3;
+	s->budget_ms = 50;
+	s->max_model = 16u << 20;
+}
+
+autosync_siteconf_t *autosync_siteconf_create(autosync_error_t *errp)
+{
+	autosync_siteconf_t *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		autosync_errprintf(errp, "out of memory");
+		return NULL;
+	}
+	set_defaults(s);
+	return s;
+}
+
+void autosync_siteconf_destroy(autosync_siteconf_t *s)
+{
+	if (!s)
+		return;
+	free(s->parts);
+	free(s->fabric);
+	free(s);
+}
+
+/* Read a whole regular file of at most 'max' bytes. */
+static char *read_file(const char *path, size_t max, size_t *lenp,
+		       autosync_error_t *errp)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0) {
+		autosync_errprintf(errp, "%s: cannot open: %s", path,
+				   strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		autosync_errprintf(errp, "%s: not a regular file", path);
+		errno = EINVAL;
+		goto fail;
+	}
+	if ((size_t) st.st_size > max) {
+		autosync_errprintf(errp, "%s: too large (%lld bytes, limit %zu)",
+				   path, (long long) st.st_size, max);
+		errno = EFBIG;
+		goto fail;
+	}
+	if (!(buf = malloc(max + 1))) {
+		autosync_errprintf(errp, "out of memory");
+		goto fail;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + len, max + 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			autosync_errprintf(errp, "%s: read: %s", path,
+					   strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		len += (size_t) r;
+		if (len > max) { /* grew while we read it */
+			autosync_errprintf(errp, "%s: too large (limit %zu)",
+					   path, max);
+			errno = EFBIG;
+			goto fail;
+		}
+	}
+	buf[len] = '\0';
+	close(fd);
+	*lenp = len;
+	return buf;
+fail:
+	{
+		int saved = errno;
+		free(buf);
+		close(fd);
+		errno = saved;
+	}
+	return NULL;
+}
+
+/* Parse and validate; returns the handle (even with problems) or NULL when
+ * the file could not be read or parsed at all. */
+static autosync_siteconf_t *load(const char *path,
+				 autosync_siteconf_problem_f fn, void *arg,
+				 int *nproblems, autosync_error_t *errp)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	autosync_siteconf_t *s = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int have_parser = 0, have_doc = 0;
+	struct ctx c = { .path = path, .fn = fn, .arg = arg, .first = errp };
+
+	*nproblems = 0;
+	if (!path) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "site config: no path given");
+		return NULL;
+	}
+	if (!(buf = read_file(path, AUTOSYNC_SITECONF_MAX_BYTES, &len, errp)))
+		goto out;
+	if (!(s = autosync_siteconf_create(errp)))
+		goto out;
+	if (!yaml_parser_initialize(&parser)) {
+		autosync_errprintf(errp, "out of memory");
+		goto fail;
+	}
+	have_parser = 1;
+	yaml_parser_set_input_string(&parser, (const unsigned char *) buf, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		autosync_errprintf(errp, "%s:%lu: not valid YAML: %s", path,
+				   (unsigned long) parser.problem_mark.line + 1,
+				   parser.problem ? parser.problem : "parse error");
+		if (fn)
+			fn(errp ? errp->text : "not valid YAML", arg);
+		*nproblems = 1;
+		errno = EINVAL;
+		goto fail;
+	}
+	have_doc = 1;
+	c.doc = &doc;
+	c.s = s;
+	{
+		yaml_node_t *root = yaml_document_get_root_node(&doc);
+		/* an empty file is a valid config with every default */
+		if (root && !(root->type == YAML_SCALAR_NODE &&
+			      root->data.scalar.length == 0))
+			walk(&c, root, top_keys, "");
+	}
+	if (c.nomem) {
+		autosync_errprintf(errp, "out of memory");
+		errno = ENOMEM;
+		goto fail;
+	}
+	*nproblems = c.nproblems;
+	goto out;
+fail:
+	autosync_siteconf_destroy(s);
+	s = NULL;
+out:
+	if (have_doc)
+		yaml_document_delete(&doc);
+	if (have_parser)
+		yaml_parser_delete(&parser);
+	free(buf);
+	return s;
+}
+
+autosync_siteconf_t *autosync_siteconf_load(const char *path,
+					    autosync_error_t *errp)
+{
+	int n;
+	autosync_siteconf_t *s = load(path, NULL, NULL, &n, errp);
+
+	if (s && n > 0) {
+		autosync_siteconf_destroy(s);
+		errno = EINVAL;
+		return NULL;
+	}
+	return s;
+}
+
+int autosync_siteconf_check(const char *path, autosync_siteconf_problem_f fn,
+			    void *arg, autosync_error_t *errp)
+{
+	int n;
+	autosync_siteconf_t *s = load(path, fn, arg, &n, errp);
+
+	if (!s)
+		return n > 0 ? n : -1; /* n > 0: the YAML itself is broken */
+	autosync_siteconf_destroy(s);
+	return n;
+}
+
+int autosync_siteconf_default_mode(const autosync_siteconf_t *s,
+				   const char *partition)
+{
+	if (!s)
+		return AUTOSYNC_SITE_MODE_OFF;
+	for (size_t i = 0; partition && i < s->nparts; i++)
+		if (!strcmp(s->parts[i].name, partition))
+			return s->parts[i].mode;
+	return s->default_mode;
+}
+
+int autosync_siteconf_mode_allowed(const autosync_siteconf_t *s, int allow_bit)
+{
+	return s ? (s->allowed & allow_bit) != 0 : 1;
+}
+
+#define GETTER(type, name, field)                                        \
+	type autosync_siteconf_##name(const autosync_siteconf_t *s)      \
+	{                                                                \
+		return s->field;                                         \
+	}
+GETTER(const char *, framework, framework)
+GETTER(const char *, catalog_dir, catalog_dir)
+GETTER(const char *, calibration, calibration)
+GETTER(const char *, runtime_dir, runtime_dir)
+GETTER(const char *, topology_xml, topology_xml)
+GETTER(const char *, feedback_path, feedback_path)
+GETTER(size_t, feedback_max_bytes, feedback_max)
+GETTER(unsigned, feedback_keep, feedback_keep)
+GETTER(unsigned, plan_budget_ms, budget_ms)
+GETTER(size_t, max_model_bytes, max_model)
+GETTER(size_t, fabric_nic_count, nfabric)
+#undef GETTER
+
+const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s, size_t i)
+{
+	return i < s->nfabric ? s->fabric[i] : NULL;
+}
+
+void autosync_siteconf_apply_network(const autosync_siteconf_t *s,
+				     autosync_cluster_t *c)
+{
+	if (!s || !c)
+		return;
+	if (s->has_bw)
+		c->nic_bw = s->nic_bw;
+	if (s->has_lat)
+		c->inter_lat = s->lat;
+	if (s->has_nics)
+		c->nics_per_node = s->nics;
+	if (s->has_nps)
+		c->nodes_per_switch = s->nps;
+}

@@ -1,0 +1,179 @@
+/* Unit tests for the site configuration reader. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "autosync/siteconf.h"
+#include "autosync/topology.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/autosync-siteconf-XXXXXX";
+
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!(fp = fopen(path, "w")))
+		bail_out("cannot write %s", path);
+	fputs(text, fp);
+	fclose(fp);
+	return path;
+}
+
+struct probs {
+	int n;
+	char text[16][512];
+};
+
+static void collect(const char *msg, void *arg)
+{
+	struct probs *p = arg;
+
+	if (p->n < 16)
+		snprintf(p->text[p->n], sizeof(p->text[0]), "%s", msg);
+	p->n++;
+}
+
+static void test_example(void)
+{
+	char path[4096];
+	autosync_error_t err = { .text = "" };
+	autosync_siteconf_t *s;
+	autosync_cluster_t c;
+
+	snprintf(path, sizeof(path), "%s/etc/autosync.yaml.example",
+		 getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".");
+	s = autosync_siteconf_load(path, &err);
+	ok(s != NULL, "the shipped example loads (%s)", err.text);
+	if (!s)
+		return;
+	ok(autosync_siteconf_default_mode(s, NULL) == AUTOSYNC_SITE_MODE_OFF,
+	   "default_mode off");
+	ok(autosync_siteconf_default_mode(s, "gpu") == AUTOSYNC_SITE_MODE_AUTO,
+	   "partition gpu: auto");
+	ok(autosync_siteconf_default_mode(s, "other") == AUTOSYNC_SITE_MODE_OFF,
+	   "unknown partition: default");
+	is(autosync_siteconf_framework(s), "pytorch-ddp", "framework");
+	is(autosync_siteconf_catalog_dir(s), "/usr/share/autosync/models",
+	   "catalog_dir");
+	ok(autosync_siteconf_plan_budget_ms(s) == 50, "budget");
+	ok(autosync_siteconf_max_model_bytes(s) == 16u << 20, "max_model_bytes");
+	ok(autosync_siteconf_feedback_max_bytes(s) == 64u << 20, "feedback max");
+	ok(autosync_siteconf_fabric_nic_count(s) == 4, "4 fabric NICs");
+	is(autosync_siteconf_fabric_nic(s, 3), "mlx5_3", "4th fabric NIC");
+	memset(&c, 0, sizeof(c));
+	autosync_siteconf_apply_network(s, &c);
+	near(c.nic_bw, 25e9, 1, "200Gbit/s = 25e9 B/s");
+	near(c.inter_lat, 2e-6, 1e-12, "2us");
+	ok(c.nics_per_node == 4 && c.nodes_per_switch == 16, "nics, nps");
+	autosync_siteconf_destroy(s);
+}
+
+static void test_bad(void)
+{
+	autosync_error_t err = { .text = "" };
+	struct probs p = { 0 };
+	const char *path;
+	char want[1024];
+	int n;
+
+	path = write_tmp("bad.yaml", "version: 1\n"
+				     "default_mode: sometimes\n"
+				     "colour: blue\n"
+				     "plan_budget_ms: -5\n"
+				     "network:\n"
+				     "  nic_bandwidth: fast\n"
+				     "  nics_per_node: 0\n"
+				     "default_mode: auto\n");
+	n = autosync_siteconf_check(path, collect, &p, &err);
+	ok(n == 6, "six problems found (%d)", n);
+	snprintf(want, sizeof(want),
+		 "%s:2: 'default_mode': bad value 'sometimes' (expected off or "
+		 "auto)", path);
+	is(p.text[0], want, "problem 1 names file, line, key and value");
+	ok(strstr(p.text[1], ":3: unknown key 'colour'") != NULL,
+	   "unknown key with its line: %s", p.text[1]);
+	ok(strstr(p.text[2], ":4: 'plan_budget_ms': bad value '-5'") != NULL,
+	   "negative budget: %s", p.text[2]);
+	ok(strstr(p.text[3], ":6: 'network.nic_bandwidth': ") != NULL &&
+		   strstr(p.text[3], "fast") != NULL,
+	   "bad bandwidth: %s", p.text[3]);
+	ok(strstr(p.text[4], ":7: 'network.nics_per_node': bad value '0'") !=
+		   NULL, "zero NICs: %s", p.text[4]);
+	ok(strstr(p.text[5], ":8: key 'default_mode' given twice") != NULL,
+	   "duplicate key: %s", p.text[5]);
+	ok(autosync_siteconf_load(path, &err) == NULL && errno == EINVAL,
+	   "load refuses it (EINVAL)");
+	is(err.text, want, "load reports the first problem");
+
+	path = write_tmp("broken.yaml", "default_mode: [off\n");
+	memset(&p, 0, sizeof(p));
+	ok(autosync_siteconf_check(path, collect, &p, &err) == 1 &&
+		   strstr(p.text[0], "not valid YAML") != NULL,
+	   "broken YAML: %s", p.text[0]);
+	path = write_tmp("list.yaml", "- a\n- b\n");
+	ok(autosync_siteconf_load(path, &err) == NULL &&
+		   strstr(err.text, ":1: the file must be a mapping") != NULL,
+	   "a list is not a config: %s", err.text);
+	ok(autosync_siteconf_load("/nonexistent/autosync.yaml", &err) == NULL &&
+		   errno == ENOENT,
+	   "missing file: ENOENT");
+	is(err.text, "/nonexistent/autosync.yaml: cannot open: No such file or "
+		     "directory", "missing file message");
+	ok(autosync_siteconf_load(dir, &err) == NULL &&
+		   strstr(err.text, "not a regular file") != NULL,
+	   "a directory is refused");
+	path = write_tmp("empty.yaml", "");
+	{
+		autosync_siteconf_t *s = autosync_siteconf_load(path, &err);
+		ok(s && autosync_siteconf_default_mode(s, "x") ==
+				AUTOSYNC_SITE_MODE_OFF,
+		   "an empty file gives the defaults");
+		autosync_siteconf_destroy(s);
+	}
+	{
+		/* one byte over the limit */
+		size_t big = AUTOSYNC_SITECONF_MAX_BYTES + 1;
+		char *buf = malloc(big + 1);
+		memset(buf, '#', big);
+		buf[big] = '\0';
+		path = write_tmp("big.yaml", buf);
+		free(buf);
+		ok(autosync_siteconf_load(path, &err) == NULL && errno == EFBIG,
+		   "oversized file refused: %s", err.text);
+	}
+	path = write_tmp("types.yaml", "partitions: [gpu]\n"
+				       "allowed_modes: [auto, sometimes]\n"
+				       "catalog_dir: relative/dir\n"
+				       "max_model_bytes: 12XB\n"
+				       "feedback: {keep: 1000}\n");
+	memset(&p, 0, sizeof(p));
+	n = autosync_siteconf_check(path, collect, &p, &err);
+	ok(n == 5, "five type problems (%d)", n);
+	ok(strstr(p.text[1], ":2: 'allowed_modes': bad entry 'sometimes'") != NULL,
+	   "bad allowed mode: %s", p.text[1]);
+	ok(strstr(p.text[2], "expected an absolute path") != NULL,
+	   "relative path: %s", p.text[2]);
+}
+
+int main(void)
+{
+	plan(NO_PLAN);
+	if (!mkdtemp(dir))
+		bail_out("mkdtemp");
+	test_example();
+	test_bad();
+	{
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			diag("could not remove %s", dir);
+	}
+	return done_testing();
+}

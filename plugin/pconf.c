@@ -1,0 +1,112 @@
+/* pconf.c - see pconf.h */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "args.h"
+#include "pconf.h"
+
+enum key_type { KEY_PATH, KEY_BOOL };
+
+static const struct key {
+	const char *name;
+	enum key_type type;
+	size_t offset;
+} keys[] = {
+	{ "config", KEY_PATH, offsetof(struct as_pconf, config) },
+	{ "strict", KEY_BOOL, offsetof(struct as_pconf, strict) },
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+int as_parse_bool(const char *s)
+{
+	static const char *const t[] = { "1", "true", "yes", "y" };
+	static const char *const f[] = { "0", "false", "no", "n" };
+
+	for (size_t i = 0; s && i < 4; i++) {
+		if (!strcasecmp(s, t[i]))
+			return 1;
+		if (!strcasecmp(s, f[i]))
+			return 0;
+	}
+	return -1;
+}
+
+static void defaults(struct as_pconf *pc)
+{
+	memset(pc, 0, sizeof(*pc));
+}
+
+int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
+		   size_t errlen)
+{
+	int seen[NKEYS] = { 0 };
+	char q[96];
+
+	defaults(pc);
+	for (int i = 0; i < ac; i++) {
+		const char *eq = av[i] ? strchr(av[i], '=') : NULL;
+		const struct key *k = NULL;
+		size_t idx = 0;
+
+		if (!eq) {
+			snprintf(err, errlen,
+				 "autosync: plugstack argument '%s' is not "
+				 "key=value", as_quote(av[i], q, sizeof(q)));
+			goto fail;
+		}
+		for (idx = 0; idx < NKEYS; idx++)
+			if (strlen(keys[idx].name) == (size_t) (eq - av[i]) &&
+			    !strncmp(keys[idx].name, av[i], (size_t) (eq - av[i]))) {
+				k = &keys[idx];
+				break;
+			}
+		if (!k) {
+			snprintf(err, errlen,
+				 "autosync: unknown plugstack argument '%s' "
+				 "(known: config=PATH, strict=BOOL)",
+				 as_quote(av[i], q, sizeof(q)));
+			goto fail;
+		}
+		if (seen[idx]++) {
+			snprintf(err, errlen,
+				 "autosync: plugstack argument '%s' given twice",
+				 k->name);
+			goto fail;
+		}
+		switch (k->type) {
+		case KEY_PATH: {
+			char *dst = (char *) pc + k->offset;
+			if (eq[1] != '/' || strlen(eq + 1) >= PATH_MAX) {
+				snprintf(err, errlen,
+					 "autosync: plugstack argument '%s' "
+					 "needs an absolute path",
+					 as_quote(av[i], q, sizeof(q)));
+				goto fail;
+			}
+			snprintf(dst, PATH_MAX, "%s", eq + 1);
+			break;
+		}
+		case KEY_BOOL: {
+			int b = as_parse_bool(eq + 1);
+			if (b < 0) {
+				snprintf(err, errlen,
+					 "autosync: plugstack argument '%s' "
+					 "needs a boolean (1/true/yes/y or "
+					 "0/false/no/n)",
+					 as_quote(av[i], q, sizeof(q)));
+				goto fail;
+			}
+			*(int *) ((char *) pc + k->offset) = b;
+			break;
+		}
+		}
+	}
+	return 0;
+fail:
+	defaults(pc);
+	return -1;
+}
