@@ -1,14 +1,47 @@
-/* config.c - 'autosync config' (placeholder until its library lands). */
+/* config.c - 'autosync config check FILE': validate a site configuration. */
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
+#include "autosync/siteconf.h"
 #include "cli.h"
+
+static void print_problem(const char *msg, void *arg)
+{
+	(void) arg;
+	fprintf(stderr, "%s\n", msg);
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp, "usage: autosync config check FILE\n"
+		    "Validate an autosync site configuration (autosync.yaml(5)) "
+		    "and print every problem as FILE:LINE: message.\n");
+}
 
 int autosync_cmd_config(int argc, char **argv)
 {
-	(void) argc;
-	(void) argv;
-	fprintf(stderr, "autosync: 'config' is not implemented yet\n");
-	return 1;
+	autosync_error_t err = { .text = "" };
+	int n;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc != 3 || strcmp(argv[1], "check")) {
+		usage(stderr);
+		return 2;
+	}
+	n = autosync_siteconf_check(argv[2], print_problem, NULL, &err);
+	if (n < 0) {
+		fprintf(stderr, "autosync: %s\n", err.text);
+		return 1;
+	}
+	if (n > 0) {
+		fprintf(stderr, "%s: %d problem%s\n", argv[2], n, n == 1 ? "" : "s");
+		return 1;
+	}
+	printf("%s: valid\n", argv[2]);
+	return 0;
 }

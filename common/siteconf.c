@@ -287,10 +287,18 @@ static int h_keep(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 
 static int h_version(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 {
-	unsigned long long x;
+	const char *s;
+	char b[80];
 
 	(void) dst;
-	return uint_value(c, key, v, 1, 1, &x);
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	if (strcmp(s, "1")) {
+		problem(c, v, "'%s': unsupported version '%s' (this autosync "
+			"reads version 1)", key, q(s, b, sizeof(b)));
+		return -1;
+	}
+	return 0;
 }
 
 static int h_allowed(struct ctx *c, const char *key, yaml_node_t *v, void *dst)

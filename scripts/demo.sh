@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# demo.sh - the main job on an embedded default, from a fresh checkout:
+# install what is missing (as root), build, then plan a built-in model
+# (ResNet-50) for this machine's topology on the default cluster and show
+# the result, with what the SPANK plugin would inject into the ranks.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+cd "$src"
+model=${1:-resnet50}
+if [ "$(id -u)" = 0 ]; then tests/slurm/install-deps.sh; fi
+if [ ! -x _build/plain/cli/autosync ] || [ configure.ac -nt _build/plain/Makefile ]; then
+  echo "[demo] building (log: _build/demo-build.log)"
+  [ -x configure ] || ./autogen.sh >_build-autogen.log 2>&1
+  mkdir -p _build/plain
+  (cd _build/plain && { [ -f Makefile ] || ../../configure; } && make -j"$(nproc)") \
+    >_build/demo-build.log 2>&1 || { tail -30 _build/demo-build.log; exit 1; }
+fi
+cli=_build/plain/cli/autosync
+export AUTOSYNC_CATALOG_DIR="$src/planner/catalog"
+
+echo "== autosync topo: this machine as the plugin sees it"
+"$cli" topo
+echo
+if "$cli" plan --help >/dev/null 2>&1; then
+  echo "== autosync plan --model $model (this node's topology, default cluster)"
+  "$cli" plan --model "$model" --explain
+else
+  echo "== the planner is not built yet: the plugin would inject"
+  echo "AUTOSYNC_MODE=auto"
+  echo "AUTOSYNC_MODEL=$model"
+fi

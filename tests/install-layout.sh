@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# install-layout.sh BUILDDIR - `make install DESTDIR=…` puts every file where
+# a packager expects it. Prints TAP.
+set -uo pipefail
+build=$(cd "${1:?usage: install-layout.sh BUILDDIR}" && pwd)
+dest=$(mktemp -d /tmp/autosync-install.XXXXXX)
+trap 'rm -rf "$dest"' EXIT
+n=0 failed=0
+t() { n=$((n+1)); if eval "$1"; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed+1)); fi; }
+
+make -C "$build" install DESTDIR="$dest" >"$dest.log" 2>&1; rc=$?
+t '[ $rc = 0 ]' "make install DESTDIR=… succeeds"
+prefix=$(sed -n 's/^prefix = //p' "$build/Makefile")
+libdir=$(sed -n 's/^libdir = //p' "$build/Makefile" | sed "s|\${exec_prefix}|$prefix|;s|\$(exec_prefix)|$prefix|")
+sysconfdir=$(sed -n 's/^sysconfdir = //p' "$build/Makefile" | sed "s|\${prefix}|$prefix|;s|\$(prefix)|$prefix|")
+t '[ -x "$dest$libdir/slurm/spank_autosync.so" ]' "plugin in \$(libdir)/slurm"
+t '[ ! -e "$dest$libdir/slurm/spank_autosync.la" ] || true' "(libtool archive tolerated)"
+t '[ -x "$dest$prefix/bin/autosync" ]' "CLI in \$(bindir)"
+t '[ -f "$dest$prefix/include/autosync/common.h" ] && [ -f "$dest$prefix/include/autosync/siteconf.h" ]' "public headers in \$(includedir)/autosync"
+t 'ls "$dest$libdir"/libautosync.so.* >/dev/null 2>&1' "libautosync shared library"
+f="$dest$sysconfdir/slurm/plugstack.conf.d/autosync.conf"
+t '[ -f "$f" ] && grep -q "^#required $libdir/slurm/spank_autosync.so config=$sysconfdir/autosync/autosync.yaml$" "$f"' \
+  "reference plugstack drop-in with the plugin line commented out"
+t '! grep -q "^required" "$f"' "the drop-in enables nothing by itself"
+t '[ -f "$dest$prefix/share/autosync/examples/autosync.yaml.example" ]' "example site config"
+t '[ -f "$dest$prefix/share/man/man8/autosync-spank.8" ] && [ -f "$dest$prefix/share/man/man1/autosync.1" ] && [ -f "$dest$prefix/share/man/man5/autosync.yaml.5" ]' "man pages"
+# only the public prefix leaks from the shared library
+bad=$(nm -D --defined-only "$dest$libdir"/libautosync.so.*.*.* 2>/dev/null | awk '{print $3}' | grep -v '^autosync_' | grep -v '^AUTOSYNC_1$' | head -5)
+t '[ -z "$bad" ]' "libautosync exports only autosync_* ($bad)"
+bad=$(nm -D --defined-only "$dest$libdir/slurm/spank_autosync.so" | awk '{print $3}' | grep -Ev '^(plugin_name|plugin_type|plugin_version|spank_plugin_version|slurm_spank_.*)$' | head -5)
+t '[ -z "$bad" ]' "the plugin exports only plugin_* and slurm_spank_* ($bad)"
+echo "1..$n"
+[ "$failed" = 0 ]

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# run-all.sh - the whole autosync test suite on a Debian 12 machine, from a
+# clean checkout, as root: installs what is missing, builds, then runs
+#   1. the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer,
+#   2. `make distcheck`, and `make install DESTDIR=…` layout checks,
+#   3. the integration tests against a real Slurm cluster on this host,
+#      submitting as root and as an unprivileged user,
+#   4. the libFuzzer targets for FUZZ_SECONDS (default 60) each.
+# Ends with the line "N passed, N failed".
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+cd "$src"
+[ "$(id -u)" = 0 ] || { echo "run-all.sh: run as root (installs packages, starts Slurm daemons)" >&2; exit 2; }
+export MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}"
+pass=0 fail=0
+add() { pass=$((pass + $1)); fail=$((fail + $2)); }
+step() { printf '\n=== %s\n' "$*"; }
+# count TAP lines of a log: add the numbers to the totals
+count_tap() {
+  local p f
+  p=$(grep -c '^ok ' "$1" || true); f=$(grep -c '^not ok ' "$1" || true)
+  add "$p" "$f"; echo "--- $2: $p passed, $f failed"
+}
+
+step "dependencies"
+tests/slurm/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+step "autogen"
+./autogen.sh >_autogen.log 2>&1 || { cat _autogen.log; echo "0 passed, 1 failed"; exit 1; }
+
+step "unit tests (ASan + UBSan)"
+mkdir -p _build/asan
+if (cd _build/asan && ../../configure --enable-sanitizers >configure.log 2>&1 && make >make.log 2>&1); then
+  (cd _build/asan && make check >check.log 2>&1)
+  sum=_build/asan/test-suite.log
+  p=$(sed -n 's/^# PASS: *//p' $sum 2>/dev/null | head -1)
+  f1=$(sed -n 's/^# FAIL: *//p' $sum 2>/dev/null | head -1)
+  f2=$(sed -n 's/^# ERROR: *//p' $sum 2>/dev/null | head -1)
+  f=$(( ${f1:-0} + ${f2:-0} ))
+  [ -n "$p" ] || { p=0; f=1; tail -60 _build/asan/check.log; }
+  grep -E '^(PASS|FAIL|ERROR|SKIP|XFAIL|XPASS):' _build/asan/check.log | sed 's/^/  /'
+  [ "$f" = 0 ] || cat _build/asan/test-suite.log
+  add "$p" "$f"; echo "--- unit: $p passed, $f failed"
+else
+  tail -40 _build/asan/configure.log _build/asan/make.log; add 0 1
+fi
+
+step "build (plain), distcheck, install layout"
+mkdir -p _build/plain
+if (cd _build/plain && ../../configure >configure.log 2>&1 && make >make.log 2>&1); then
+  add 1 0; echo "ok - build with -Wall -Wextra -Werror"
+  if (cd _build/plain && make distcheck >distcheck.log 2>&1); then
+    add 1 0; echo "ok - make distcheck"
+  else
+    tail -60 _build/plain/distcheck.log; add 0 1; echo "not ok - make distcheck"
+  fi
+  tests/install-layout.sh _build/plain >_build/install.log 2>&1
+  sed 's/^/  /' _build/install.log; count_tap _build/install.log "install layout"
+else
+  tail -60 _build/plain/configure.log _build/plain/make.log; add 0 1; echo "not ok - build"
+fi
+
+step "integration tests on a real Slurm"
+so=_build/plain/plugin/.libs/spank_autosync.so
+if [ -f "$so" ]; then
+  tests/run-integration.sh "$src/$so" >_build/integration.log 2>&1
+  cat _build/integration.log | grep -E '^(#|    (ok|not ok|#)|\[|integration)' | sed 's/^    /  /'
+  count_tap <(sed 's/^    //' _build/integration.log) "integration"
+else
+  add 0 1; echo "not ok - no plugin was built"
+fi
+
+step "fuzzing (${FUZZ_SECONDS:-60}s per target)"
+for t in tests/fuzz/run*.sh; do
+  if FUZZ_SECONDS=${FUZZ_SECONDS:-60} sh "$t" _build/asan >_build/fuzz.log 2>&1; then
+    add 1 0; echo "ok - $(tail -1 _build/fuzz.log)"
+  else
+    tail -30 _build/fuzz.log; add 0 1; echo "not ok - fuzz $t"
+  fi
+done
+
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
