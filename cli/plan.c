@@ -1,14 +1,333 @@
-/* plan.c - 'autosync plan' (placeholder until its library lands). */
+/* plan.c - 'autosync plan': plan gradient synchronization for a model on a
+ * cluster, compare it with every baseline, write the plan and a picture. */
 #include "config.h"
 
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "autosync/planner.h"
+#include "autosync/topology.h"
 #include "cli.h"
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: autosync plan --model NAME|FILE [options]\n"
+		"\n"
+		"  -m, --model NAME|FILE    catalog model name or model file (docs/model-format.md)\n"
+		"      --catalog DIR        catalog directory (before $AUTOSYNC_CATALOG_DIR and\n"
+		"                           the installed catalog)\n"
+		"      --list               list the catalog models with their parameter counts\n"
+		"      --network SPEC       cluster description, e.g.\n"
+		"                           nodes=4,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us\n"
+		"      --topology FILE      node topology (hwloc or NCCL XML) for the node part\n"
+		"  -N, --nodes N            nodes (overrides the spec / topology)\n"
+		"  -g, --gpus-per-node G    GPUs per node (overrides the spec / topology)\n"
+		"  -f, --framework F        generic | pytorch-ddp | horovod | autodist (default:\n"
+		"                           from the model file: pytorch -> pytorch-ddp)\n"
+		"      --calibration FILE   cost-model constants (YAML, docs/planner.md)\n"
+		"      --allow-compression  let the planner choose fp16/bf16 gradients\n"
+		"      --budget N           search budget in simulator evaluations (20000)\n"
+		"  -b, --baseline NAME      emit that baseline instead of searching: ddp-default,\n"
+		"                           horovod-default, ps-loadbalanced, parallax,\n"
+		"                           allreduce-per-tensor\n"
+		"  -e, --explain            per-bucket breakdown and the inputs the model used\n"
+		"  -t, --timeline FILE.svg  picture of the simulated step\n"
+		"  -o, --output FILE        write the YAML plan there ('-' = stdout, the default;\n"
+		"                           the report is then written as YAML comments)\n"
+		"  -h, --help\n");
+}
+
+static int write_atomic(const char *path, const autosync_plan_t *plan, int svg,
+			autosync_error_t *err)
+{
+	char tmp[PATH_MAX];
+	FILE *fp;
+	int rv;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long) getpid()) >=
+	    (int) sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return autosync_errprintf(err, "%s: name too long", path);
+	}
+	if (!(fp = fopen(tmp, "w")))
+		return autosync_errprintf(err, "%s: %s", tmp, strerror(errno));
+	rv = svg ? autosync_plan_write_svg(plan, fp, err) : autosync_plan_write(plan, fp, err);
+	if (fclose(fp) != 0 && rv == 0)
+		rv = autosync_errprintf(err, "%s: %s", tmp, strerror(errno));
+	if (rv == 0 && rename(tmp, path) < 0)
+		rv = autosync_errprintf(err, "%s: %s", path, strerror(errno));
+	if (rv < 0)
+		unlink(tmp);
+	return rv;
+}
+
+static int parse_uint(const char *s, const char *what, unsigned long max,
+		      unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || v < 1 || v > max || *s == '-') {
+		fprintf(stderr, "autosync plan: %s: '%s' is not an integer in [1, %lu]\n",
+			what, s, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
+		   const autosync_model_t *m, int explain)
+{
+	autosync_plan_summary_t s;
+	const autosync_cluster_t *c;
+	double best_base = -1;
+
+	autosync_plan_summary(plan, &s);
+	c = &s.cluster;
+	fprintf(out, "%sautosync plan for %s (%llu parameters, %zu tensors, batch %u) on "
+		     "%u node(s) x %u GPU(s), framework %s\n",
+		pfx, s.model, (unsigned long long) autosync_model_params(m),
+		autosync_model_ntensors(m), s.batch, c->nodes, c->gpus_per_node, s.framework);
+	fprintf(out, "%sstrategy: %s\n%sreason: %s\n", pfx, s.strategy, pfx, s.reason);
+	fprintf(out, "%spredicted step %.3f ms (forward %.3f, backward %.3f, optimizer %.3f, "
+		     "exposed communication %.3f); %zu buckets; bound %.3f ms "
+		     "(efficiency %.2f); plan hash %s\n",
+		pfx, s.step_time * 1e3, s.fwd_time * 1e3, s.bwd_time * 1e3, s.opt_time * 1e3,
+		s.exposed_comm * 1e3, s.nbuckets, s.bound * 1e3,
+		s.step_time > 0 ? s.bound / s.step_time : 0, autosync_plan_hash(plan));
+	fprintf(out, "%s\n%s%-22s %12s %10s  %s\n", pfx, pfx, "plan", "step (ms)",
+		"vs plan", "applicable");
+	fprintf(out, "%s%-22s %12.3f %10s  %s\n", pfx, "this plan", s.step_time * 1e3, "1.000",
+		"yes");
+	for (size_t i = 0; i < s.nbaselines; i++) {
+		const char *name;
+		double t;
+		int app;
+		autosync_plan_baseline(plan, i, &name, &t, &app);
+		fprintf(out, "%s%-22s %12.3f %9.3fx  %s\n", pfx, name, t * 1e3,
+			s.step_time > 0 ? t / s.step_time : 0, app ? "yes" : "no");
+		if (app && (best_base < 0 || t < best_base))
+			best_base = t;
+	}
+	if (best_base > 0)
+		fprintf(out, "%sspeed-up over the best applicable baseline: %.3fx\n", pfx,
+			best_base / s.step_time);
+	for (size_t i = 0; i < s.nenv; i++) {
+		const char *n, *v;
+		autosync_plan_env(plan, i, &n, &v);
+		fprintf(out, "%s%s %s=%s\n", pfx, i ? "   " : "env:", n, v);
+	}
+	if (!explain)
+		return;
+	fprintf(out, "%s\n%sinputs: intra %s %.4g GB/s %.3g us; %u NIC(s) x %.4g GB/s, %.3g us "
+		     "between nodes; compute from %s\n",
+		pfx, pfx,
+		autosync_link_class_name(c->intra_class), c->intra_bw / 1e9, c->intra_lat * 1e6,
+		c->nics_per_node, c->nic_bw / 1e9, c->inter_lat * 1e6,
+		autosync_model_compute_source(m));
+	fprintf(out, "%s%4s %-9s %-12s %-5s %8s %12s %10s %10s %10s %10s %9s\n", pfx, "id",
+		"kind", "algorithm", "comp", "tensors", "bytes", "ready ms", "start ms",
+		"end ms", "comm ms", "wait ms");
+	for (size_t i = 0; i < s.nbuckets; i++) {
+		const autosync_bucket_t *b = autosync_plan_bucket(plan, i);
+		char kind[32];
+		if (b->kind == AUTOSYNC_SYNC_PS)
+			snprintf(kind, sizeof(kind), "ps/%u%s", b->servers,
+				 b->local_agg ? "+agg" : "");
+		else
+			snprintf(kind, sizeof(kind), "allreduce");
+		fprintf(out, "%s%4u %-9s %-12s %-5s %8zu %12.0f %10.3f %10.3f %10.3f %10.3f %9.3f"
+			     "  %s%s\n",
+			pfx, b->id, kind,
+			b->kind == AUTOSYNC_SYNC_PS ? "-" : autosync_algo_name(b->algo),
+			autosync_compress_name(b->compress), b->ntensors, b->bytes,
+			b->ready * 1e3, b->start * 1e3, b->end * 1e3, b->comm * 1e3,
+			(b->start - b->ready) * 1e3, b->ntensors ? b->tensors[0] : "",
+			b->ntensors > 1 ? " ..." : "");
+	}
+}
 
 int autosync_cmd_plan(int argc, char **argv)
 {
-	(void) argc;
-	(void) argv;
-	fprintf(stderr, "autosync: 'plan' is not implemented yet\n");
-	return 1;
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "catalog", required_argument, NULL, 'C' },
+		{ "list", no_argument, NULL, 'L' },
+		{ "network", required_argument, NULL, 'n' },
+		{ "topology", required_argument, NULL, 'T' },
+		{ "nodes", required_argument, NULL, 'N' },
+		{ "gpus-per-node", required_argument, NULL, 'g' },
+		{ "framework", required_argument, NULL, 'f' },
+		{ "calibration", required_argument, NULL, 'k' },
+		{ "allow-compression", no_argument, NULL, 'z' },
+		{ "budget", required_argument, NULL, 'B' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "explain", no_argument, NULL, 'e' },
+		{ "timeline", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *model = NULL, *catalog = NULL, *network = NULL, *topo = NULL;
+	const char *fwname = NULL, *calib = NULL, *baseline = NULL, *svg = NULL;
+	const char *output = "-";
+	unsigned long nodes = 0, gpus = 0, budget = 0;
+	int explain = 0, compress = 0, list = 0, opt, rc = 1, fw, b = -1;
+	autosync_error_t err = { "" };
+	autosync_cluster_t c;
+	autosync_costs_t k;
+	autosync_model_t *m = NULL;
+	autosync_planner_t *p = NULL;
+	autosync_plan_t *plan = NULL;
+	autosync_topo_t *t = NULL;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "m:N:g:f:b:et:o:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'm': model = optarg; break;
+		case 'C': catalog = optarg; break;
+		case 'L': list = 1; break;
+		case 'n': network = optarg; break;
+		case 'T': topo = optarg; break;
+		case 'N':
+			if (parse_uint(optarg, "--nodes", 65536, &nodes) < 0)
+				return 2;
+			break;
+		case 'g':
+			if (parse_uint(optarg, "--gpus-per-node", 1024, &gpus) < 0)
+				return 2;
+			break;
+		case 'f': fwname = optarg; break;
+		case 'k': calib = optarg; break;
+		case 'z': compress = 1; break;
+		case 'B':
+			if (parse_uint(optarg, "--budget", 100000000, &budget) < 0)
+				return 2;
+			break;
+		case 'b': baseline = optarg; break;
+		case 'e': explain = 1; break;
+		case 't': svg = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "autosync plan: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (list) {
+		char **names = NULL;
+		if (autosync_catalog_list(catalog, &names, &err) < 0) {
+			fprintf(stderr, "autosync plan: %s\n", err.text);
+			return 1;
+		}
+		for (size_t i = 0; names[i]; i++) {
+			autosync_model_t *mm = autosync_model_open(names[i], catalog, &err);
+			if (mm)
+				printf("%-20s %15llu parameters %7zu tensors\n", names[i],
+				       (unsigned long long) autosync_model_params(mm),
+				       autosync_model_ntensors(mm));
+			else
+				printf("%-20s error: %s\n", names[i], err.text);
+			autosync_model_destroy(mm);
+		}
+		autosync_catalog_free(names);
+		return 0;
+	}
+	if (!model) {
+		fprintf(stderr, "autosync plan: --model is required\n");
+		usage(stderr);
+		return 2;
+	}
+	if (baseline && (b = autosync_baseline_from_name(baseline)) < 0) {
+		fprintf(stderr, "autosync plan: --baseline: unknown baseline '%s'\n", baseline);
+		return 2;
+	}
+	autosync_cluster_default(&c);
+	if (network && autosync_cluster_parse(&c, network, &err) < 0) {
+		fprintf(stderr, "autosync plan: --network: %s\n", err.text);
+		return 2;
+	}
+	autosync_costs_default(&k);
+	if (calib && autosync_costs_load(&k, calib, &err) < 0) {
+		fprintf(stderr, "autosync plan: %s\n", err.text);
+		return 1;
+	}
+	if (!(m = autosync_model_open(model, catalog, &err))) {
+		fprintf(stderr, "autosync plan: %s\n", err.text);
+		goto out;
+	}
+	if (topo) {
+		if (!(t = autosync_topo_load_file(topo, &err)) ||
+		    autosync_cluster_from_topo(&c, t, nodes ? (unsigned) nodes : c.nodes,
+					       &err) < 0) {
+			fprintf(stderr, "autosync plan: %s\n", err.text);
+			goto out;
+		}
+	}
+	if (nodes)
+		c.nodes = (unsigned) nodes;
+	if (gpus)
+		c.gpus_per_node = (unsigned) gpus;
+	if (fwname) {
+		if ((fw = autosync_framework_from_name(fwname)) < 0) {
+			fprintf(stderr, "autosync plan: --framework: unknown framework '%s'\n",
+				fwname);
+			rc = 2;
+			goto out;
+		}
+	} else {
+		fw = autosync_framework_from_name(autosync_model_framework(m));
+		if (fw < 0)
+			fw = AUTOSYNC_FW_GENERIC;
+	}
+	if (!(p = autosync_planner_create(&err)) ||
+	    autosync_planner_set_cluster(p, &c, &err) < 0 ||
+	    autosync_planner_set_model(p, m, &err) < 0 ||
+	    autosync_planner_set_costs(p, &k, &err) < 0 ||
+	    autosync_planner_set_framework(p, fw, &err) < 0 ||
+	    (budget && autosync_planner_set_budget(p, budget, &err) < 0)) {
+		fprintf(stderr, "autosync plan: %s\n", err.text);
+		goto out;
+	}
+	autosync_planner_allow_compression(p, compress);
+	plan = b >= 0 ? autosync_planner_baseline(p, b, &err) : autosync_plan(p, &err);
+	if (!plan) {
+		fprintf(stderr, "autosync plan: %s\n", err.text);
+		goto out;
+	}
+	if (!strcmp(output, "-")) {
+		report(stdout, "# ", plan, m, explain);
+		if (autosync_plan_write(plan, stdout, &err) < 0) {
+			fprintf(stderr, "autosync plan: %s\n", err.text);
+			goto out;
+		}
+	} else {
+		report(stdout, "", plan, m, explain);
+		if (write_atomic(output, plan, 0, &err) < 0) {
+			fprintf(stderr, "autosync plan: %s\n", err.text);
+			goto out;
+		}
+	}
+	if (svg && write_atomic(svg, plan, 1, &err) < 0) {
+		fprintf(stderr, "autosync plan: %s\n", err.text);
+		goto out;
+	}
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	autosync_plan_destroy(plan);
+	autosync_planner_destroy(p);
+	autosync_model_destroy(m);
+	autosync_topo_destroy(t);
+	return rc;
 }

@@ -1,0 +1,379 @@
+/*
+ * autosync/planner.h - models, the cost model, the simulator, baselines,
+ * the deterministic search and plan files.
+ *
+ * Conventions (see autosync/common.h): functions return 0 / -1 (or a
+ * pointer / NULL; the formula functions a negative value) and set errno;
+ * 'errp' may always be NULL; nothing here prints (log callback only); no
+ * global state. Units: bytes, seconds, bytes per second, FLOP.
+ *
+ * Typical use:
+ *	autosync_model_t *m = autosync_model_open("resnet50", NULL, &err);
+ *	autosync_planner_t *p = autosync_planner_create(&err);
+ *	autosync_planner_set_cluster(p, &cluster, &err);
+ *	autosync_planner_set_model(p, m, &err);
+ *	autosync_plan_t *plan = autosync_plan(p, &err);
+ *	autosync_plan_write(plan, stdout, &err);
+ *	autosync_plan_destroy(plan); autosync_planner_destroy(p);
+ *	autosync_model_destroy(m);
+ */
+#ifndef AUTOSYNC_PLANNER_H
+#define AUTOSYNC_PLANNER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "autosync/cluster.h"
+#include "autosync/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ================================================================ models */
+
+enum autosync_dtype {
+	AUTOSYNC_DT_FLOAT32 = 0,
+	AUTOSYNC_DT_FLOAT16,
+	AUTOSYNC_DT_BFLOAT16,
+	AUTOSYNC_DT_FLOAT64,
+	AUTOSYNC_DT_INT64,
+	AUTOSYNC_DT_INT32,
+	AUTOSYNC_DT_INT8,
+	AUTOSYNC_DT_UINT8,
+	AUTOSYNC_DT_NTYPES
+};
+
+/* "float32", ...; static storage; NULL when out of range. */
+const char *autosync_dtype_name(int dtype);
+/* Accepts the names above and the aliases fp32 fp16 bf16 fp64 float half
+ * double; -1 (EINVAL) otherwise. */
+int autosync_dtype_from_name(const char *name);
+/* Bytes per element; 0 when out of range. */
+unsigned autosync_dtype_size(int dtype);
+
+#define AUTOSYNC_MAX_DIMS 8
+/* Limits enforced by every loader (documented in docs/model-format.md). */
+#define AUTOSYNC_MAX_TENSORS 10000000ULL             /* 10^7 tensors */
+#define AUTOSYNC_MAX_TENSOR_ELEMS 1000000000000ULL   /* 10^12 per tensor */
+#define AUTOSYNC_MAX_MODEL_ELEMS 100000000000000ULL  /* 10^14 in all */
+
+/* One parameter tensor; a read-only view owned by its model. */
+typedef struct autosync_tensor {
+	const char *name;       /* unique within the model */
+	const char *layer;      /* module path that owns it */
+	int dtype;              /* enum autosync_dtype */
+	unsigned ndim;          /* 0 (scalar) .. AUTOSYNC_MAX_DIMS */
+	int64_t shape[AUTOSYNC_MAX_DIMS];
+	int sparse;             /* 1: sparse (embedding-row) gradient */
+	uint64_t rows_touched;  /* sparse: rows per step per rank */
+	uint64_t numel;         /* product of shape */
+	size_t layer_index;     /* index into the model's layers */
+} autosync_tensor_t;
+
+/* Per-layer compute, for ONE sample (flops) or one step (times, seconds).
+ * A value < 0 means "not given". */
+typedef struct autosync_layer_compute {
+	const char *name;
+	double fwd_flops;
+	double bwd_flops;       /* < 0: bwd_fwd_ratio x fwd_flops */
+	double fwd_time;        /* s per step; overrides the flops */
+	double bwd_time;
+	uint64_t params;        /* elements of the layer's tensors */
+} autosync_layer_compute_t;
+
+typedef struct autosync_model autosync_model_t;
+
+/* An empty model; 'name' is copied. The caller frees it with
+ * autosync_model_destroy(). */
+autosync_model_t *autosync_model_create(const char *name,
+					autosync_error_t *errp);
+/* Append a tensor; strings and 'shape' are copied. 'layer' may be NULL
+ * (then the tensor name minus its last ".component"). Errors: EINVAL
+ * (bad dtype, dims < 1, too many dims, rows > dim0), EEXIST (duplicate
+ * name), EOVERFLOW (limits above), ENOMEM. */
+int autosync_model_add_tensor(autosync_model_t *m, const char *name,
+			      const char *layer, int dtype, unsigned ndim,
+			      const int64_t *shape, int sparse,
+			      uint64_t rows_touched, autosync_error_t *errp);
+/* Set a layer's forward/backward FLOPs per sample (bwd < 0: default
+ * ratio); the layer must exist (ENOENT). */
+int autosync_model_set_layer_flops(autosync_model_t *m, const char *layer,
+				   double fwd_flops, double bwd_flops,
+				   autosync_error_t *errp);
+/* Per-GPU batch size (default 32) and tokens per sample (default 1; used
+ * only to estimate FLOPs as 2 x params x tokens when a layer has none). */
+int autosync_model_set_batch(autosync_model_t *m, unsigned batch,
+			     unsigned tokens_per_sample, autosync_error_t *errp);
+
+/* Load a model file (docs/model-format.md). Errors name the file, the line
+ * and the offending value. The caller owns the result. */
+autosync_model_t *autosync_model_load(const char *path, autosync_error_t *errp);
+/* The same from memory; 'fname' is used in messages only. */
+autosync_model_t *autosync_model_parse(const char *buf, size_t len,
+				       const char *fname,
+				       autosync_error_t *errp);
+/*
+ * 'spec' is a path (it contains '/' or ends in ".yaml"/".yml") or a catalog
+ * name. Catalog search path: 'catalog_dir' when not NULL, then the
+ * environment variable AUTOSYNC_CATALOG_DIR, then AUTOSYNC_DATADIR/models.
+ * ENOENT with the directories searched in the message.
+ */
+autosync_model_t *autosync_model_open(const char *spec, const char *catalog_dir,
+				      autosync_error_t *errp);
+/* Names of the catalog models found in the first existing directory of the
+ * search path, sorted. '*names' is a NULL-terminated array the caller frees
+ * with autosync_catalog_free(). */
+int autosync_catalog_list(const char *catalog_dir, char ***names,
+			  autosync_error_t *errp);
+void autosync_catalog_free(char **names);
+
+void autosync_model_destroy(autosync_model_t *m);
+
+/* Accessors; returned pointers live as long as the model. */
+const char *autosync_model_name(const autosync_model_t *m);
+const char *autosync_model_framework(const autosync_model_t *m); /* "" */
+unsigned autosync_model_batch(const autosync_model_t *m);
+size_t autosync_model_ntensors(const autosync_model_t *m);
+const autosync_tensor_t *autosync_model_tensor(const autosync_model_t *m,
+					       size_t i);
+size_t autosync_model_nlayers(const autosync_model_t *m);
+const autosync_layer_compute_t *autosync_model_layer(const autosync_model_t *m,
+						     size_t i);
+uint64_t autosync_model_params(const autosync_model_t *m);  /* elements */
+uint64_t autosync_model_bytes(const autosync_model_t *m);
+/* "flops", "time" or "estimated" (FLOPs from parameter counts). */
+const char *autosync_model_compute_source(const autosync_model_t *m);
+/* 16 hex digits: FNV-1a 64 of the canonical tensor list; static per model. */
+const char *autosync_model_hash(const autosync_model_t *m);
+
+/* ============================================================ cost model */
+
+/*
+ * Every constant of the simulator. autosync_costs_default() fills the
+ * documented defaults (docs/planner.md); a calibration file (YAML mapping
+ * of these field names) replaces any subset. The link latencies and
+ * bandwidths come from the autosync_cluster_t; the *_override fields,
+ * when > 0, replace them.
+ */
+typedef struct autosync_costs {
+	double launch;            /* s per collective call (launch + sync) 15e-6 */
+	double intra_eff;         /* fraction of intra_bw achieved        0.80 */
+	double inter_eff;         /* fraction of NIC bandwidth achieved   0.90 */
+	double alpha_intra_override;  /* s, 0 = cluster intra_lat */
+	double alpha_inter_override;  /* s, 0 = cluster inter_lat */
+	double bw_intra_override;     /* B/s, 0 = cluster intra_bw */
+	double bw_nic_override;       /* B/s per NIC, 0 = cluster nic_bw */
+	double gamma;             /* s per byte reduced on the GPU          0 */
+	double gpu_flops;         /* effective FLOP/s of one GPU        100e12 */
+	double bwd_fwd_ratio;     /* backward / forward FLOPs               2 */
+	double cast_bw;           /* B/s read by a fp32<->16-bit cast   1.0e12 */
+	double cast_launch;       /* s per cast kernel                     5e-6 */
+	double ps_update_bw;      /* B/s a PS server sums on its CPU      20e9 */
+	double ps_msg;            /* s per PS request per server           20e-6 */
+	double host_bw;           /* B/s GPU<->host copy (PS on one node) 20e9 */
+	double opt_bw;            /* B/s of parameters the optimizer updates 400e9 */
+	double sparse_index_bytes;/* bytes per row index                    8 */
+	double uncertainty;       /* relative model uncertainty (no-harm)  0.02 */
+} autosync_costs_t;
+
+void autosync_costs_default(autosync_costs_t *k);
+/* Read a calibration file: a YAML mapping "field: number" over the fields
+ * above; fields not named keep their value in *k. Unknown fields,
+ * non-numbers and out-of-range values fail (EINVAL) naming file, line and
+ * value; *k is written only on success. */
+int autosync_costs_load(autosync_costs_t *k, const char *path,
+			autosync_error_t *errp);
+int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
+			 const char *fname, autosync_error_t *errp);
+
+/* ============================================================ formulas */
+/*
+ * Hockney alpha-beta times of one collective (cost-models.md section 2):
+ * p ranks, n bytes per rank, alpha s per message, bw B/s. They return a
+ * value < 0 with errno EINVAL on p == 0, n < 0, alpha < 0, bw <= 0 or a
+ * non-finite value; p == 1 gives 0.
+ */
+double autosync_sim_ring(unsigned p, double n, double alpha, double bw);
+double autosync_sim_rabenseifner(unsigned p, double n, double alpha, double bw);
+double autosync_sim_recursive_doubling(unsigned p, double n, double alpha,
+				       double bw);
+double autosync_sim_binary_tree(unsigned p, double n, double alpha, double bw);
+double autosync_sim_double_tree(unsigned p, double n, double alpha, double bw);
+/* all-gather / reduce-scatter, n = size of the full buffer */
+double autosync_sim_allgather(unsigned p, double n, double alpha, double bw);
+/* 2-level: m nodes x g GPUs; bw_out = per-GPU share of the node's NICs */
+double autosync_sim_hier(unsigned m, unsigned g, double n, double a_in,
+			 double bw_in, double a_out, double bw_out);
+/* Parameter servers co-located on k of the m nodes (one worker per node,
+ * full-duplex links of bw B/s, gradient of M bytes per worker, shares
+ * load[0..k-1] bytes summing to M): the bandwidth term
+ * max over nodes of max(bytes out, bytes in) / bw. */
+double autosync_sim_ps_colocated(unsigned m, unsigned k, const double *load,
+				 double bw);
+
+/* ========================================================== strategies */
+
+enum autosync_sync_kind { AUTOSYNC_SYNC_ALLREDUCE = 0, AUTOSYNC_SYNC_PS };
+enum autosync_algo {
+	AUTOSYNC_ALGO_AUTO = 0, /* NCCL chooses: modelled as min(ring, tree) */
+	AUTOSYNC_ALGO_RING,
+	AUTOSYNC_ALGO_TREE,
+	AUTOSYNC_ALGO_HIER,     /* 2-level: intra ring, inter ring per rail */
+	AUTOSYNC_ALGO_NALGOS
+};
+enum autosync_compress {
+	AUTOSYNC_COMPRESS_NONE = 0,
+	AUTOSYNC_COMPRESS_FP16,
+	AUTOSYNC_COMPRESS_BF16,
+	AUTOSYNC_COMPRESS_N
+};
+/* Framework capability sets (docs/planner.md has the table). */
+enum autosync_framework {
+	AUTOSYNC_FW_GENERIC = 0, /* everything the plan format can say */
+	AUTOSYNC_FW_PYTORCH_DDP, /* all-reduce; bucket cap + first bucket; job-level algo; fp16/bf16 hook */
+	AUTOSYNC_FW_HOROVOD,     /* all-reduce; fusion threshold + cycle; job-level algo incl. hierarchical; fp16 */
+	AUTOSYNC_FW_AUTODIST,    /* PS and all-reduce per tensor, groups, no compression */
+	AUTOSYNC_FW_N
+};
+const char *autosync_algo_name(int algo);          /* "auto", "ring", ... */
+int autosync_algo_from_name(const char *name);     /* -1 EINVAL */
+const char *autosync_compress_name(int c);         /* "none", "fp16", "bf16" */
+int autosync_compress_from_name(const char *name);
+const char *autosync_framework_name(int fw);       /* "generic", "pytorch-ddp", "horovod", "autodist" */
+int autosync_framework_from_name(const char *name);/* also "pytorch", "ddp", "tensorflow" */
+
+/* The built-in baselines, in this order. */
+enum autosync_baseline {
+	AUTOSYNC_BASELINE_DDP = 0,          /* "ddp-default" */
+	AUTOSYNC_BASELINE_HOROVOD,          /* "horovod-default" */
+	AUTOSYNC_BASELINE_PS_LB,            /* "ps-loadbalanced" */
+	AUTOSYNC_BASELINE_PARALLAX,         /* "parallax" */
+	AUTOSYNC_BASELINE_AR_PER_TENSOR,    /* "allreduce-per-tensor" */
+	AUTOSYNC_BASELINE_N
+};
+const char *autosync_baseline_name(int b);
+int autosync_baseline_from_name(const char *name);
+/* 1 when framework 'fw' can execute baseline 'b'. */
+int autosync_baseline_applicable(int b, int fw);
+
+/* ============================================================== planner */
+
+typedef struct autosync_planner autosync_planner_t;
+typedef struct autosync_plan autosync_plan_t;
+
+/* Defaults: framework generic, autosync_costs_default(), compression not
+ * allowed, evaluation budget 20000. Caller frees with
+ * autosync_planner_destroy(). */
+autosync_planner_t *autosync_planner_create(autosync_error_t *errp);
+void autosync_planner_destroy(autosync_planner_t *p);
+/* 'fn' is called with borrowed messages; 'arg' is passed through. */
+void autosync_planner_set_log(autosync_planner_t *p, autosync_log_f fn,
+			      void *arg);
+/* Copied. EINVAL on zero nodes/GPUs or non-positive bandwidths. */
+int autosync_planner_set_cluster(autosync_planner_t *p,
+				 const autosync_cluster_t *c,
+				 autosync_error_t *errp);
+/* Borrowed: 'm' must outlive every later call on 'p' (plans do not keep
+ * it). EINVAL on an empty model. */
+int autosync_planner_set_model(autosync_planner_t *p, const autosync_model_t *m,
+			       autosync_error_t *errp);
+/* Copied. EINVAL on a non-positive bandwidth or FLOP rate. */
+int autosync_planner_set_costs(autosync_planner_t *p, const autosync_costs_t *k,
+			       autosync_error_t *errp);
+int autosync_planner_set_framework(autosync_planner_t *p, int fw,
+				   autosync_error_t *errp);
+/* Allow fp16/bf16 gradient compression (opt-in; default 0). */
+void autosync_planner_allow_compression(autosync_planner_t *p, int allow);
+/* Search budget in simulator evaluations (not wall time, so that every
+ * node computes the same plan); >= 1. */
+int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
+				autosync_error_t *errp);
+
+/* Search. Returns a new plan whose predicted step time is never above the
+ * best applicable baseline's; the caller frees it with
+ * autosync_plan_destroy(). Deterministic: same inputs, same plan bytes. */
+autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp);
+/* One named baseline's plan, simulated (a new plan, caller frees). */
+autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int baseline,
+					   autosync_error_t *errp);
+/* Simulator evaluations used by the last autosync_plan() call. */
+unsigned long autosync_planner_evals(const autosync_planner_t *p);
+
+/* ================================================================ plans */
+
+#define AUTOSYNC_PLAN_VERSION 1
+#define AUTOSYNC_NO_SERVER (-1) /* a PS tensor sharded over all servers */
+
+/* A bucket of a plan (read-only view; owned by the plan). Times are from
+ * the start of the step (forward begins at 0). */
+typedef struct autosync_bucket {
+	unsigned id;            /* position in ready order */
+	int kind;               /* enum autosync_sync_kind */
+	int algo;               /* all-reduce: enum autosync_algo */
+	int compress;           /* enum autosync_compress */
+	unsigned servers;       /* PS: servers on nodes 0..servers-1 */
+	int local_agg;          /* PS: aggregate dense gradients per node first */
+	int local_repl;         /* PS: pull parameters once per node */
+	size_t ntensors;
+	const char *const *tensors;  /* ntensors names */
+	const int *server;           /* PS: server of each tensor or AUTOSYNC_NO_SERVER */
+	double bytes;           /* gradient bytes per rank (uncompressed) */
+	double wire_bytes;      /* bytes one rank puts on the wire */
+	double ready, start, end; /* s */
+	double comm;            /* end - start, s */
+} autosync_bucket_t;
+
+void autosync_plan_destroy(autosync_plan_t *plan);
+
+/* Scalars of a plan. Strings live as long as the plan. */
+typedef struct autosync_plan_summary {
+	const char *model, *model_hash, *framework, *strategy, *reason;
+	const char *topo_hash;
+	autosync_cluster_t cluster;
+	unsigned batch;
+	int job_algo;           /* job-level NCCL algorithm (AUTO = no hint) */
+	int job_compress;
+	double bucket_cap;      /* bytes, 0 = custom buckets */
+	double first_bucket;    /* bytes, 0 = none */
+	double cycle_time;      /* s, 0 = none */
+	double step_time, fwd_time, bwd_time, opt_time;
+	double comm_time;       /* sum of bucket comm */
+	double exposed_comm;    /* step - (fwd + bwd + opt) */
+	double bound;           /* cost-models.md section 6 lower bound */
+	size_t nbuckets;
+	size_t nbaselines;
+	size_t nenv;
+} autosync_plan_summary_t;
+
+int autosync_plan_summary(const autosync_plan_t *plan,
+			  autosync_plan_summary_t *s);
+const autosync_bucket_t *autosync_plan_bucket(const autosync_plan_t *plan,
+					      size_t i);
+/* Baseline i: name, predicted step time (s), applicable to the framework. */
+int autosync_plan_baseline(const autosync_plan_t *plan, size_t i,
+			   const char **name, double *step_time,
+			   int *applicable);
+int autosync_plan_env(const autosync_plan_t *plan, size_t i,
+		      const char **name, const char **value);
+/* 16 hex digits: hash of the decisions (buckets, env, job settings). */
+const char *autosync_plan_hash(const autosync_plan_t *plan);
+
+/* Write the versioned YAML plan (docs/plan-format.md). */
+int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
+			autosync_error_t *errp);
+/* Read a plan back (any field error names file, line and value). The
+ * caller owns the result. */
+autosync_plan_t *autosync_plan_load(const char *path, autosync_error_t *errp);
+autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
+				     const char *fname, autosync_error_t *errp);
+/* An SVG picture of the simulated step: forward, backward, optimizer and
+ * each bucket's communication on a time axis. */
+int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
+			    autosync_error_t *errp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AUTOSYNC_PLANNER_H */

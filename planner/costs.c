@@ -1,0 +1,119 @@
+/* costs.c - the simulator's constants: documented defaults and the
+ * calibration file loader. */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct cost_field {
+	const char *name;
+	size_t off;
+	double min, max;
+} fields[] = {
+#define F(n, lo, hi) { #n, offsetof(autosync_costs_t, n), lo, hi }
+	F(launch, 0, 1),
+	F(intra_eff, 0.01, 1),
+	F(inter_eff, 0.01, 1),
+	F(alpha_intra_override, 0, 1),
+	F(alpha_inter_override, 0, 1),
+	F(bw_intra_override, 0, 1e15),
+	F(bw_nic_override, 0, 1e15),
+	F(gamma, 0, 1),
+	F(gpu_flops, 1e6, 1e18),
+	F(bwd_fwd_ratio, 0, 100),
+	F(cast_bw, 1e6, 1e15),
+	F(cast_launch, 0, 1),
+	F(ps_update_bw, 1e6, 1e15),
+	F(ps_msg, 0, 1),
+	F(host_bw, 1e6, 1e15),
+	F(opt_bw, 1e6, 1e15),
+	F(sparse_index_bytes, 0, 64),
+	F(uncertainty, 0, 1),
+#undef F
+};
+
+void autosync_costs_default(autosync_costs_t *k)
+{
+	if (!k)
+		return;
+	memset(k, 0, sizeof(*k));
+	k->launch = 15e-6;
+	k->intra_eff = 0.80;
+	k->inter_eff = 0.90;
+	k->gamma = 0;
+	k->gpu_flops = 100e12;
+	k->bwd_fwd_ratio = 2.0;
+	k->cast_bw = 1.0e12;
+	k->cast_launch = 5e-6;
+	k->ps_update_bw = 20e9;
+	k->ps_msg = 20e-6;
+	k->host_bw = 20e9;
+	k->opt_bw = 400e9;
+	k->sparse_index_bytes = 8;
+	k->uncertainty = 0.02;
+}
+
+int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
+			 const char *fname, autosync_error_t *errp)
+{
+	struct ydoc d;
+	autosync_costs_t tmp;
+	yaml_node_t *root;
+
+	if (!k) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "costs_parse: invalid argument");
+	}
+	if (ydoc_load(&d, buf, len, fname, errp) < 0)
+		return -1;
+	tmp = *k;
+	root = ydoc_root(&d);
+	if (yexpect(&d, root, YAML_MAPPING_NODE, "calibration file", errp) < 0)
+		goto fail;
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
+	     pr < root->data.mapping.pairs.top; pr++) {
+		yaml_node_t *kn = ydoc_node(&d, pr->key);
+		const char *key = yscalar(kn);
+		const struct cost_field *f = NULL;
+		if (key && !strcmp(key, "autosync_costs"))
+			continue; /* optional version marker */
+		for (size_t i = 0; key && i < sizeof(fields) / sizeof(fields[0]); i++)
+			if (!strcmp(key, fields[i].name))
+				f = &fields[i];
+		if (!f) {
+			errno = EINVAL;
+			autosync_errprintf(errp, "%s:%u: unknown cost field '%s'", d.fname,
+					   ynode_line(kn), key ? key : "?");
+			goto fail;
+		}
+		if (yget_double(&d, ydoc_node(&d, pr->value), f->name, f->min, f->max,
+				(double *) ((char *) &tmp + f->off), errp) < 0)
+			goto fail;
+	}
+	ydoc_free(&d);
+	*k = tmp;
+	return 0;
+fail:
+	ydoc_free(&d);
+	return -1;
+}
+
+int autosync_costs_load(autosync_costs_t *k, const char *path,
+			autosync_error_t *errp)
+{
+	char *buf = NULL;
+	size_t len;
+	int rv, saved;
+
+	if (read_file(path, &buf, &len, errp) < 0)
+		return -1;
+	rv = autosync_costs_parse(k, buf, len, path, errp);
+	saved = errno;
+	free(buf);
+	errno = saved;
+	return rv;
+}

@@ -1,0 +1,183 @@
+/* internal.h - shared by the planner's sources; not installed. */
+#ifndef AUTOSYNC_PLANNER_INTERNAL_H
+#define AUTOSYNC_PLANNER_INTERNAL_H
+
+#include <stdint.h>
+#include <yaml.h>
+
+#include "autosync/planner.h"
+
+/* ------------------------------------------------------------ YAML input */
+struct ydoc {
+	yaml_document_t doc;
+	const char *fname;
+	int loaded;
+};
+
+/* Parse one document; syntax errors name file, line and column. An empty
+ * input is an error ("empty document"). */
+int ydoc_load(struct ydoc *d, const char *buf, size_t len, const char *fname,
+	      autosync_error_t *errp);
+void ydoc_free(struct ydoc *d);
+yaml_node_t *ydoc_root(struct ydoc *d);
+yaml_node_t *ydoc_node(struct ydoc *d, int id);
+unsigned ynode_line(const yaml_node_t *n);
+/* scalar text or NULL */
+const char *yscalar(const yaml_node_t *n);
+/* value node of 'key' in mapping 'map', or NULL */
+yaml_node_t *ymap_get(struct ydoc *d, yaml_node_t *map, const char *key);
+int yget_u64(struct ydoc *d, yaml_node_t *n, const char *what, uint64_t min,
+	     uint64_t max, uint64_t *out, autosync_error_t *errp);
+int yget_i64(struct ydoc *d, yaml_node_t *n, const char *what, int64_t *out,
+	     autosync_error_t *errp);
+int yget_double(struct ydoc *d, yaml_node_t *n, const char *what, double min,
+		double max, double *out, autosync_error_t *errp);
+int yget_bool(struct ydoc *d, yaml_node_t *n, const char *what, int *out,
+	      autosync_error_t *errp);
+int yget_str(struct ydoc *d, yaml_node_t *n, const char *what,
+	     const char **out, autosync_error_t *errp);
+int yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
+	    const char *what, autosync_error_t *errp);
+int read_file(const char *path, char **bufp, size_t *lenp,
+	      autosync_error_t *errp);
+
+/* ------------------------------------------------------------ hashing */
+#define FNV_OFFSET 1469598103934665603ULL
+#define FNV_PRIME 1099511628211ULL
+static inline uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= c[i];
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+/* ------------------------------------------------------------ models */
+struct autosync_model {
+	char *name;
+	char *framework;
+	char *source;
+	unsigned batch;
+	unsigned tokens;
+	int compute_src; /* 0 estimated, 1 flops, 2 time */
+	size_t n, cap;
+	autosync_tensor_t *t;
+	size_t nl, lcap;
+	autosync_layer_compute_t *l;
+	/* name -> tensor index, open addressing */
+	size_t *ht;
+	size_t htcap;
+	size_t *lht;
+	size_t lhtcap;
+	uint64_t params, bytes;
+	char hash[17];
+	int hash_valid;
+};
+
+/* ------------------------------------------------------------ plans */
+struct plan_bucket {
+	autosync_bucket_t b;
+	char **names;
+	int *server;
+};
+
+struct plan_baseline {
+	char *name;
+	double step;
+	int applicable;
+};
+
+struct plan_env {
+	char *name, *value;
+};
+
+struct autosync_plan {
+	autosync_plan_summary_t s;
+	char *model, *model_hash, *framework, *strategy, *reason, *topo_hash;
+	size_t nb;
+	struct plan_bucket *b;
+	size_t nbase;
+	struct plan_baseline *base;
+	size_t nenv;
+	struct plan_env *env;
+	/* compute timeline for pictures: per layer backward end times */
+	char hash[17];
+};
+
+/* ------------------------------------------------------------ simulator */
+struct simctx {
+	const autosync_model_t *m;
+	autosync_cluster_t c;
+	autosync_costs_t k;
+	int fw;
+	unsigned p, nodes, g;
+	double a_in, b_in, a_out, b_node, b_out;
+	double t_fwd, t_bwd, t_opt;
+	double *ready;     /* per tensor */
+	size_t *order;     /* ready order -> tensor */
+	double *layer_fwd, *layer_bwd; /* per layer, s per step */
+	double *scratch;   /* 2 x nodes */
+};
+
+struct bcfg {
+	int kind, algo, compress;
+	unsigned servers;
+	int local_agg, local_repl;
+};
+
+struct strategy {
+	size_t nb, cap;
+	struct bcfg *cfg;
+	size_t *tb;        /* tensor -> bucket */
+	int *server;       /* tensor -> PS server or AUTOSYNC_NO_SERVER */
+	int job_algo, job_compress;
+	double bucket_cap, first_bucket, cycle;
+	char name[64];
+};
+
+struct simres {
+	size_t nb;
+	double step, bound, comm_total;
+	double *ready, *start, *end, *comm, *bytes, *wire;
+	size_t *border;    /* timeline order -> bucket */
+	size_t *cnt, *first, *list; /* CSR bucket -> tensors (ready order) */
+};
+
+int simctx_init(struct simctx *x, const autosync_model_t *m,
+		const autosync_cluster_t *c, const autosync_costs_t *k, int fw,
+		autosync_error_t *errp);
+void simctx_free(struct simctx *x);
+/* time of an all-reduce of n bytes with 'algo' on the context's cluster */
+double sim_ar_time(const struct simctx *x, int algo, double n);
+int strategy_init(struct strategy *s, size_t ntensors);
+void strategy_free(struct strategy *s);
+int strategy_copy(struct strategy *dst, const struct strategy *src, size_t nt);
+/* new bucket, returns its index or -1 */
+long strategy_add_bucket(struct strategy *s, const struct bcfg *cfg);
+int simulate(const struct simctx *x, const struct strategy *s,
+	     struct simres *r, int detail);
+void simres_free(struct simres *r);
+/* build a plan from a simulated strategy */
+autosync_plan_t *plan_from_strategy(const struct simctx *x,
+				    const struct strategy *s,
+				    const struct simres *r,
+				    const char *reason, autosync_error_t *errp);
+int build_baseline(const struct simctx *x, int b, struct strategy *s,
+		   autosync_error_t *errp);
+int build_capped(const struct simctx *x, struct strategy *s, double first,
+		 double cap, const struct bcfg *cfg);
+int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
+		  double cycle, const struct bcfg *cfg);
+/* time of one bucket made of tensors list[0..n) */
+double sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
+		       const size_t *list, size_t n, const int *server);
+void plan_set_env(const struct simctx *x, const struct strategy *s,
+		  autosync_plan_t *plan);
+
+char *xstrdup(const char *s);
+int plan_compute_hash(autosync_plan_t *plan);
+int plan_add_env(autosync_plan_t *plan, const char *name, const char *value);
+
+#endif

@@ -1,0 +1,729 @@
+/* search.c - the planner object and the deterministic search: baselines,
+ * a sweep of the framework's own knobs, an exact dynamic program over
+ * bucket boundaries, per-tensor PS/all-reduce choice for sparse tensors
+ * and PS server counts; never worse than the best applicable baseline. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MiB (1024.0 * 1024.0)
+#define MAX_UNITS 3000
+
+struct autosync_planner {
+	autosync_cluster_t c;
+	int have_c;
+	const autosync_model_t *m;
+	autosync_costs_t k;
+	int fw;
+	int compress;
+	unsigned long budget, evals;
+	autosync_log_f log;
+	void *logarg;
+};
+
+/* ------------------------------------------------------------ names */
+static const char *const algo_names[] = { "auto", "ring", "tree", "hierarchical" };
+static const char *const comp_names[] = { "none", "fp16", "bf16" };
+static const char *const fw_names[] = { "generic", "pytorch-ddp", "horovod", "autodist" };
+
+const char *autosync_algo_name(int a)
+{
+	return a >= 0 && a < AUTOSYNC_ALGO_NALGOS ? algo_names[a] : NULL;
+}
+
+int autosync_algo_from_name(const char *n)
+{
+	for (int i = 0; n && i < AUTOSYNC_ALGO_NALGOS; i++)
+		if (!strcmp(n, algo_names[i]))
+			return i;
+	if (n && !strcmp(n, "hier"))
+		return AUTOSYNC_ALGO_HIER;
+	errno = EINVAL;
+	return -1;
+}
+
+const char *autosync_compress_name(int c)
+{
+	return c >= 0 && c < AUTOSYNC_COMPRESS_N ? comp_names[c] : NULL;
+}
+
+int autosync_compress_from_name(const char *n)
+{
+	for (int i = 0; n && i < AUTOSYNC_COMPRESS_N; i++)
+		if (!strcmp(n, comp_names[i]))
+			return i;
+	errno = EINVAL;
+	return -1;
+}
+
+const char *autosync_framework_name(int fw)
+{
+	return fw >= 0 && fw < AUTOSYNC_FW_N ? fw_names[fw] : NULL;
+}
+
+int autosync_framework_from_name(const char *n)
+{
+	for (int i = 0; n && i < AUTOSYNC_FW_N; i++)
+		if (!strcmp(n, fw_names[i]))
+			return i;
+	if (n && (!strcmp(n, "pytorch") || !strcmp(n, "ddp") || !strcmp(n, "torch")))
+		return AUTOSYNC_FW_PYTORCH_DDP;
+	if (n && (!strcmp(n, "tensorflow") || !strcmp(n, "tf")))
+		return AUTOSYNC_FW_AUTODIST;
+	errno = EINVAL;
+	return -1;
+}
+
+/* ------------------------------------------------------------ capabilities */
+struct caps {
+	int ps;              /* parameter servers */
+	int custom;          /* arbitrary bucket boundaries */
+	int per_bucket_algo; /* algorithm per bucket (else one per job) */
+	int first;           /* a separate first-bucket size */
+	int cycle;           /* Horovod cycle time */
+	unsigned algos;      /* mask of enum autosync_algo */
+	unsigned comps;      /* mask of enum autosync_compress */
+};
+
+static const struct caps fw_caps[AUTOSYNC_FW_N] = {
+	[AUTOSYNC_FW_GENERIC] = { 1, 1, 1, 1, 0, 0xf, 0x7 },
+	[AUTOSYNC_FW_PYTORCH_DDP] = { 0, 0, 0, 1, 0, 0x7, 0x7 },
+	[AUTOSYNC_FW_HOROVOD] = { 0, 0, 0, 0, 1, 0xf, 0x3 },
+	[AUTOSYNC_FW_AUTODIST] = { 1, 1, 1, 0, 0, 0x3, 0x1 },
+};
+
+/* ------------------------------------------------------------ planner */
+autosync_planner_t *autosync_planner_create(autosync_error_t *errp)
+{
+	autosync_planner_t *p = calloc(1, sizeof(*p));
+	if (!p) {
+		errno = ENOMEM;
+		autosync_errprintf(errp, "planner_create: out of memory");
+		return NULL;
+	}
+	autosync_costs_default(&p->k);
+	p->fw = AUTOSYNC_FW_GENERIC;
+	p->budget = 20000;
+	return p;
+}
+
+void autosync_planner_destroy(autosync_planner_t *p)
+{
+	free(p);
+}
+
+void autosync_planner_set_log(autosync_planner_t *p, autosync_log_f fn, void *arg)
+{
+	if (!p)
+		return;
+	p->log = fn;
+	p->logarg = arg;
+}
+
+__attribute__((format(printf, 3, 4))) static void plog(const autosync_planner_t *p,
+						       int level, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	if (!p->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	p->log(level, buf, p->logarg);
+}
+
+int autosync_planner_set_cluster(autosync_planner_t *p, const autosync_cluster_t *c,
+				 autosync_error_t *errp)
+{
+	if (!p || !c) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner_set_cluster: invalid argument");
+	}
+	if (c->nodes < 1 || c->gpus_per_node < 1 || !(c->intra_bw > 0) ||
+	    !(c->nic_bw > 0) || !isfinite(c->intra_bw) || !isfinite(c->nic_bw) ||
+	    !(c->intra_lat >= 0) || !(c->inter_lat >= 0) || c->nodes > 1000000 ||
+	    c->gpus_per_node > 4096) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "planner: invalid cluster (nodes %u, gpus %u, "
+					  "intra_bw %g, nic_bw %g)",
+					  c->nodes, c->gpus_per_node, c->intra_bw, c->nic_bw);
+	}
+	p->c = *c;
+	p->have_c = 1;
+	return 0;
+}
+
+int autosync_planner_set_model(autosync_planner_t *p, const autosync_model_t *m,
+			       autosync_error_t *errp)
+{
+	if (!p || !m || m->n == 0) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner_set_model: %s",
+					  m ? "the model has no tensors" : "invalid argument");
+	}
+	p->m = m;
+	return 0;
+}
+
+int autosync_planner_set_costs(autosync_planner_t *p, const autosync_costs_t *k,
+			       autosync_error_t *errp)
+{
+	if (!p || !k || !(k->gpu_flops > 0) || !(k->cast_bw > 0) ||
+	    !(k->ps_update_bw > 0) || !(k->host_bw > 0) || !(k->opt_bw > 0) ||
+	    !(k->intra_eff > 0) || !(k->inter_eff > 0) || k->launch < 0 ||
+	    k->uncertainty < 0) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner_set_costs: a rate is not positive");
+	}
+	p->k = *k;
+	return 0;
+}
+
+int autosync_planner_set_framework(autosync_planner_t *p, int fw,
+				   autosync_error_t *errp)
+{
+	if (!p || fw < 0 || fw >= AUTOSYNC_FW_N) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner: unknown framework %d", fw);
+	}
+	p->fw = fw;
+	return 0;
+}
+
+void autosync_planner_allow_compression(autosync_planner_t *p, int allow)
+{
+	if (p)
+		p->compress = !!allow;
+}
+
+int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
+				autosync_error_t *errp)
+{
+	if (!p || evals < 1) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner: the budget must be >= 1 evaluation");
+	}
+	p->budget = evals;
+	return 0;
+}
+
+unsigned long autosync_planner_evals(const autosync_planner_t *p)
+{
+	return p ? p->evals : 0;
+}
+
+static int ready_check(autosync_planner_t *p, autosync_error_t *errp)
+{
+	if (!p) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner: invalid argument");
+	}
+	if (!p->m || !p->have_c) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner: set a model and a cluster first");
+	}
+	return 0;
+}
+
+autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int b,
+					   autosync_error_t *errp)
+{
+	struct simctx x;
+	struct strategy s;
+	struct simres r;
+	autosync_plan_t *plan = NULL;
+	char reason[128];
+
+	if (ready_check(p, errp) < 0)
+		return NULL;
+	if (b < 0 || b >= AUTOSYNC_BASELINE_N) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "planner: unknown baseline %d", b);
+		return NULL;
+	}
+	if (simctx_init(&x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+		return NULL;
+	memset(&r, 0, sizeof(r));
+	if (build_baseline(&x, b, &s, errp) < 0)
+		goto out;
+	if (simulate(&x, &s, &r, 1) < 0) {
+		autosync_errprintf(errp, "planner: out of memory");
+		goto out;
+	}
+	snprintf(reason, sizeof(reason), "baseline %s as requested",
+		 autosync_baseline_name(b));
+	plan = plan_from_strategy(&x, &s, &r, reason, errp);
+out:
+	simres_free(&r);
+	strategy_free(&s);
+	simctx_free(&x);
+	return plan;
+}
+
+/* ------------------------------------------------------------ search */
+struct search {
+	autosync_planner_t *p;
+	struct simctx x;
+	struct simres r;
+	struct strategy best;
+	double best_t;
+	const struct caps *cap;
+	int exhausted;
+};
+
+/* simulate 's'; keep it when strictly better (ties keep the earlier one,
+ * which keeps the search deterministic) */
+static int consider(struct search *S, struct strategy *s)
+{
+	if (S->p->evals >= S->p->budget) {
+		S->exhausted = 1;
+		return 0;
+	}
+	S->p->evals++;
+	if (simulate(&S->x, s, &S->r, 0) < 0)
+		return -1;
+	if (S->r.step < S->best_t) {
+		if (strategy_copy(&S->best, s, S->x.m->n) < 0)
+			return -1;
+		S->best_t = S->r.step;
+	}
+	return 0;
+}
+
+static int algo_ok(const struct search *S, int a)
+{
+	if (!(S->cap->algos & (1u << a)))
+		return 0;
+	/* hierarchical only differs on several nodes of several GPUs */
+	if (a == AUTOSYNC_ALGO_HIER && (S->x.nodes < 2 || S->x.g < 2))
+		return 0;
+	return 1;
+}
+
+static int comp_ok(const struct search *S, int c)
+{
+	return (S->cap->comps & (1u << c)) && (c == 0 || S->p->compress);
+}
+
+/* the framework's own knobs: bucket cap (+ first bucket) or Horovod's
+ * fusion threshold and cycle time, one job-level algorithm, compression */
+static int sweep(struct search *S, int comp)
+{
+	static const double cycles[] = { 0.5e-3, 1e-3, 2.5e-3, 5e-3 };
+	struct strategy s;
+
+	for (int a = 0; a < AUTOSYNC_ALGO_NALGOS; a++) {
+		struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, a, comp, 0, 0, 0 };
+		if (!algo_ok(S, a))
+			continue;
+		for (int e = 0; e <= 22; e++) {
+			double cap = MiB * pow(2.0, e / 2.0);
+			size_t nc = S->cap->cycle ? sizeof(cycles) / sizeof(cycles[0]) : 1;
+			for (size_t ci = 0; ci < nc; ci++) {
+				for (int f = 0; f < (S->cap->first ? 2 : 1); f++) {
+					int rv;
+					if (strategy_init(&s, S->x.m->n) < 0)
+						return -1;
+					if (S->cap->cycle)
+						rv = build_horovod(&S->x, &s, cap, cycles[ci], &cfg);
+					else
+						rv = build_capped(&S->x, &s, f ? 1 * MiB : 0, cap, &cfg);
+					s.job_algo = a;
+					s.job_compress = comp;
+					snprintf(s.name, sizeof(s.name), "autosync-%s",
+						 S->cap->cycle ? "fusion" : "bucket-cap");
+					if (rv < 0 || consider(S, &s) < 0) {
+						strategy_free(&s);
+						return -1;
+					}
+					strategy_free(&s);
+					if (S->exhausted)
+						return 0;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+struct unit {
+	double ready, raw, wire[AUTOSYNC_COMPRESS_N], cast[AUTOSYNC_COMPRESS_N];
+	size_t first, n; /* range in the dense ready-order list */
+};
+
+/* bucket cost of units (i, j] with prefix sums */
+static double ucost(const struct search *S, const double *P, size_t i, size_t j,
+		    int a, int c, size_t U)
+{
+	const double *W = P + (size_t) c * (U + 1);
+	const double *C = P + (size_t) (AUTOSYNC_COMPRESS_N + c) * (U + 1);
+	double w = W[j] - W[i], cast = C[j] - C[i], t;
+	if (S->x.p <= 1)
+		return 0;
+	t = S->x.k.launch + sim_ar_time(&S->x, a, w);
+	if (cast > 0)
+		t += 2.0 * (S->x.k.cast_launch + cast / S->x.k.cast_bw);
+	return t;
+}
+
+/*
+ * Exact dynamic program over contiguous buckets of the dense all-reduce
+ * tensors in ready order: f(j) = min_i max(R_j, f(i)) + T(i, j), which is
+ * optimal for the serialized network because max(R, .) + T is monotone.
+ * 'job_algo' < 0: per-bucket choice; else that algorithm for all buckets.
+ */
+static int dp_plan(struct search *S, int job_algo, int comp_mask)
+{
+	const autosync_model_t *m = S->x.m;
+	size_t nt = m->n, nd = 0, U = 0, per;
+	size_t *dense = NULL, *from = NULL;
+	struct unit *u = NULL;
+	double *P = NULL, *f = NULL;
+	signed char *ba = NULL, *bc = NULL;
+	struct strategy s;
+	int rv = -1, have_s = 0;
+
+	if (!(dense = malloc(nt * sizeof(size_t))) ||
+	    !(u = calloc(nt + 1, sizeof(*u))))
+		goto out;
+	for (size_t o = 0; o < nt; o++)
+		if (!m->t[S->x.order[o]].sparse)
+			dense[nd++] = S->x.order[o];
+	/* units: equal ready time and dtype */
+	for (size_t d = 0; d < nd; d++) {
+		const autosync_tensor_t *T = &m->t[dense[d]];
+		double rd = S->x.ready[dense[d]];
+		double sz = autosync_dtype_size(T->dtype), b = (double) T->numel * sz;
+		if (!U || u[U - 1].ready != rd ||
+		    m->t[dense[u[U - 1].first]].dtype != T->dtype) {
+			u[U].first = d;
+			u[U].ready = rd;
+			U++;
+		}
+		u[U - 1].n++;
+		u[U - 1].raw += b;
+		for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
+			int shrink = c && (T->dtype == AUTOSYNC_DT_FLOAT32 ||
+					   T->dtype == AUTOSYNC_DT_FLOAT64);
+			u[U - 1].wire[c] += shrink ? (double) T->numel * 2 : b;
+			u[U - 1].cast[c] += shrink ? b : 0;
+		}
+	}
+	if (U == 0) {
+		rv = 0;
+		goto out;
+	}
+	/* coarsen very long lists (deterministic: fixed group size) */
+	per = (U + MAX_UNITS - 1) / MAX_UNITS;
+	if (per > 1) {
+		size_t V = 0;
+		for (size_t i = 0; i < U; i += per) {
+			struct unit w = u[i];
+			for (size_t j = i + 1; j < U && j < i + per; j++) {
+				w.n += u[j].n;
+				w.raw += u[j].raw;
+				w.ready = u[j].ready > w.ready ? u[j].ready : w.ready;
+				for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
+					w.wire[c] += u[j].wire[c];
+					w.cast[c] += u[j].cast[c];
+				}
+			}
+			u[V++] = w;
+		}
+		U = V;
+	}
+	if (!(P = calloc((size_t) 2 * AUTOSYNC_COMPRESS_N * (U + 1), sizeof(double))) ||
+	    !(f = malloc((U + 1) * sizeof(double))) ||
+	    !(from = malloc((U + 1) * sizeof(size_t))) ||
+	    !(ba = malloc(U + 1)) || !(bc = malloc(U + 1)))
+		goto out;
+	for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
+		double *W = P + (size_t) c * (U + 1);
+		double *C = P + (size_t) (AUTOSYNC_COMPRESS_N + c) * (U + 1);
+		for (size_t i = 0; i < U; i++) {
+			W[i + 1] = W[i] + u[i].wire[c];
+			C[i + 1] = C[i] + u[i].cast[c];
+		}
+	}
+	f[0] = 0;
+	for (size_t j = 1; j <= U; j++) {
+		double R = u[j - 1].ready, best = INFINITY;
+		for (size_t i = j; i-- > 0;) {
+			double tmin = INFINITY, cand;
+			int abest = 0, cbest = 0;
+			for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
+				if (!(comp_mask & (1 << c)))
+					continue;
+				for (int a = 0; a < AUTOSYNC_ALGO_NALGOS; a++) {
+					double t;
+					if (job_algo >= 0 ? a != job_algo : !algo_ok(S, a))
+						continue;
+					t = ucost(S, P, i, j, a, c, U);
+					if (t < tmin) {
+						tmin = t;
+						abest = a;
+						cbest = c;
+					}
+				}
+			}
+			if (R + tmin >= best)
+				break; /* T(i, j) only grows as i decreases */
+			cand = (f[i] > R ? f[i] : R) + tmin;
+			if (cand < best) {
+				best = cand;
+				from[j] = i;
+				ba[j] = (signed char) abest;
+				bc[j] = (signed char) cbest;
+			}
+		}
+		f[j] = best;
+	}
+	/* rebuild: buckets for the dense tensors */
+	if (strategy_init(&s, nt) < 0)
+		goto out;
+	have_s = 1;
+	{
+		size_t j = U;
+		while (j > 0) {
+			size_t i = from[j];
+			struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, ba[j], bc[j], 0, 0, 0 };
+			long id = strategy_add_bucket(&s, &cfg);
+			if (id < 0)
+				goto out;
+			for (size_t q = i; q < j; q++)
+				for (size_t d = u[q].first; d < u[q].first + u[q].n; d++)
+					s.tb[dense[d]] = (size_t) id;
+			/* units were coarsened: ranges are contiguous in 'dense' */
+			j = i;
+		}
+	}
+	/* coarsened units keep .first of their first member and the summed
+	 * count, so the ranges above cover every dense tensor */
+	/* sparse tensors: their own bucket, PS (sharded over every node) when
+	 * the framework can and it is faster, else all-gather */
+	for (size_t i = 0; i < nt; i++) {
+		struct bcfg ar = { AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0 };
+		struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0,
+				   S->x.nodes, 0, 0 };
+		long id;
+		if (!m->t[i].sparse)
+			continue;
+		s.server[i] = AUTOSYNC_NO_SERVER;
+		if (S->cap->ps && sim_bucket_time(&S->x, &ps, &i, 1, s.server) <
+					  sim_bucket_time(&S->x, &ar, &i, 1, s.server))
+			id = strategy_add_bucket(&s, &ps);
+		else
+			id = strategy_add_bucket(&s, &ar);
+		if (id < 0)
+			goto out;
+		s.tb[i] = (size_t) id;
+	}
+	s.job_algo = job_algo >= 0 ? job_algo : AUTOSYNC_ALGO_AUTO;
+	s.job_compress = AUTOSYNC_COMPRESS_NONE;
+	snprintf(s.name, sizeof(s.name), "autosync-buckets");
+	if (consider(S, &s) < 0)
+		goto out;
+	rv = 0;
+out:
+	if (have_s)
+		strategy_free(&s);
+	free(dense);
+	free(u);
+	free(P);
+	free(f);
+	free(from);
+	free(ba);
+	free(bc);
+	if (rv < 0 && errno != ENOMEM)
+		errno = ENOMEM;
+	return rv;
+}
+
+/* dense PS with k servers (1, 2, 4, ..., nodes), tensors sharded over the
+ * servers, one bucket per layer; sparse tensors likewise */
+static int ps_sweep(struct search *S)
+{
+	const autosync_model_t *m = S->x.m;
+	unsigned M = S->x.nodes;
+
+	for (unsigned k = 1;; k = k * 2 > M && k != M ? M : k * 2) {
+		for (int repl = 0; repl < 2; repl++) {
+			struct strategy s;
+			struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0, k, 1, repl };
+			long *lb = malloc((m->nl ? m->nl : 1) * sizeof(long));
+			int rv = 0;
+			if (!lb || strategy_init(&s, m->n) < 0) {
+				free(lb);
+				return -1;
+			}
+			for (size_t l = 0; l < m->nl; l++)
+				lb[l] = -1;
+			for (size_t i = 0; i < m->n && !rv; i++) {
+				size_t l = m->t[i].layer_index;
+				if (lb[l] < 0 && (lb[l] = strategy_add_bucket(&s, &ps)) < 0)
+					rv = -1;
+				else
+					s.tb[i] = (size_t) lb[l];
+			}
+			snprintf(s.name, sizeof(s.name), "autosync-ps");
+			if (!rv)
+				rv = consider(S, &s);
+			strategy_free(&s);
+			free(lb);
+			if (rv < 0)
+				return -1;
+			if (S->exhausted)
+				return 0;
+		}
+		if (k >= M)
+			break;
+	}
+	return 0;
+}
+
+autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
+{
+	struct search S;
+	struct strategy base[AUTOSYNC_BASELINE_N];
+	double base_t[AUTOSYNC_BASELINE_N];
+	int bbest = -1, chosen_baseline = -1;
+	double t_plain;
+	autosync_plan_t *plan = NULL;
+	char reason[400];
+	int ok = 0;
+
+	if (ready_check(p, errp) < 0)
+		return NULL;
+	memset(&S, 0, sizeof(S));
+	memset(base, 0, sizeof(base));
+	p->evals = 0;
+	S.p = p;
+	S.cap = &fw_caps[p->fw];
+	S.best_t = INFINITY;
+	if (simctx_init(&S.x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+		return NULL;
+	if (strategy_init(&S.best, p->m->n) < 0)
+		goto nomem;
+	/* 1. every baseline (always simulated, for the comparison table) */
+	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
+		if (build_baseline(&S.x, b, &base[b], errp) < 0)
+			goto out;
+		if (simulate(&S.x, &base[b], &S.r, 0) < 0)
+			goto nomem;
+		p->evals++;
+		base_t[b] = S.r.step;
+		if (autosync_baseline_applicable(b, p->fw) &&
+		    (bbest < 0 || base_t[b] < base_t[bbest]))
+			bbest = b;
+	}
+	/* 2. the search, without compression */
+	if (sweep(&S, AUTOSYNC_COMPRESS_NONE) < 0)
+		goto nomem;
+	if (S.cap->custom) {
+		if (S.cap->per_bucket_algo && dp_plan(&S, -1, 1) < 0)
+			goto nomem;
+		for (int a = 0; a < AUTOSYNC_ALGO_NALGOS && !S.cap->per_bucket_algo; a++)
+			if (algo_ok(&S, a) && dp_plan(&S, a, 1) < 0)
+				goto nomem;
+	}
+	if (S.cap->ps && ps_sweep(&S) < 0)
+		goto nomem;
+	t_plain = S.best_t;
+	/* 3. compression (opt-in): kept only when it wins by more than the
+	 * model's uncertainty */
+	if (p->compress) {
+		struct strategy keep;
+		double keep_t = S.best_t;
+		memset(&keep, 0, sizeof(keep));
+		if (strategy_copy(&keep, &S.best, p->m->n) < 0)
+			goto nomem;
+		for (int c = 1; c < AUTOSYNC_COMPRESS_N; c++) {
+			if (!comp_ok(&S, c))
+				continue;
+			if (sweep(&S, c) < 0 || (S.cap->custom && S.cap->per_bucket_algo &&
+						 dp_plan(&S, -1, 1 | (1 << c)) < 0)) {
+				strategy_free(&keep);
+				goto nomem;
+			}
+		}
+		if (!(S.best_t < keep_t * (1.0 - p->k.uncertainty))) {
+			if (strategy_copy(&S.best, &keep, p->m->n) < 0) {
+				strategy_free(&keep);
+				goto nomem;
+			}
+			S.best_t = keep_t;
+		}
+		strategy_free(&keep);
+	}
+	(void) t_plain;
+	/* 4. never worse than the best applicable baseline; no-harm: a gain
+	 * below the model's uncertainty keeps that baseline */
+	if (bbest >= 0 && !(S.best_t < base_t[bbest] * (1.0 - p->k.uncertainty)))
+		chosen_baseline = bbest;
+	if (chosen_baseline >= 0) {
+		if (strategy_copy(&S.best, &base[chosen_baseline], p->m->n) < 0)
+			goto nomem;
+		snprintf(reason, sizeof(reason),
+			 "kept baseline %s: the best searched plan (%.6g s) is not faster "
+			 "by more than the model uncertainty %.3g%%; %lu evaluations",
+			 autosync_baseline_name(chosen_baseline), S.best_t,
+			 p->k.uncertainty * 100, p->evals);
+	} else {
+		snprintf(reason, sizeof(reason),
+			 "%s: predicted %.4g%% faster than the best applicable baseline "
+			 "%s (%.6g s); %lu evaluations%s",
+			 S.best.name,
+			 bbest >= 0 ? 100.0 * (base_t[bbest] - S.best_t) / base_t[bbest] : 0,
+			 bbest >= 0 ? autosync_baseline_name(bbest) : "(none)",
+			 bbest >= 0 ? base_t[bbest] : 0, p->evals,
+			 S.exhausted ? " (budget exhausted)" : "");
+	}
+	plog(p, AUTOSYNC_LOG_INFO, "planner: %s", reason);
+	if (simulate(&S.x, &S.best, &S.r, 1) < 0)
+		goto nomem;
+	if (!(plan = plan_from_strategy(&S.x, &S.best, &S.r, reason, errp)))
+		goto out;
+	/* the comparison table */
+	{
+		struct plan_baseline *pb = calloc(AUTOSYNC_BASELINE_N, sizeof(*pb));
+		if (!pb)
+			goto nomem;
+		free(plan->base);
+		plan->base = pb;
+		plan->nbase = AUTOSYNC_BASELINE_N;
+		plan->s.nbaselines = AUTOSYNC_BASELINE_N;
+		for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
+			if (!(pb[b].name = xstrdup(autosync_baseline_name(b))))
+				goto nomem;
+			pb[b].step = base_t[b];
+			pb[b].applicable = autosync_baseline_applicable(b, p->fw);
+		}
+	}
+	if (plan_compute_hash(plan) < 0)
+		goto nomem;
+	ok = 1;
+	goto out;
+nomem:
+	errno = ENOMEM;
+	autosync_errprintf(errp, "planner: out of memory");
+out:
+	if (!ok) {
+		autosync_plan_destroy(plan);
+		plan = NULL;
+	}
+	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++)
+		strategy_free(&base[b]);
+	strategy_free(&S.best);
+	simres_free(&S.r);
+	simctx_free(&S.x);
+	return plan;
+}

@@ -1,0 +1,602 @@
+/* sim.c - the analytic cost model (cost-models.md sections 2-6) and the
+ * overlap-aware timeline of one training step. */
+#include "config.h"
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------------ formulas */
+static int bad(unsigned p, double n, double alpha, double bw)
+{
+	return p == 0 || !isfinite(n) || n < 0 || !isfinite(alpha) || alpha < 0 ||
+	       !isfinite(bw) || bw <= 0;
+}
+
+#define CHECK(p, n, a, b)                \
+	do {                             \
+		if (bad(p, n, a, b)) {   \
+			errno = EINVAL;  \
+			return -1;       \
+		}                        \
+		if ((p) == 1)            \
+			return 0;        \
+	} while (0)
+
+static double clog2(unsigned p)
+{
+	unsigned l = 0;
+	while ((1u << l) < p && l < 31)
+		l++;
+	return l;
+}
+
+double autosync_sim_ring(unsigned p, double n, double alpha, double bw)
+{
+	CHECK(p, n, alpha, bw);
+	return 2.0 * (p - 1) * alpha + 2.0 * (p - 1) / p * n / bw;
+}
+
+double autosync_sim_rabenseifner(unsigned p, double n, double alpha, double bw)
+{
+	CHECK(p, n, alpha, bw);
+	return 2.0 * log2((double) p) * alpha + 2.0 * (p - 1) / p * n / bw;
+}
+
+double autosync_sim_recursive_doubling(unsigned p, double n, double alpha, double bw)
+{
+	CHECK(p, n, alpha, bw);
+	return clog2(p) * (alpha + n / bw);
+}
+
+double autosync_sim_binary_tree(unsigned p, double n, double alpha, double bw)
+{
+	CHECK(p, n, alpha, bw);
+	return 2.0 * log2((double) p) * (alpha + n / bw);
+}
+
+double autosync_sim_double_tree(unsigned p, double n, double alpha, double bw)
+{
+	CHECK(p, n, alpha, bw);
+	return 2.0 * log2((double) p) * alpha + 2.0 * n / bw;
+}
+
+double autosync_sim_allgather(unsigned p, double n, double alpha, double bw)
+{
+	CHECK(p, n, alpha, bw);
+	return (p - 1) * alpha + (double) (p - 1) / p * n / bw;
+}
+
+double autosync_sim_hier(unsigned m, unsigned g, double n, double a_in,
+			 double bw_in, double a_out, double bw_out)
+{
+	double t = 0;
+
+	if (m == 0 || g == 0 || bad(1, n, a_in, bw_in) || bad(1, n, a_out, bw_out)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (g > 1)
+		t += 2.0 * ((g - 1) * a_in + (double) (g - 1) / g * n / bw_in);
+	if (m > 1)
+		t += 2.0 * (m - 1) * a_out + 2.0 * (m - 1) / m * (n / g) / bw_out;
+	return t;
+}
+
+double autosync_sim_ps_colocated(unsigned m, unsigned k, const double *load,
+				 double bw)
+{
+	double tot = 0, worst = 0;
+
+	if (m == 0 || k == 0 || k > m || !load || !isfinite(bw) || bw <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (unsigned s = 0; s < k; s++) {
+		if (!isfinite(load[s]) || load[s] < 0) {
+			errno = EINVAL;
+			return -1;
+		}
+		tot += load[s];
+	}
+	for (unsigned j = 0; j < m; j++) {
+		double own = j < k ? load[j] : 0;
+		/* pushes to the other servers + the other nodes' pulls */
+		double out = (tot - own) + (m - 1) * own;
+		double in = (m - 1) * own + (tot - own);
+		double v = out > in ? out : in;
+		if (v > worst)
+			worst = v;
+	}
+	return worst / bw;
+}
+
+/* ------------------------------------------------------------ context */
+static int cmp_ready(const void *a, const void *b, void *arg)
+{
+	const struct simctx *x = arg;
+	size_t i = *(const size_t *) a, j = *(const size_t *) b;
+	if (x->ready[i] < x->ready[j])
+		return -1;
+	if (x->ready[i] > x->ready[j])
+		return 1;
+	/* same time: reverse registration order (DDP) */
+	return i > j ? -1 : i < j ? 1 : 0;
+}
+
+void simctx_free(struct simctx *x)
+{
+	if (!x)
+		return;
+	free(x->ready);
+	free(x->order);
+	free(x->layer_fwd);
+	free(x->layer_bwd);
+	free(x->scratch);
+	memset(x, 0, sizeof(*x));
+}
+
+int simctx_init(struct simctx *x, const autosync_model_t *m,
+		const autosync_cluster_t *c, const autosync_costs_t *k, int fw,
+		autosync_error_t *errp)
+{
+	size_t nt = m->n, nl = m->nl;
+	double t;
+	const autosync_costs_t *K = k;
+
+	memset(x, 0, sizeof(*x));
+	x->m = m;
+	x->c = *c;
+	x->k = *k;
+	x->fw = fw;
+	x->nodes = c->nodes;
+	x->g = c->gpus_per_node;
+	x->p = c->nodes * c->gpus_per_node;
+	x->a_in = K->alpha_intra_override > 0 ? K->alpha_intra_override : c->intra_lat;
+	x->a_out = K->alpha_inter_override > 0 ? K->alpha_inter_override : c->inter_lat;
+	x->b_in = (K->bw_intra_override > 0 ? K->bw_intra_override : c->intra_bw) *
+		  K->intra_eff;
+	x->b_node = (K->bw_nic_override > 0 ? K->bw_nic_override : c->nic_bw) *
+		    (c->nics_per_node ? c->nics_per_node : 1) * K->inter_eff;
+	x->b_out = x->b_node / x->g;
+	if (!(x->ready = calloc(nt, sizeof(double))) ||
+	    !(x->order = calloc(nt, sizeof(size_t))) ||
+	    !(x->layer_fwd = calloc(nl ? nl : 1, sizeof(double))) ||
+	    !(x->layer_bwd = calloc(nl ? nl : 1, sizeof(double))) ||
+	    !(x->scratch = calloc(2 * (size_t) x->nodes + 2, sizeof(double)))) {
+		simctx_free(x);
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "planner: out of memory");
+	}
+	x->t_fwd = 0;
+	for (size_t l = 0; l < nl; l++) {
+		const autosync_layer_compute_t *L = &m->l[l];
+		double ff, fw_t, bw_t;
+		ff = L->fwd_flops >= 0 ? L->fwd_flops
+				       : 2.0 * (double) L->params * m->tokens;
+		fw_t = L->fwd_time >= 0 ? L->fwd_time : ff * m->batch / K->gpu_flops;
+		if (L->bwd_time >= 0)
+			bw_t = L->bwd_time;
+		else if (L->fwd_time < 0 && L->bwd_flops >= 0)
+			bw_t = L->bwd_flops * m->batch / K->gpu_flops;
+		else
+			bw_t = K->bwd_fwd_ratio * fw_t;
+		x->layer_fwd[l] = fw_t;
+		x->layer_bwd[l] = bw_t;
+		x->t_fwd += fw_t;
+	}
+	/* backward runs the layers in reverse order of first use */
+	t = x->t_fwd;
+	{
+		double *lready = calloc(nl ? nl : 1, sizeof(double));
+		if (!lready) {
+			simctx_free(x);
+			errno = ENOMEM;
+			return autosync_errprintf(errp, "planner: out of memory");
+		}
+		for (size_t l = nl; l-- > 0;) {
+			t += x->layer_bwd[l];
+			lready[l] = t;
+		}
+		for (size_t i = 0; i < nt; i++)
+			x->ready[i] = lready[m->t[i].layer_index];
+		free(lready);
+	}
+	x->t_bwd = t - x->t_fwd;
+	x->t_opt = (double) m->bytes / K->opt_bw;
+	for (size_t i = 0; i < nt; i++)
+		x->order[i] = i;
+	qsort_r(x->order, nt, sizeof(size_t), cmp_ready, x);
+	return 0;
+}
+
+/* ------------------------------------------------------------ collectives */
+double sim_ar_time(const struct simctx *x, int algo, double n)
+{
+	double a, b, ring, tree, t;
+
+	if (x->p <= 1 || n <= 0)
+		return 0;
+	if (x->nodes == 1) {
+		a = x->a_in;
+		b = x->b_in;
+	} else {
+		a = x->a_in > x->a_out ? x->a_in : x->a_out;
+		b = x->g > 1 && x->b_in < x->b_node ? x->b_in : x->b_node;
+	}
+	ring = autosync_sim_ring(x->p, n, a, b);
+	tree = autosync_sim_double_tree(x->p, n, a, b);
+	switch (algo) {
+	case AUTOSYNC_ALGO_RING:
+		t = ring;
+		break;
+	case AUTOSYNC_ALGO_TREE:
+		t = tree;
+		break;
+	case AUTOSYNC_ALGO_HIER:
+		if (x->nodes > 1 && x->g > 1)
+			t = autosync_sim_hier(x->nodes, x->g, n, x->a_in, x->b_in,
+					      x->a_out, x->b_out);
+		else
+			t = ring;
+		break;
+	default:
+		t = ring < tree ? ring : tree;
+		break;
+	}
+	if (algo != AUTOSYNC_ALGO_TREE && x->k.gamma > 0)
+		t += (double) (x->p - 1) / x->p * n * x->k.gamma;
+	return t;
+}
+
+static double wire_size(int dtype, int compress)
+{
+	if (compress != AUTOSYNC_COMPRESS_NONE &&
+	    (dtype == AUTOSYNC_DT_FLOAT32 || dtype == AUTOSYNC_DT_FLOAT64))
+		return 2;
+	return autosync_dtype_size(dtype);
+}
+
+/* all-reduce bucket: tensors list[0..n) */
+static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
+			const size_t *list, size_t n, double *bytes, double *wire)
+{
+	const autosync_model_t *m = x->m;
+	double dense = 0, raw = 0, cast = 0, t = 0, sparse_n = 0;
+	unsigned p = x->p;
+
+	for (size_t i = 0; i < n; i++) {
+		const autosync_tensor_t *T = &m->t[list[i]];
+		double sz = autosync_dtype_size(T->dtype);
+		if (T->sparse) {
+			double row = (double) T->numel / (double) T->shape[0] * sz;
+			/* all-gather of every rank's rows + indices */
+			sparse_n += (double) T->rows_touched *
+				    (row + x->k.sparse_index_bytes);
+			raw += (double) T->rows_touched * row;
+			continue;
+		}
+		raw += (double) T->numel * sz;
+		dense += (double) T->numel * wire_size(T->dtype, cfg->compress);
+		if (wire_size(T->dtype, cfg->compress) != sz)
+			cast += (double) T->numel * sz;
+	}
+	*bytes = raw;
+	*wire = dense + sparse_n * (p > 1 ? p - 1 : 0);
+	if (p <= 1)
+		return 0;
+	if (dense > 0)
+		t += sim_ar_time(x, cfg->algo, dense);
+	if (sparse_n > 0) {
+		double a = x->nodes > 1 ? (x->a_in > x->a_out ? x->a_in : x->a_out) : x->a_in;
+		double b = x->nodes > 1 ? (x->g > 1 && x->b_in < x->b_node ? x->b_in : x->b_node)
+					: x->b_in;
+		t += autosync_sim_allgather(p, sparse_n * p, a, b);
+	}
+	if (cast > 0)
+		t += 2.0 * (x->k.cast_launch + cast / x->k.cast_bw);
+	return t + x->k.launch;
+}
+
+/* parameter-server bucket */
+static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
+			const size_t *list, size_t n, const int *server,
+			double *bytes, double *wire)
+{
+	const autosync_model_t *m = x->m;
+	unsigned M = x->nodes, g = x->g, k = cfg->servers ? cfg->servers : 1;
+	double *push = x->scratch, *pull = x->scratch + M;
+	double upush = 0, upull = 0, tpush = 0, tpull = 0, dense = 0, raw = 0;
+	double worst = 0, agg = 0, t, maxreq = 0;
+	size_t ureq = 0;
+
+	if (k > M)
+		k = M;
+	memset(x->scratch, 0, 2 * (size_t) M * sizeof(double));
+	/* requests per server, counted in pull[] would mix units: use a
+	 * second pass instead (cheap) */
+	for (size_t i = 0; i < n; i++) {
+		const autosync_tensor_t *T = &m->t[list[i]];
+		double sz = autosync_dtype_size(T->dtype), ps, pl;
+		if (T->sparse) {
+			double row = (double) T->numel / (double) T->shape[0] * sz;
+			double r = (double) T->rows_touched;
+			ps = g * r * (row + x->k.sparse_index_bytes);
+			pl = g * r * row;
+			raw += r * row;
+		} else {
+			double b = (double) T->numel * sz;
+			ps = cfg->local_agg ? b : g * b;
+			pl = cfg->local_repl ? b : g * b;
+			dense += b;
+			raw += b;
+		}
+		if (server[list[i]] == AUTOSYNC_NO_SERVER || server[list[i]] < 0) {
+			upush += ps / k;
+			upull += pl / k;
+			ureq++;
+		} else {
+			unsigned s = (unsigned) server[list[i]] % k;
+			push[s] += ps;
+			pull[s] += pl;
+		}
+	}
+	for (unsigned s = 0; s < k; s++) {
+		push[s] += upush;
+		pull[s] += upull;
+		tpush += push[s];
+		tpull += pull[s];
+	}
+	*bytes = raw;
+	if (M == 1) {
+		/* one node: PS on the host; GPUs push over PCIe */
+		*wire = tpush + tpull;
+		t = (cfg->local_agg ? tpush : tpush) / x->k.host_bw;
+		if (cfg->local_agg && g > 1)
+			t = autosync_sim_ring(g, dense, x->a_in, x->b_in) / 2.0 +
+			    (tpush - dense) / x->k.host_bw;
+		t += tpush / x->k.ps_update_bw;
+		return t + x->k.launch + 2.0 * x->k.ps_msg * (double) n;
+	}
+	for (unsigned j = 0; j < M; j++) {
+		double own_push = j < k ? push[j] : 0, own_pull = j < k ? pull[j] : 0;
+		double out = (tpush - own_push) + (M - 1) * own_pull;
+		double in = (M - 1) * own_push + (tpull - own_pull);
+		double v = out > in ? out : in;
+		if (v > worst)
+			worst = v;
+		if ((M - 1) * own_push > agg)
+			agg = (M - 1) * own_push;
+	}
+	*wire = tpush + tpull;
+	t = worst / x->b_node + agg / x->k.ps_update_bw;
+	/* requests at the busiest server (sharded tensors hit every server) */
+	{
+		double *req = push; /* reuse */
+		memset(req, 0, (size_t) k * sizeof(double));
+		for (size_t i = 0; i < n; i++) {
+			int s = server[list[i]];
+			if (s >= 0)
+				req[(unsigned) s % k] += 1;
+		}
+		for (unsigned s = 0; s < k; s++)
+			if (req[s] + (double) ureq > maxreq)
+				maxreq = req[s] + (double) ureq;
+	}
+	t += 2.0 * x->k.ps_msg * maxreq + 2.0 * x->a_out;
+	if (g > 1 && cfg->local_agg && dense > 0)
+		t += (g - 1) * x->a_in + (double) (g - 1) / g * dense / x->b_in;
+	if (g > 1 && cfg->local_repl && dense > 0)
+		t += (g - 1) * x->a_in + (double) (g - 1) / g * dense / x->b_in;
+	return t + x->k.launch;
+}
+
+double sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
+		       const size_t *list, size_t n, const int *server)
+{
+	double b, w;
+	if (cfg->kind == AUTOSYNC_SYNC_PS)
+		return ps_bucket(x, cfg, list, n, server, &b, &w);
+	return ar_bucket(x, cfg, list, n, &b, &w);
+}
+
+/* ------------------------------------------------------------ strategies */
+int strategy_init(struct strategy *s, size_t nt)
+{
+	memset(s, 0, sizeof(*s));
+	s->tb = calloc(nt ? nt : 1, sizeof(size_t));
+	s->server = calloc(nt ? nt : 1, sizeof(int));
+	if (!s->tb || !s->server) {
+		strategy_free(s);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (size_t i = 0; i < nt; i++)
+		s->server[i] = AUTOSYNC_NO_SERVER;
+	return 0;
+}
+
+void strategy_free(struct strategy *s)
+{
+	if (!s)
+		return;
+	free(s->cfg);
+	free(s->tb);
+	free(s->server);
+	memset(s, 0, sizeof(*s));
+}
+
+int strategy_copy(struct strategy *d, const struct strategy *s, size_t nt)
+{
+	struct strategy n;
+
+	if (strategy_init(&n, nt) < 0)
+		return -1;
+	n.nb = n.cap = s->nb;
+	if (s->nb && !(n.cfg = malloc(s->nb * sizeof(*n.cfg)))) {
+		strategy_free(&n);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (s->nb)
+		memcpy(n.cfg, s->cfg, s->nb * sizeof(*n.cfg));
+	memcpy(n.tb, s->tb, nt * sizeof(size_t));
+	memcpy(n.server, s->server, nt * sizeof(int));
+	n.job_algo = s->job_algo;
+	n.job_compress = s->job_compress;
+	n.bucket_cap = s->bucket_cap;
+	n.first_bucket = s->first_bucket;
+	n.cycle = s->cycle;
+	memcpy(n.name, s->name, sizeof(n.name));
+	strategy_free(d);
+	*d = n;
+	return 0;
+}
+
+long strategy_add_bucket(struct strategy *s, const struct bcfg *cfg)
+{
+	if (s->nb == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		void *nc = realloc(s->cfg, ncap * sizeof(*s->cfg));
+		if (!nc) {
+			errno = ENOMEM;
+			return -1;
+		}
+		s->cfg = nc;
+		s->cap = ncap;
+	}
+	s->cfg[s->nb] = *cfg;
+	return (long) s->nb++;
+}
+
+/* ------------------------------------------------------------ timeline */
+void simres_free(struct simres *r)
+{
+	if (!r)
+		return;
+	free(r->ready);
+	free(r->start);
+	free(r->end);
+	free(r->comm);
+	free(r->bytes);
+	free(r->wire);
+	free(r->border);
+	free(r->cnt);
+	free(r->first);
+	free(r->list);
+	memset(r, 0, sizeof(*r));
+}
+
+static int simres_reserve(struct simres *r, size_t nb, size_t nt)
+{
+	if (r->nb >= nb && r->list)
+		return 0;
+	simres_free(r);
+	r->nb = nb;
+	nb = nb ? nb : 1;
+	if (!(r->ready = malloc(nb * sizeof(double))) ||
+	    !(r->start = malloc(nb * sizeof(double))) ||
+	    !(r->end = malloc(nb * sizeof(double))) ||
+	    !(r->comm = malloc(nb * sizeof(double))) ||
+	    !(r->bytes = malloc(nb * sizeof(double))) ||
+	    !(r->wire = malloc(nb * sizeof(double))) ||
+	    !(r->border = malloc(nb * sizeof(size_t))) ||
+	    !(r->cnt = malloc(nb * sizeof(size_t))) ||
+	    !(r->first = malloc((nb + 1) * sizeof(size_t))) ||
+	    !(r->list = malloc((nt ? nt : 1) * sizeof(size_t)))) {
+		simres_free(r);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+static int cmp_bucket_r(const void *a, const void *b, void *arg)
+{
+	const struct simres *r = arg;
+	size_t i = *(const size_t *) a, j = *(const size_t *) b;
+	if (r->ready[i] < r->ready[j])
+		return -1;
+	if (r->ready[i] > r->ready[j])
+		return 1;
+	return i < j ? -1 : i > j ? 1 : 0;
+}
+
+int simulate(const struct simctx *x, const struct strategy *s,
+	     struct simres *r, int detail)
+{
+	size_t nt = x->m->n, nb = s->nb;
+	double t, comp_end = x->t_fwd + x->t_bwd, first_ready = -1, sum = 0;
+
+	(void) detail;
+	if (simres_reserve(r, nb, nt) < 0)
+		return -1;
+	r->nb = nb;
+	/* CSR lists in ready order */
+	memset(r->cnt, 0, nb * sizeof(size_t));
+	for (size_t i = 0; i < nt; i++)
+		r->cnt[s->tb[i]]++;
+	r->first[0] = 0;
+	for (size_t b = 0; b < nb; b++)
+		r->first[b + 1] = r->first[b] + r->cnt[b];
+	memset(r->cnt, 0, nb * sizeof(size_t));
+	for (size_t o = 0; o < nt; o++) {
+		size_t i = x->order[o], b = s->tb[i];
+		r->list[r->first[b] + r->cnt[b]++] = i;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		const size_t *l = r->list + r->first[b];
+		size_t n = r->cnt[b];
+		double rd = 0;
+		for (size_t j = 0; j < n; j++)
+			if (x->ready[l[j]] > rd)
+				rd = x->ready[l[j]];
+		if (s->cycle > 0 && n)
+			rd = ceil(rd / s->cycle - 1e-9) * s->cycle;
+		r->ready[b] = rd;
+		if (!n) {
+			r->comm[b] = r->bytes[b] = r->wire[b] = 0;
+		} else if (s->cfg[b].kind == AUTOSYNC_SYNC_PS)
+			r->comm[b] = ps_bucket(x, &s->cfg[b], l, n, s->server,
+					       &r->bytes[b], &r->wire[b]);
+		else
+			r->comm[b] = ar_bucket(x, &s->cfg[b], l, n, &r->bytes[b],
+					       &r->wire[b]);
+		r->border[b] = b;
+	}
+	qsort_r(r->border, nb, sizeof(size_t), cmp_bucket_r, r);
+	t = 0;
+	for (size_t o = 0; o < nb; o++) {
+		size_t b = r->border[o];
+		double st = r->ready[b] > t ? r->ready[b] : t;
+		r->start[b] = st;
+		r->end[b] = st + r->comm[b];
+		t = r->end[b];
+		sum += r->comm[b];
+		if (first_ready < 0 && r->cnt[b])
+			first_ready = r->ready[b];
+	}
+	r->comm_total = sum;
+	r->step = (t > comp_end ? t : comp_end) + x->t_opt;
+	/* cost-models.md section 6 bound */
+	{
+		double b1 = comp_end, b2 = first_ready >= 0 ? first_ready + sum : 0, b3 = 0;
+		if (nb) {
+			size_t last = r->border[nb - 1];
+			b3 = comp_end + r->comm[last];
+		}
+		if (b2 > b1)
+			b1 = b2;
+		if (b3 > b1)
+			b1 = b3;
+		r->bound = b1 + x->t_opt;
+	}
+	return 0;
+}

@@ -1,0 +1,314 @@
+/* yaml.c - small helpers over libyaml's document API with messages that
+ * name the file, the line and the offending value. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+char *xstrdup(const char *s)
+{
+	char *r = strdup(s ? s : "");
+	return r;
+}
+
+int read_file(const char *path, char **bufp, size_t *lenp,
+	      autosync_error_t *errp)
+{
+	FILE *fp = NULL;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, got;
+	int saved;
+	struct stat st;
+
+	if (!path || !bufp || !lenp) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "read_file: invalid argument");
+	}
+	if (!(fp = fopen(path, "r")))
+		return autosync_errprintf(errp, "%s: cannot open: %s", path,
+					  strerror(errno));
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(fp);
+		errno = EISDIR;
+		return autosync_errprintf(errp, "%s: is a directory", path);
+	}
+	for (;;) {
+		if (len + 65536 + 1 > cap) {
+			size_t ncap = cap ? cap * 2 : 65536 + 1;
+			char *nb;
+			if (ncap > ((size_t) 1 << 31)) {
+				errno = EFBIG;
+				saved = errno;
+				goto fail;
+			}
+			if (!(nb = realloc(buf, ncap))) {
+				saved = errno;
+				goto fail;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		got = fread(buf + len, 1, cap - len - 1, fp);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(fp)) {
+		saved = EIO;
+		goto fail;
+	}
+	fclose(fp);
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+fail:
+	fclose(fp);
+	free(buf);
+	errno = saved;
+	return autosync_errprintf(errp, "%s: cannot read: %s", path,
+				  strerror(saved));
+}
+
+int ydoc_load(struct ydoc *d, const char *buf, size_t len, const char *fname,
+	      autosync_error_t *errp)
+{
+	yaml_parser_t parser;
+	int rv = -1;
+
+	memset(d, 0, sizeof(*d));
+	d->fname = fname ? fname : "(input)";
+	if (!buf) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "%s: no input", d->fname);
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "%s: out of memory", d->fname);
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *) buf, len);
+	if (!yaml_parser_load(&parser, &d->doc)) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "%s:%lu:%lu: not valid YAML: %s%s%s",
+				   d->fname,
+				   (unsigned long) parser.problem_mark.line + 1,
+				   (unsigned long) parser.problem_mark.column + 1,
+				   parser.problem ? parser.problem : "error",
+				   parser.context ? " " : "",
+				   parser.context ? parser.context : "");
+		goto out;
+	}
+	d->loaded = 1;
+	if (!yaml_document_get_root_node(&d->doc)) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "%s: empty document", d->fname);
+		goto out;
+	}
+	rv = 0;
+out:
+	yaml_parser_delete(&parser);
+	if (rv < 0) {
+		int saved = errno;
+		ydoc_free(d);
+		errno = saved;
+	}
+	return rv;
+}
+
+void ydoc_free(struct ydoc *d)
+{
+	if (d && d->loaded)
+		yaml_document_delete(&d->doc);
+	if (d)
+		d->loaded = 0;
+}
+
+yaml_node_t *ydoc_root(struct ydoc *d)
+{
+	return yaml_document_get_root_node(&d->doc);
+}
+
+yaml_node_t *ydoc_node(struct ydoc *d, int id)
+{
+	return yaml_document_get_node(&d->doc, id);
+}
+
+unsigned ynode_line(const yaml_node_t *n)
+{
+	return n ? (unsigned) n->start_mark.line + 1 : 0;
+}
+
+const char *yscalar(const yaml_node_t *n)
+{
+	if (!n || n->type != YAML_SCALAR_NODE)
+		return NULL;
+	return (const char *) n->data.scalar.value;
+}
+
+yaml_node_t *ymap_get(struct ydoc *d, yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *pr;
+
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
+	     pr++) {
+		const char *k = yscalar(ydoc_node(d, pr->key));
+		if (k && !strcmp(k, key))
+			return ydoc_node(d, pr->value);
+	}
+	return NULL;
+}
+
+static const char *type_name(yaml_node_type_t t)
+{
+	switch (t) {
+	case YAML_SCALAR_NODE:
+		return "a scalar";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	default:
+		return "nothing";
+	}
+}
+
+int yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
+	    const char *what, autosync_error_t *errp)
+{
+	if (!n) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "%s: %s: missing", d->fname,
+					  what);
+	}
+	if (n->type != type) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "%s:%u: %s: expected %s, got %s%s%s%s",
+					  d->fname, ynode_line(n), what,
+					  type_name(type), type_name(n->type),
+					  yscalar(n) ? " '" : "",
+					  yscalar(n) ? yscalar(n) : "",
+					  yscalar(n) ? "'" : "");
+	}
+	return 0;
+}
+
+int yget_str(struct ydoc *d, yaml_node_t *n, const char *what,
+	     const char **out, autosync_error_t *errp)
+{
+	if (yexpect(d, n, YAML_SCALAR_NODE, what, errp) < 0)
+		return -1;
+	*out = yscalar(n);
+	return 0;
+}
+
+int yget_i64(struct ydoc *d, yaml_node_t *n, const char *what, int64_t *out,
+	     autosync_error_t *errp)
+{
+	const char *s;
+	char *end;
+	long long v;
+
+	if (yget_str(d, n, what, &s, errp) < 0)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!*s || *end || errno) {
+		int e = errno == ERANGE ? ERANGE : EINVAL;
+		errno = e;
+		return autosync_errprintf(errp, "%s:%u: %s: '%s' is not %s",
+					  d->fname, ynode_line(n), what, s,
+					  e == ERANGE ? "a representable integer"
+						      : "an integer");
+	}
+	*out = v;
+	return 0;
+}
+
+int yget_u64(struct ydoc *d, yaml_node_t *n, const char *what, uint64_t min,
+	     uint64_t max, uint64_t *out, autosync_error_t *errp)
+{
+	const char *s;
+	char *end;
+	unsigned long long v;
+
+	if (yget_str(d, n, what, &s, errp) < 0)
+		return -1;
+	errno = 0;
+	if (*s == '-') {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "%s:%u: %s: '%s' is negative",
+					  d->fname, ynode_line(n), what, s);
+	}
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno) {
+		int e = errno == ERANGE ? EOVERFLOW : EINVAL;
+		errno = e;
+		return autosync_errprintf(errp, "%s:%u: %s: '%s' is not %s",
+					  d->fname, ynode_line(n), what, s,
+					  e == EOVERFLOW ? "a representable integer"
+							 : "an integer");
+	}
+	if (v < min || v > max) {
+		errno = v > max ? EOVERFLOW : EINVAL;
+		return autosync_errprintf(errp,
+					  "%s:%u: %s: '%s' is out of range [%" PRIu64
+					  ", %" PRIu64 "]",
+					  d->fname, ynode_line(n), what, s, min, max);
+	}
+	*out = v;
+	return 0;
+}
+
+int yget_double(struct ydoc *d, yaml_node_t *n, const char *what, double min,
+		double max, double *out, autosync_error_t *errp)
+{
+	const char *s;
+	char *end;
+	double v;
+
+	if (yget_str(d, n, what, &s, errp) < 0)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "%s:%u: %s: '%s' is not a finite number",
+					  d->fname, ynode_line(n), what, s);
+	}
+	if (v < min || v > max) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "%s:%u: %s: '%s' is out of range [%g, %g]",
+					  d->fname, ynode_line(n), what, s, min, max);
+	}
+	*out = v;
+	return 0;
+}
+
+int yget_bool(struct ydoc *d, yaml_node_t *n, const char *what, int *out,
+	      autosync_error_t *errp)
+{
+	const char *s;
+
+	if (yget_str(d, n, what, &s, errp) < 0)
+		return -1;
+	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "1")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "0")) {
+		*out = 0;
+		return 0;
+	}
+	errno = EINVAL;
+	return autosync_errprintf(errp, "%s:%u: %s: '%s' is not true or false",
+				  d->fname, ynode_line(n), what, s);
+}
