@@ -15,6 +15,7 @@ static const struct command {
 	{ "topo", autosync_cmd_topo, "show this node's (allocated) GPU/NIC topology" },
 	{ "plan", autosync_cmd_plan, "plan gradient synchronization for a model" },
 	{ "config", autosync_cmd_config, "validate a site config (config check FILE)" },
+	{ "feedback", autosync_cmd_feedback, "list feedback records: predicted vs measured" },
 };
 
 static void usage(FILE *fp)

@@ -6,5 +6,6 @@
 int autosync_cmd_topo(int argc, char **argv);
 int autosync_cmd_plan(int argc, char **argv);
 int autosync_cmd_config(int argc, char **argv);
+int autosync_cmd_feedback(int argc, char **argv);
 
 #endif

@@ -386,7 +386,8 @@ int autosync_feedback_parse(const char *line, size_t len,
 	}
 	root = yaml_document_get_root_node(&doc);
 	if (!root || root->type != YAML_MAPPING_NODE) {
-		bad = "not a mapping";
+		errno = EINVAL;
+		autosync_errprintf(errp, "not a record");
 		goto out;
 	}
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;

@@ -1,0 +1,262 @@
+/* feedback.c - 'autosync feedback': list and summarise feedback records. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "autosync/feedback.h"
+#include "autosync/siteconf.h"
+#include "cli.h"
+
+#define MAX_MODELS 256
+
+struct summary {
+	char model[256];
+	unsigned long records, measured;
+	double pred_sum, meas_sum, ape_sum; /* APE over records with both */
+};
+
+struct ctx {
+	int64_t since;
+	const char *model;
+	int quiet;
+	unsigned long shown;
+	size_t nmodels;
+	struct summary models[MAX_MODELS];
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: autosync feedback [--file LOG | --config SITE.yaml] "
+		"[--since WHEN] [--model NAME] [--summary]\n"
+		"List feedback records (plan, prediction, measurement) and "
+		"summarise\npredicted against measured step times per model.\n"
+		"  --file LOG       the feedback log (default: the site config's "
+		"feedback.path)\n"
+		"  --config FILE    site config (default %s/autosync/autosync.yaml)\n"
+		"  --since WHEN     2026-12-01, 2026-12-01T10:00:00Z, epoch "
+		"seconds, or 30m, 12h, 7d ago\n"
+		"  --model NAME     only this model\n"
+		"  --summary        only the per-model summary\n",
+		AUTOSYNC_SYSCONFDIR);
+}
+
+/* Parse --since; returns -1 on a bad value. */
+static int parse_since(const char *s, int64_t *out)
+{
+	struct tm tm;
+	const char *end;
+	char *e;
+	long long v;
+
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end) {
+		*out = (int64_t) timegm(&tm);
+		return 0;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(s, "%Y-%m-%d", &tm)) && !*end) {
+		*out = (int64_t) timegm(&tm);
+		return 0;
+	}
+	errno = 0;
+	v = strtoll(s, &e, 10);
+	if (errno || e == s || v < 0)
+		return -1;
+	if (!*e) {
+		*out = v;
+		return 0;
+	}
+	if (e[1])
+		return -1;
+	switch (*e) {
+	case 'm':
+		v *= 60;
+		break;
+	case 'h':
+		v *= 3600;
+		break;
+	case 'd':
+		v *= 86400;
+		break;
+	default:
+		return -1;
+	}
+	*out = (int64_t) time(NULL) - v;
+	return 0;
+}
+
+static int each(const autosync_feedback_rec_t *r, void *arg)
+{
+	struct ctx *c = arg;
+	struct summary *s = NULL;
+	char when[32];
+	struct tm tm;
+	time_t t = (time_t) r->time;
+
+	if (r->time < c->since || (c->model && strcmp(c->model, r->model)))
+		return 0;
+	for (size_t i = 0; i < c->nmodels; i++)
+		if (!strcmp(c->models[i].model, r->model))
+			s = &c->models[i];
+	if (!s && c->nmodels < MAX_MODELS) {
+		s = &c->models[c->nmodels++];
+		snprintf(s->model, sizeof(s->model), "%s", r->model);
+	}
+	if (s) {
+		s->records++;
+		s->pred_sum += r->predicted;
+		if (r->measured_count > 0 && r->measured_mean > 0) {
+			s->measured++;
+			s->meas_sum += r->measured_mean;
+			s->ape_sum += fabs(r->predicted - r->measured_mean) /
+				      r->measured_mean;
+		}
+	}
+	if (c->quiet)
+		return 0;
+	if (!c->shown++)
+		printf("%-20s %-14s %-8s %-16s %7s %12s %12s %8s\n", "time",
+		       "job.step", "node", "model", "nodesxg", "predicted_ms",
+		       "measured_ms", "error");
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	{
+		char js[32], ng[16], meas[16] = "-", err[16] = "-";
+		if (r->step == 4294967291ULL)
+			snprintf(js, sizeof(js), "%" PRIu64 ".batch", r->job);
+		else
+			snprintf(js, sizeof(js), "%" PRIu64 ".%" PRIu64, r->job,
+				 r->step);
+		snprintf(ng, sizeof(ng), "%ux%u", r->nodes, r->gpus_per_node);
+		if (r->measured_count > 0 && r->measured_mean > 0) {
+			snprintf(meas, sizeof(meas), "%.3f", r->measured_mean * 1e3);
+			snprintf(err, sizeof(err), "%+.1f%%",
+				 (r->predicted - r->measured_mean) /
+					 r->measured_mean * 100);
+		}
+		printf("%-20s %-14s %-8s %-16s %7s %12.3f %12s %8s\n", when, js,
+		       r->node, r->model, ng, r->predicted * 1e3, meas, err);
+	}
+	return 0;
+}
+
+static void bad_line(const char *msg, void *arg)
+{
+	(void) arg;
+	fprintf(stderr, "autosync: skipped %s\n", msg);
+}
+
+int autosync_cmd_feedback(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "since", required_argument, NULL, 's' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "summary", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	autosync_error_t err = { .text = "" };
+	struct ctx *c = calloc(1, sizeof(*c));
+	const char *file = NULL, *config = NULL;
+	char defconf[4096], logpath[4096];
+	autosync_siteconf_t *site = NULL;
+	int opt, rv = 1;
+
+	if (!c) {
+		fprintf(stderr, "autosync: out of memory\n");
+		return 1;
+	}
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			file = optarg;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 's':
+			if (parse_since(optarg, &c->since) < 0) {
+				fprintf(stderr, "autosync: bad --since value '%s' "
+					"(expected e.g. 2026-12-01, 12h or 7d)\n",
+					optarg);
+				rv = 2;
+				goto out;
+			}
+			break;
+		case 'm':
+			c->model = optarg;
+			break;
+		case 'S':
+			c->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			rv = 0;
+			goto out;
+		default:
+			usage(stderr);
+			rv = 2;
+			goto out;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		rv = 2;
+		goto out;
+	}
+	if (!file) {
+		if (!config) {
+			snprintf(defconf, sizeof(defconf),
+				 "%s/autosync/autosync.yaml", AUTOSYNC_SYSCONFDIR);
+			config = defconf;
+		}
+		if (!(site = autosync_siteconf_load(config, &err))) {
+			fprintf(stderr, "autosync: %s\n", err.text);
+			goto out;
+		}
+		if (!autosync_siteconf_feedback_path(site)[0]) {
+			fprintf(stderr, "autosync: %s sets no feedback.path; "
+				"use --file\n", config);
+			goto out;
+		}
+		snprintf(logpath, sizeof(logpath), "%s",
+			 autosync_siteconf_feedback_path(site));
+		file = logpath;
+	}
+	if (autosync_feedback_read(file, each, c, bad_line, &err) < 0) {
+		fprintf(stderr, "autosync: %s\n", err.text);
+		goto out;
+	}
+	if (c->shown || c->quiet)
+		printf("%s", c->quiet ? "" : "\n");
+	printf("%-24s %8s %9s %13s %13s %8s\n", "model", "records", "measured",
+	       "mean_pred_ms", "mean_meas_ms", "MAPE");
+	for (size_t i = 0; i < c->nmodels; i++) {
+		struct summary *s = &c->models[i];
+		char mm[16] = "-", mape[16] = "-";
+		if (s->measured) {
+			snprintf(mm, sizeof(mm), "%.3f", s->meas_sum / s->measured * 1e3);
+			snprintf(mape, sizeof(mape), "%.1f%%",
+				 s->ape_sum / s->measured * 100);
+		}
+		printf("%-24s %8lu %9lu %13.3f %13s %8s\n", s->model, s->records,
+		       s->measured, s->pred_sum / s->records * 1e3, mm, mape);
+	}
+	rv = 0;
+out:
+	autosync_siteconf_destroy(site);
+	free(c);
+	return rv;
+}

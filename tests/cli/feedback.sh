@@ -1,0 +1,35 @@
+#!/bin/sh
+# autosync feedback: listing, filters and the per-model summary
+. "${AUTOSYNC_SRCDIR:-.}/tests/cli/tap.sh"
+
+rec() { # rec TIME JOB MODEL PREDICTED MEASURED_MEAN COUNT
+  printf '{"version": 1, "time": "%s", "source": "plugin", "job": %s, "step": 0, "user": "u", "uid": 1000, "node": "node1", "nodes": 3, "gpus_per_node": 2, "model": "%s", "model_hash": "", "topo_hash": "", "plan_hash": "", "framework": "pytorch-ddp", "strategy": "x", "predicted_step_s": %s, "buckets": [], "baselines": {}, "measured_step_s": [], "measured_count": %s, "measured_mean_s": %s}\n' \
+    "$1" "$2" "$3" "$4" "$6" "$5"
+}
+log=$TMP/feedback.jsonl
+{
+  rec 2026-11-30T10:00:00Z 7 resnet50 0.100 0.125 20
+  rec 2026-12-01T10:00:00Z 8 resnet50 0.110 0.100 20
+  rec 2026-12-01T11:00:00Z 9 bert-large 0.500 0 0
+  echo 'not a record'
+} > "$log"
+
+out=$("$AUTOSYNC" feedback --file "$log" --summary 2>"$TMP/err"); rc=$?
+is "$rc" 0 "summary exits 0"
+is "$out" "model                     records  measured  mean_pred_ms  mean_meas_ms     MAPE
+resnet50                        2         2       105.000       112.500    15.0%
+bert-large                      1         0       500.000             -        -" \
+  "per-model summary: MAPE = mean(|20%|, |10%|)"
+is "$(cat "$TMP/err")" "autosync: skipped $log:4: not a record" "a bad line is named and skipped"
+
+out=$("$AUTOSYNC" feedback --file "$log" --since 2026-12-01 --model resnet50 2>/dev/null | head -2); rc=$?
+is "$out" "time                 job.step       node     model            nodesxg predicted_ms  measured_ms    error
+2026-12-01T10:00:00Z 8.0            node1    resnet50             3x2      110.000      100.000   +10.0%" \
+  "--since and --model filter the listing"
+out=$("$AUTOSYNC" feedback --file "$log" --since yesterday 2>&1); rc=$?
+is "$rc" 2 "a bad --since is a usage error"
+is "$out" "autosync: bad --since value 'yesterday' (expected e.g. 2026-12-01, 12h or 7d)" "and says why"
+out=$("$AUTOSYNC" feedback --file "$TMP/none.jsonl" 2>&1); rc=$?
+is "$rc" 1 "a missing log fails"
+is "$out" "autosync: $TMP/none.jsonl: cannot open: No such file or directory" "naming the file"
+done_testing
