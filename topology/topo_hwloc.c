@@ -421,7 +421,8 @@ struct autosync_topo *topo_load_hwloc(const char *xml, autosync_error_t *errp)
 		goto out;
 	}
 	if (xml && hwloc_topology_set_xml(c.topo, xml) < 0) {
-		autosync_errprintf(errp, "%s: hwloc cannot read XML: %s", xml, strerror(errno));
+		autosync_errprintf(errp, "%s: hwloc cannot load it (truncated or not hwloc XML?): %s", xml,
+				   strerror(errno));
 		goto out;
 	}
 	if (xml) {
