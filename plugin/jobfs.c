@@ -1,0 +1,244 @@
+/* jobfs.c - see jobfs.h */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jobfs.h"
+
+int as_read_file(const char *path, size_t max, uid_t owner, char **bufp,
+		 size_t *lenp, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, saved;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		saved = errno;
+		snprintf(err, errlen, "%s: %s", path,
+			 saved == ELOOP ? "is a symbolic link (give the file "
+					  "itself)"
+					: strerror(saved));
+		errno = saved;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		errno = EINVAL;
+		goto fail;
+	}
+	if (owner != (uid_t) -1 && (st.st_uid != owner || st.st_nlink != 1)) {
+		snprintf(err, errlen, "%s: not owned by uid %u alone", path,
+			 (unsigned) owner);
+		errno = EPERM;
+		goto fail;
+	}
+	if ((unsigned long long) st.st_size > max) {
+		snprintf(err, errlen, "%s: too large (%lld bytes, limit %zu)",
+			 path, (long long) st.st_size, max);
+		errno = EFBIG;
+		goto fail;
+	}
+	if (!(buf = malloc(max + 1))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		errno = ENOMEM;
+		goto fail;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + len, max + 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		len += (size_t) r;
+		if (len > max) {
+			snprintf(err, errlen, "%s: too large (limit %zu)", path,
+				 max);
+			errno = EFBIG;
+			goto fail;
+		}
+	}
+	buf[len] = '\0';
+	close(fd);
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+fail:
+	saved = errno;
+	free(buf);
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+int as_jobdir_make(const char *base, const char *name, uid_t uid, gid_t gid,
+		   char *out, size_t outlen, char *err, size_t errlen)
+{
+	struct stat st;
+	int bfd = -1, dfd = -1, rv = -1, saved, created = 0;
+
+	if (base[0] != '/' || !name[0] || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, "..")) {
+		snprintf(err, errlen, "invalid job directory %s/%s", base, name);
+		errno = EINVAL;
+		return -1;
+	}
+	if ((size_t) snprintf(out, outlen, "%s/%s", base, name) >= outlen) {
+		snprintf(err, errlen, "job directory path too long");
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0) {
+		snprintf(err, errlen, "%s: %s", base, strerror(errno));
+		goto out;
+	}
+	if (mkdirat(bfd, name, 0700) == 0)
+		created = 1;
+	else if (errno != EEXIST) {
+		snprintf(err, errlen, "%s: cannot create: %s", out,
+			 strerror(errno));
+		goto out;
+	}
+	/* Whether we made it or it was there, what we hand on must be a real
+	 * directory (not a link someone planted) that only the user owns. */
+	dfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", out,
+			 errno == ELOOP || errno == ENOTDIR
+				 ? "exists and is not a directory"
+				 : strerror(errno));
+		goto out;
+	}
+	if (fstat(dfd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		goto out;
+	}
+	if (created && st.st_uid != uid) {
+		/* made by root for the user: hand it over */
+		if (fchown(dfd, uid, gid) < 0 || fstat(dfd, &st) < 0) {
+			snprintf(err, errlen, "%s: chown: %s", out,
+				 strerror(errno));
+			goto out;
+		}
+	}
+	if (st.st_uid != uid || (st.st_mode & 07777) != 0700) {
+		snprintf(err, errlen, "%s: exists with owner %u mode %04o "
+			 "(expected %u, 0700)", out, (unsigned) st.st_uid,
+			 (unsigned) (st.st_mode & 07777), (unsigned) uid);
+		errno = EPERM;
+		goto out;
+	}
+	rv = 0;
+out:
+	saved = errno;
+	if (dfd >= 0)
+		close(dfd);
+	if (bfd >= 0)
+		close(bfd);
+	errno = saved;
+	return rv;
+}
+
+int as_write_in(const char *dir, const char *name, const void *data,
+		size_t len, char *err, size_t errlen)
+{
+	char tmp[NAME_MAX + 1];
+	int dfd, fd = -1, rv = -1, saved;
+	size_t off = 0;
+
+	if ((size_t) snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= sizeof(tmp)) {
+		snprintf(err, errlen, "%s: name too long", name);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	(void) unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s/%s: %s", dir, tmp, strerror(errno));
+		goto out;
+	}
+	while (off < len) {
+		ssize_t w = write(fd, (const char *) data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			snprintf(err, errlen, "%s/%s: %s", dir, name,
+				 errno == ENOSPC || errno == EDQUOT
+					 ? "disk full"
+					 : strerror(errno));
+			goto out;
+		}
+		off += (size_t) w;
+	}
+	if (fsync(fd) < 0 && errno != EINVAL) {
+		snprintf(err, errlen, "%s/%s: %s", dir, name,
+			 errno == ENOSPC ? "disk full" : strerror(errno));
+		goto out;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (renameat(dfd, tmp, dfd, name) < 0) {
+		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(errno));
+		goto out;
+	}
+	rv = 0;
+out:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	if (rv < 0)
+		(void) unlinkat(dfd, tmp, 0);
+	close(dfd);
+	errno = saved;
+	return rv;
+}
+
+void as_jobdir_remove(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+
+	if (dfd < 0)
+		return;
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !S_ISDIR(st.st_mode))
+			(void) unlinkat(dfd, e->d_name, 0); /* removes links, not targets */
+	}
+	closedir(d);
+	(void) rmdir(dir);
+}

@@ -1,0 +1,172 @@
+/* Unit tests for the plugin's file handling. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jobfs.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/autosync-jobfs-XXXXXX";
+
+static void put(const char *name, const char *text)
+{
+	char p[512];
+	FILE *fp;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (!(fp = fopen(p, "w")))
+		bail_out("cannot write %s", p);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void test_read(void)
+{
+	char p[512], l[512], err[512], *buf = NULL;
+	size_t len = 0;
+
+	put("model.yaml", "name: x\n");
+	snprintf(p, sizeof(p), "%s/model.yaml", dir);
+	ok(as_read_file(p, 1024, (uid_t) -1, &buf, &len, err, sizeof(err)) == 0 &&
+		   len == 8 && !strcmp(buf, "name: x\n"),
+	   "reads a regular file");
+	free(buf);
+	buf = NULL;
+	ok(as_read_file(p, 4, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0 &&
+		   errno == EFBIG,
+	   "refuses a file over the limit: %s", err);
+	snprintf(l, sizeof(l), "%s/link.yaml", dir);
+	if (symlink("/etc/shadow", l) < 0)
+		bail_out("symlink");
+	ok(as_read_file(l, 1 << 20, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0 &&
+		   errno == ELOOP,
+	   "refuses a symlink (to a root-only file)");
+	{
+		char want[600];
+		snprintf(want, sizeof(want),
+			 "%s: is a symbolic link (give the file itself)", l);
+		is(err, want, "and says so");
+	}
+	snprintf(l, sizeof(l), "%s/fifo", dir);
+	if (mkfifo(l, 0600) == 0)
+		ok(as_read_file(l, 1024, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0 &&
+			   errno == EINVAL,
+		   "refuses a FIFO without blocking: %s", err);
+	ok(as_read_file(dir, 1024, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0,
+	   "refuses a directory");
+	ok(as_read_file("/nonexistent/x", 1024, (uid_t) -1, &buf, &len, err,
+			sizeof(err)) < 0 &&
+		   errno == ENOENT && !strcmp(err, "/nonexistent/x: No such file or directory"),
+	   "missing file: %s", err);
+	ok(as_read_file(p, 1024, getuid() + 1, &buf, &len, err, sizeof(err)) < 0 &&
+		   errno == EPERM,
+	   "owner check: %s", err);
+	snprintf(l, sizeof(l), "%s/hardlink.yaml", dir);
+	if (link(p, l) == 0)
+		ok(as_read_file(p, 1024, getuid(), &buf, &len, err, sizeof(err)) < 0 &&
+			   errno == EPERM,
+		   "owner check refuses a file with two links");
+}
+
+static void test_jobdir(void)
+{
+	char out[512], err[512], p[600];
+	struct stat st;
+	uid_t me = geteuid();
+
+	ok(as_jobdir_make(dir, "job.1", me, getegid(), out, sizeof(out), err,
+			  sizeof(err)) == 0, "creates the job directory (%s)", err);
+	ok(stat(out, &st) == 0 && S_ISDIR(st.st_mode) &&
+		   (st.st_mode & 07777) == 0700 && st.st_uid == me,
+	   "mode 0700, owned by the user");
+	ok(as_jobdir_make(dir, "job.1", me, getegid(), out, sizeof(out), err,
+			  sizeof(err)) == 0, "an existing good directory is accepted");
+	snprintf(p, sizeof(p), "%s/planted", dir);
+	if (symlink("/etc", p) < 0)
+		bail_out("symlink");
+	ok(as_jobdir_make(dir, "planted", me, getegid(), out, sizeof(out), err,
+			  sizeof(err)) < 0 && strstr(err, "not a directory"),
+	   "a planted symlink is refused: %s", err);
+	snprintf(p, sizeof(p), "%s/open", dir);
+	mkdir(p, 0777);
+	chmod(p, 0777);
+	ok(as_jobdir_make(dir, "open", me, getegid(), out, sizeof(out), err,
+			  sizeof(err)) < 0 && errno == EPERM,
+	   "a directory others can write is refused: %s", err);
+	ok(as_jobdir_make(dir, "../x", me, getegid(), out, sizeof(out), err,
+			  sizeof(err)) < 0 && errno == EINVAL,
+	   "a name with '/' is refused");
+	if (me == 0) {
+		ok(as_jobdir_make(dir, "foruser", 4242, 4242, out, sizeof(out),
+				  err, sizeof(err)) == 0 &&
+			   stat(out, &st) == 0 && st.st_uid == 4242 &&
+			   st.st_gid == 4242,
+		   "root makes it for the user and hands it over");
+		ok(as_jobdir_make(dir, "job.1", 4242, 4242, out, sizeof(out), err,
+				  sizeof(err)) < 0 && errno == EPERM,
+		   "another user's directory is refused");
+	} else {
+		skip(2, "not root");
+	}
+}
+
+static void test_write_remove(void)
+{
+	char out[512], err[512], p[600], *buf = NULL;
+	size_t len;
+	struct stat st;
+
+	as_jobdir_make(dir, "job.2", geteuid(), getegid(), out, sizeof(out), err,
+		       sizeof(err));
+	ok(as_write_in(out, "plan.yaml", "a: 1\n", 5, err, sizeof(err)) == 0,
+	   "writes a file");
+	ok(as_write_in(out, "plan.yaml", "a: 2\n", 5, err, sizeof(err)) == 0,
+	   "replaces it");
+	snprintf(p, sizeof(p), "%s/plan.yaml", out);
+	ok(as_read_file(p, 100, (uid_t) -1, &buf, &len, err, sizeof(err)) == 0 &&
+		   !strcmp(buf, "a: 2\n"),
+	   "content");
+	free(buf);
+	ok(stat(p, &st) == 0 && (st.st_mode & 0777) == 0644, "mode 0644");
+	snprintf(p, sizeof(p), "%s/nccl.xml", out);
+	if (symlink("/etc/passwd", p) < 0)
+		bail_out("symlink");
+	ok(as_write_in(out, "nccl.xml", "x", 1, err, sizeof(err)) == 0 &&
+		   lstat(p, &st) == 0 && S_ISREG(st.st_mode),
+	   "a symlink in the way is replaced, its target untouched");
+	ok(stat("/etc/passwd", &st) == 0 && st.st_size > 1, "target intact");
+	snprintf(p, sizeof(p), "%s/victim", dir);
+	put("victim", "keep me\n");
+	{
+		char l[700];
+		snprintf(l, sizeof(l), "%s/link-to-victim", out);
+		if (symlink(p, l) < 0)
+			bail_out("symlink");
+	}
+	as_jobdir_remove(out);
+	ok(access(out, F_OK) != 0, "the job directory is removed");
+	ok(access(p, F_OK) == 0, "a linked file outside is not");
+}
+
+int main(void)
+{
+	plan(NO_PLAN);
+	if (!mkdtemp(dir))
+		bail_out("mkdtemp");
+	test_read();
+	test_jobdir();
+	test_write_remove();
+	{
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			diag("could not remove %s", dir);
+	}
+	return done_testing();
+}
