@@ -12,6 +12,7 @@
 
 #include "autosync/topology.h"
 #include "tap.h"
+#include "fixdir.h"
 
 #define MAXG 16
 #define MAXN 8
@@ -532,17 +533,13 @@ static void check_link_table(void)
 
 int main(void)
 {
-	const char *src = getenv("AUTOSYNC_SRCDIR");
-
-	plan(NO_PLAN);
-	snprintf(fixdir, sizeof(fixdir), "%s/../shared/fixtures/topologies", src ? src : "..");
-	{
-		FILE *fp = fopen(fix("SOURCES.md"), "r");
-
-		if (!fp)
-			bail_out("fixtures not found in %s (set AUTOSYNC_SRCDIR)", fixdir);
-		fclose(fp);
+	if (find_fixdir(fixdir, sizeof(fixdir)) < 0) {
+		/* e.g. a release tarball built away from the clone */
+		printf("1..0 # SKIP shared/fixtures/topologies not found beside $AUTOSYNC_SRCDIR or its parents\n");
+		return 0;
 	}
+	plan(NO_PLAN);
+	diag("fixtures: %s", fixdir);
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		check_fixture(&fixtures[i]);
 	check_details();

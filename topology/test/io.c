@@ -16,8 +16,10 @@
 
 #include "autosync/topology.h"
 #include "tap.h"
+#include "fixdir.h"
 
 static char fixdir[1024], tmpdir[256];
+static int have_fixtures;
 
 static const char *fix(const char *name)
 {
@@ -390,10 +392,12 @@ static void bad_inputs(void)
 	}
 	errno = 0;
 	ok(autosync_topo_load_file(NULL, &err) == NULL && errno == EINVAL, "NULL path: EINVAL");
-	ok(autosync_topo_load_hwloc_xml(fix("nccl-aws-p4d-8xA100-4xEFA.xml"), &err) == NULL,
-	   "NCCL file given to the hwloc reader: %s", err.text);
-	ok(autosync_topo_load_nccl_xml(fix("hwloc-power8-4xP100-nvlink.xml"), &err) == NULL,
-	   "hwloc file given to the NCCL reader: %s", err.text);
+	if (have_fixtures) {
+		ok(autosync_topo_load_hwloc_xml(fix("nccl-aws-p4d-8xA100-4xEFA.xml"), &err) == NULL,
+		   "NCCL file given to the hwloc reader: %s", err.text);
+		ok(autosync_topo_load_nccl_xml(fix("hwloc-power8-4xP100-nvlink.xml"), &err) == NULL,
+		   "hwloc file given to the NCCL reader: %s", err.text);
+	}
 	autosync_topo_destroy(NULL);
 	ok(autosync_topo_ngpus(NULL) == 0 && autosync_topo_gpu(NULL, 0) == NULL, "NULL topology queries");
 }
@@ -411,23 +415,26 @@ static hwloc_topology_t keep_plugins;
 
 int main(void)
 {
-	const char *src = getenv("AUTOSYNC_SRCDIR");
 	char tmpl[] = "/tmp/autosync-topo-test.XXXXXX";
 
 	plan(NO_PLAN);
 	if (hwloc_topology_init(&keep_plugins) < 0)
 		keep_plugins = NULL;
-	snprintf(fixdir, sizeof(fixdir), "%s/../shared/fixtures/topologies", src ? src : "..");
+	have_fixtures = find_fixdir(fixdir, sizeof(fixdir)) == 0;
 	if (!mkdtemp(tmpl))
 		bail_out("mkdtemp: %s", strerror(errno));
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 
-	for (size_t i = 0; i < sizeof(all_files) / sizeof(all_files[0]); i++) {
-		round_trip(all_files[i], NULL);
-		writers(all_files[i]);
+	if (have_fixtures) {
+		for (size_t i = 0; i < sizeof(all_files) / sizeof(all_files[0]); i++) {
+			round_trip(all_files[i], NULL);
+			writers(all_files[i]);
+		}
+		round_trip("nccl-8xRTX3090-1xCX6-ib.xml", "7,4");
+		round_trip("hwloc-juwels-booster-4xA100-4xHDR.xml", "3,1");
+	} else {
+		skip(1, "shared/fixtures/topologies not found: fixture round trips");
 	}
-	round_trip("nccl-8xRTX3090-1xCX6-ib.xml", "7,4");
-	round_trip("hwloc-juwels-booster-4xA100-4xHDR.xml", "3,1");
 	writers(NULL);
 	live();
 	bad_inputs();
