@@ -52,7 +52,7 @@ int autosync_baseline_applicable(int b, int fw)
 }
 
 static const struct bcfg AR = { AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO,
-				AUTOSYNC_COMPRESS_NONE, 0, 0, 0 };
+				AUTOSYNC_COMPRESS_NONE, 0, 0, 0, 0 };
 
 /* size-capped buckets over the ready order, one open bucket per dtype,
  * sparse tensors alone (torch.distributed compute_bucket_assignment_by_size
@@ -157,7 +157,7 @@ static int greedy_ps(const struct simctx *x, struct strategy *s, int sparse_only
 	double *load = calloc(k, sizeof(double));
 	long *layer_bucket = malloc((m->nl ? m->nl : 1) * sizeof(long));
 	struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO,
-			   AUTOSYNC_COMPRESS_NONE, k, 1, 0 };
+			   AUTOSYNC_COMPRESS_NONE, k, 1, 0, 0 };
 
 	if (!load || !layer_bucket) {
 		free(load);

@@ -125,6 +125,7 @@ struct bcfg {
 	int kind, algo, compress;
 	unsigned servers;
 	int local_agg, local_repl;
+	int densify; /* all-reduce sparse tensors as dense gradients */
 };
 
 struct strategy {
@@ -143,6 +144,8 @@ struct simres {
 	double *ready, *start, *end, *comm, *bytes, *wire;
 	size_t *border;    /* timeline order -> bucket */
 	size_t *cnt, *first, *list; /* CSR bucket -> tensors (ready order) */
+	double *lfree, *nodet;      /* per node: link free time, bucket time */
+	unsigned nnodes;
 };
 
 int simctx_init(struct simctx *x, const autosync_model_t *m,

@@ -192,6 +192,7 @@ autosync_plan_t *plan_from_strategy(const struct simctx *x,
 		pb->b.servers = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->cfg[b].servers : 0;
 		pb->b.local_agg = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->cfg[b].local_agg : 0;
 		pb->b.local_repl = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->cfg[b].local_repl : 0;
+		pb->b.densify = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? 0 : s->cfg[b].densify;
 		pb->b.bytes = r->bytes[b];
 		pb->b.wire_bytes = r->wire[b];
 		pb->b.ready = r->ready[b];
@@ -309,8 +310,8 @@ int plan_compute_hash(autosync_plan_t *plan)
 	h = fnv1a(h, buf, strlen(buf) + 1);
 	for (size_t i = 0; i < plan->nb; i++) {
 		const autosync_bucket_t *b = &plan->b[i].b;
-		snprintf(buf, sizeof(buf), "b %d %d %d %u %d %d %zu", b->kind, b->algo,
-			 b->compress, b->servers, b->local_agg, b->local_repl,
+		snprintf(buf, sizeof(buf), "b %d %d %d %u %d %d %d %zu", b->kind, b->algo,
+			 b->compress, b->servers, b->local_agg, b->local_repl, b->densify,
 			 b->ntensors);
 		h = fnv1a(h, buf, strlen(buf) + 1);
 		for (size_t j = 0; j < b->ntensors; j++) {
@@ -414,8 +415,9 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp, autosync_error_t 
 				b->servers, b->local_agg ? "true" : "false",
 				b->local_repl ? "true" : "false");
 		else
-			fprintf(fp, "    algorithm: %s\n    compression: %s\n",
-				autosync_algo_name(b->algo), autosync_compress_name(b->compress));
+			fprintf(fp, "    algorithm: %s\n    compression: %s\n%s",
+				autosync_algo_name(b->algo), autosync_compress_name(b->compress),
+				b->densify ? "    densify: true\n" : "");
 		fprintf(fp, "    bytes: %.0f\n    wire_bytes: %.0f\n", b->bytes, b->wire_bytes);
 		fprintf(fp, "    ready: %.9g\n    start: %.9g\n    end: %.9g\n", b->ready,
 			b->start, b->end);
@@ -522,6 +524,9 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn, struct plan_bucket *pb
 		NEED(n, "compression", bn);
 		if (enum_field(&d, n, "compression", autosync_compress_from_name,
 			       &b->compress, errp) < 0)
+			goto fail;
+		if ((n = ymap_get(&d, bn, "densify")) &&
+		    yget_bool(&d, n, "densify", &b->densify, errp) < 0)
 			goto fail;
 	} else {
 		errno = EINVAL;

@@ -90,13 +90,14 @@ struct caps {
 	int cycle;           /* Horovod cycle time */
 	unsigned algos;      /* mask of enum autosync_algo */
 	unsigned comps;      /* mask of enum autosync_compress */
+	int densify;         /* all-reduce a sparse gradient as a dense one */
 };
 
 static const struct caps fw_caps[AUTOSYNC_FW_N] = {
-	[AUTOSYNC_FW_GENERIC] = { 1, 1, 1, 1, 0, 0xf, 0x7 },
-	[AUTOSYNC_FW_PYTORCH_DDP] = { 0, 0, 0, 1, 0, 0x7, 0x7 },
-	[AUTOSYNC_FW_HOROVOD] = { 0, 0, 0, 0, 1, 0xf, 0x3 },
-	[AUTOSYNC_FW_AUTODIST] = { 1, 1, 1, 0, 0, 0x3, 0x1 },
+	[AUTOSYNC_FW_GENERIC] = { 1, 1, 1, 1, 0, 0xf, 0x7, 1 },
+	[AUTOSYNC_FW_PYTORCH_DDP] = { 0, 0, 0, 1, 0, 0x7, 0x7, 0 },
+	[AUTOSYNC_FW_HOROVOD] = { 0, 0, 0, 0, 1, 0xf, 0x3, 0 },
+	[AUTOSYNC_FW_AUTODIST] = { 1, 1, 1, 0, 0, 0x3, 0x1, 1 },
 };
 
 /* ------------------------------------------------------------ planner */
@@ -322,7 +323,7 @@ static int sweep(struct search *S, int comp)
 	struct strategy s;
 
 	for (int a = 0; a < AUTOSYNC_ALGO_NALGOS; a++) {
-		struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, a, comp, 0, 0, 0 };
+		struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, a, comp, 0, 0, 0, 0 };
 		if (!algo_ok(S, a))
 			continue;
 		for (int e = 0; e <= 22; e++) {
@@ -495,7 +496,7 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 		size_t j = U;
 		while (j > 0) {
 			size_t i = from[j];
-			struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, ba[j], bc[j], 0, 0, 0 };
+			struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, ba[j], bc[j], 0, 0, 0, 0 };
 			long id = strategy_add_bucket(&s, &cfg);
 			if (id < 0)
 				goto out;
@@ -511,18 +512,27 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 	/* sparse tensors: their own bucket, PS (sharded over every node) when
 	 * the framework can and it is faster, else all-gather */
 	for (size_t i = 0; i < nt; i++) {
-		struct bcfg ar = { AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0 };
+		struct bcfg ar = { AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0, 0 };
 		struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0,
-				   S->x.nodes, 0, 0 };
+				   S->x.nodes, 0, 0, 0 };
 		long id;
 		if (!m->t[i].sparse)
 			continue;
 		s.server[i] = AUTOSYNC_NO_SERVER;
-		if (S->cap->ps && sim_bucket_time(&S->x, &ps, &i, 1, s.server) <
-					  sim_bucket_time(&S->x, &ar, &i, 1, s.server))
-			id = strategy_add_bucket(&s, &ps);
-		else
-			id = strategy_add_bucket(&s, &ar);
+		{
+			struct bcfg dn = ar;
+			const struct bcfg *pick = &ar;
+			double tb = sim_bucket_time(&S->x, &ar, &i, 1, s.server), tt;
+			dn.densify = 1;
+			if (S->cap->densify &&
+			    (tt = sim_bucket_time(&S->x, &dn, &i, 1, s.server)) < tb) {
+				tb = tt;
+				pick = &dn;
+			}
+			if (S->cap->ps && sim_bucket_time(&S->x, &ps, &i, 1, s.server) < tb)
+				pick = &ps;
+			id = strategy_add_bucket(&s, pick);
+		}
 		if (id < 0)
 			goto out;
 		s.tb[i] = (size_t) id;
@@ -558,7 +568,7 @@ static int ps_sweep(struct search *S)
 	for (unsigned k = 1;; k = k * 2 > M && k != M ? M : k * 2) {
 		for (int repl = 0; repl < 2; repl++) {
 			struct strategy s;
-			struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0, k, 1, repl };
+			struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0, k, 1, repl, 0 };
 			long *lb = malloc((m->nl ? m->nl : 1) * sizeof(long));
 			int rv = 0;
 			if (!lb || strategy_init(&s, m->n) < 0) {

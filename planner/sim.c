@@ -170,7 +170,7 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 	    !(x->order = calloc(nt, sizeof(size_t))) ||
 	    !(x->layer_fwd = calloc(nl ? nl : 1, sizeof(double))) ||
 	    !(x->layer_bwd = calloc(nl ? nl : 1, sizeof(double))) ||
-	    !(x->scratch = calloc(2 * (size_t) x->nodes + 2, sizeof(double)))) {
+	    !(x->scratch = calloc(3 * (size_t) x->nodes + 3, sizeof(double)))) {
 		simctx_free(x);
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "planner: out of memory");
@@ -275,7 +275,7 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 	for (size_t i = 0; i < n; i++) {
 		const autosync_tensor_t *T = &m->t[list[i]];
 		double sz = autosync_dtype_size(T->dtype);
-		if (T->sparse) {
+		if (T->sparse && !cfg->densify) {
 			double row = (double) T->numel / (double) T->shape[0] * sz;
 			/* all-gather of every rank's rows + indices */
 			sparse_n += (double) T->rows_touched *
@@ -305,23 +305,22 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 	return t + x->k.launch;
 }
 
-/* parameter-server bucket */
+/* parameter-server bucket; when 'nodet' is not NULL it receives each
+ * node's busy time (full-duplex NIC: max of bytes out and in, plus the
+ * server-side work of the servers it hosts) */
 static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 			const size_t *list, size_t n, const int *server,
-			double *bytes, double *wire)
+			double *bytes, double *wire, double *nodet)
 {
 	const autosync_model_t *m = x->m;
 	unsigned M = x->nodes, g = x->g, k = cfg->servers ? cfg->servers : 1;
-	double *push = x->scratch, *pull = x->scratch + M;
+	double *push = x->scratch, *pull = x->scratch + M, *req = x->scratch + 2 * (size_t) M;
 	double upush = 0, upull = 0, tpush = 0, tpull = 0, dense = 0, raw = 0;
-	double worst = 0, agg = 0, t, maxreq = 0;
-	size_t ureq = 0;
+	double worst = 0, fixed, intra = 0, ureq = 0;
 
 	if (k > M)
 		k = M;
-	memset(x->scratch, 0, 2 * (size_t) M * sizeof(double));
-	/* requests per server, counted in pull[] would mix units: use a
-	 * second pass instead (cheap) */
+	memset(x->scratch, 0, 3 * (size_t) M * sizeof(double));
 	for (size_t i = 0; i < n; i++) {
 		const autosync_tensor_t *T = &m->t[list[i]];
 		double sz = autosync_dtype_size(T->dtype), ps, pl;
@@ -338,64 +337,52 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 			dense += b;
 			raw += b;
 		}
-		if (server[list[i]] == AUTOSYNC_NO_SERVER || server[list[i]] < 0) {
+		if (server[list[i]] < 0) {
 			upush += ps / k;
 			upull += pl / k;
-			ureq++;
+			ureq += 1;
 		} else {
-			unsigned s = (unsigned) server[list[i]] % k;
-			push[s] += ps;
-			pull[s] += pl;
+			unsigned sv = (unsigned) server[list[i]] % k;
+			push[sv] += ps;
+			pull[sv] += pl;
+			req[sv] += 1;
 		}
 	}
-	for (unsigned s = 0; s < k; s++) {
-		push[s] += upush;
-		pull[s] += upull;
-		tpush += push[s];
-		tpull += pull[s];
+	for (unsigned sv = 0; sv < k; sv++) {
+		push[sv] += upush;
+		pull[sv] += upull;
+		req[sv] += ureq;
+		tpush += push[sv];
+		tpull += pull[sv];
 	}
 	*bytes = raw;
+	*wire = tpush + tpull;
+	if (g > 1 && cfg->local_agg && dense > 0)
+		intra += (g - 1) * x->a_in + (double) (g - 1) / g * dense / x->b_in;
+	if (g > 1 && cfg->local_repl && dense > 0)
+		intra += (g - 1) * x->a_in + (double) (g - 1) / g * dense / x->b_in;
 	if (M == 1) {
-		/* one node: PS on the host; GPUs push over PCIe */
-		*wire = tpush + tpull;
-		t = (cfg->local_agg ? tpush : tpush) / x->k.host_bw;
-		if (cfg->local_agg && g > 1)
-			t = autosync_sim_ring(g, dense, x->a_in, x->b_in) / 2.0 +
-			    (tpush - dense) / x->k.host_bw;
-		t += tpush / x->k.ps_update_bw;
-		return t + x->k.launch + 2.0 * x->k.ps_msg * (double) n;
+		/* one node: the server is the host; GPUs push and pull over PCIe */
+		double t = x->k.launch + intra + (tpush > tpull ? tpush : tpull) / x->k.host_bw +
+			   tpush / x->k.ps_update_bw + 2.0 * x->k.ps_msg * req[0];
+		if (nodet)
+			nodet[0] = t;
+		return t;
 	}
+	fixed = x->k.launch + 2.0 * x->a_out + intra;
 	for (unsigned j = 0; j < M; j++) {
 		double own_push = j < k ? push[j] : 0, own_pull = j < k ? pull[j] : 0;
 		double out = (tpush - own_push) + (M - 1) * own_pull;
 		double in = (M - 1) * own_push + (tpull - own_pull);
-		double v = out > in ? out : in;
+		double v = (out > in ? out : in) / x->b_node + fixed;
+		if (j < k)
+			v += (M - 1) * own_push / x->k.ps_update_bw + 2.0 * x->k.ps_msg * req[j];
+		if (nodet)
+			nodet[j] = v;
 		if (v > worst)
 			worst = v;
-		if ((M - 1) * own_push > agg)
-			agg = (M - 1) * own_push;
 	}
-	*wire = tpush + tpull;
-	t = worst / x->b_node + agg / x->k.ps_update_bw;
-	/* requests at the busiest server (sharded tensors hit every server) */
-	{
-		double *req = push; /* reuse */
-		memset(req, 0, (size_t) k * sizeof(double));
-		for (size_t i = 0; i < n; i++) {
-			int s = server[list[i]];
-			if (s >= 0)
-				req[(unsigned) s % k] += 1;
-		}
-		for (unsigned s = 0; s < k; s++)
-			if (req[s] + (double) ureq > maxreq)
-				maxreq = req[s] + (double) ureq;
-	}
-	t += 2.0 * x->k.ps_msg * maxreq + 2.0 * x->a_out;
-	if (g > 1 && cfg->local_agg && dense > 0)
-		t += (g - 1) * x->a_in + (double) (g - 1) / g * dense / x->b_in;
-	if (g > 1 && cfg->local_repl && dense > 0)
-		t += (g - 1) * x->a_in + (double) (g - 1) / g * dense / x->b_in;
-	return t + x->k.launch;
+	return worst;
 }
 
 double sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
@@ -403,7 +390,7 @@ double sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
 {
 	double b, w;
 	if (cfg->kind == AUTOSYNC_SYNC_PS)
-		return ps_bucket(x, cfg, list, n, server, &b, &w);
+		return ps_bucket(x, cfg, list, n, server, &b, &w, NULL);
 	return ar_bucket(x, cfg, list, n, &b, &w);
 }
 
@@ -491,15 +478,18 @@ void simres_free(struct simres *r)
 	free(r->cnt);
 	free(r->first);
 	free(r->list);
+	free(r->lfree);
+	free(r->nodet);
 	memset(r, 0, sizeof(*r));
 }
 
-static int simres_reserve(struct simres *r, size_t nb, size_t nt)
+static int simres_reserve(struct simres *r, size_t nb, size_t nt, unsigned nodes)
 {
-	if (r->nb >= nb && r->list)
+	if (r->nb >= nb && r->list && r->nnodes >= nodes)
 		return 0;
 	simres_free(r);
 	r->nb = nb;
+	r->nnodes = nodes;
 	nb = nb ? nb : 1;
 	if (!(r->ready = malloc(nb * sizeof(double))) ||
 	    !(r->start = malloc(nb * sizeof(double))) ||
@@ -510,7 +500,9 @@ static int simres_reserve(struct simres *r, size_t nb, size_t nt)
 	    !(r->border = malloc(nb * sizeof(size_t))) ||
 	    !(r->cnt = malloc(nb * sizeof(size_t))) ||
 	    !(r->first = malloc((nb + 1) * sizeof(size_t))) ||
-	    !(r->list = malloc((nt ? nt : 1) * sizeof(size_t)))) {
+	    !(r->list = malloc((nt ? nt : 1) * sizeof(size_t))) ||
+	    !(r->lfree = malloc((nodes + 1) * sizeof(double))) ||
+	    !(r->nodet = malloc((nodes + 1) * sizeof(double)))) {
 		simres_free(r);
 		errno = ENOMEM;
 		return -1;
@@ -533,10 +525,10 @@ int simulate(const struct simctx *x, const struct strategy *s,
 	     struct simres *r, int detail)
 {
 	size_t nt = x->m->n, nb = s->nb;
-	double t, comp_end = x->t_fwd + x->t_bwd, first_ready = -1, sum = 0;
+	double t, gfree = 0, comp_end = x->t_fwd + x->t_bwd, first_ready = -1, sum = 0;
 
 	(void) detail;
-	if (simres_reserve(r, nb, nt) < 0)
+	if (simres_reserve(r, nb, nt, x->nodes) < 0)
 		return -1;
 	r->nb = nb;
 	/* CSR lists in ready order */
@@ -565,22 +557,55 @@ int simulate(const struct simctx *x, const struct strategy *s,
 			r->comm[b] = r->bytes[b] = r->wire[b] = 0;
 		} else if (s->cfg[b].kind == AUTOSYNC_SYNC_PS)
 			r->comm[b] = ps_bucket(x, &s->cfg[b], l, n, s->server,
-					       &r->bytes[b], &r->wire[b]);
+					       &r->bytes[b], &r->wire[b], NULL);
 		else
 			r->comm[b] = ar_bucket(x, &s->cfg[b], l, n, &r->bytes[b],
 					       &r->wire[b]);
 		r->border[b] = b;
 	}
 	qsort_r(r->border, nb, sizeof(size_t), cmp_bucket_r, r);
+	/* Links: an all-reduce bucket occupies every node's NIC (and the
+	 * intra-node links), so it waits for all of them; a PS bucket occupies
+	 * each node's NIC for that node's share, so PS buckets on different
+	 * servers overlap (bytes accounted per link). */
 	t = 0;
+	memset(r->lfree, 0, x->nodes * sizeof(double));
 	for (size_t o = 0; o < nb; o++) {
 		size_t b = r->border[o];
-		double st = r->ready[b] > t ? r->ready[b] : t;
+		double st, en;
+		if (!r->cnt[b]) {
+			r->start[b] = r->end[b] = r->ready[b];
+			continue;
+		}
+		if (s->cfg[b].kind == AUTOSYNC_SYNC_PS) {
+			double by, wi;
+			ps_bucket(x, &s->cfg[b], r->list + r->first[b], r->cnt[b], s->server,
+				  &by, &wi, r->nodet);
+			st = INFINITY;
+			en = 0;
+			for (unsigned j = 0; j < x->nodes; j++) {
+				double sj = r->ready[b];
+				if (gfree > sj)
+					sj = gfree;
+				if (r->lfree[j] > sj)
+					sj = r->lfree[j];
+				r->lfree[j] = sj + r->nodet[j];
+				if (sj < st)
+					st = sj;
+				if (r->lfree[j] > en)
+					en = r->lfree[j];
+			}
+			if (en > t)
+				t = en;
+		} else {
+			st = r->ready[b] > t ? r->ready[b] : t;
+			en = st + r->comm[b];
+			gfree = t = en;
+		}
 		r->start[b] = st;
-		r->end[b] = st + r->comm[b];
-		t = r->end[b];
+		r->end[b] = en;
 		sum += r->comm[b];
-		if (first_ready < 0 && r->cnt[b])
+		if (first_ready < 0)
 			first_ready = r->ready[b];
 	}
 	r->comm_total = sum;

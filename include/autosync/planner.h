@@ -315,6 +315,7 @@ typedef struct autosync_bucket {
 	unsigned servers;       /* PS: servers on nodes 0..servers-1 */
 	int local_agg;          /* PS: aggregate dense gradients per node first */
 	int local_repl;         /* PS: pull parameters once per node */
+	int densify;            /* all-reduce: sparse gradients sent dense */
 	size_t ntensors;
 	const char *const *tensors;  /* ntensors names */
 	const int *server;           /* PS: server of each tensor or AUTOSYNC_NO_SERVER */
