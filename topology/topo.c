@@ -373,16 +373,16 @@ static void classify_nics(struct autosync_topo *t)
 		unsigned c = n->pci.class_id;
 		int mgmt = 0;
 
-		if (c == 0x0200 && !n->ofname[0]) {
+		if ((c == 0x0200 || c == 0) && !n->ofname[0]) {
 			/* plain Ethernet: management when it is slow (known speed
 			 * below 10 Gbit/s, or a PCIe link that cannot carry
 			 * 25 Gbit/s), or when an RDMA fabric exists beside it
-			 * and the NIC is not known to be fast */
+			 * and the NIC is not known to be at least 25 Gbit/s */
 			if (n->speed > 0 && n->speed < 10e9 / 8)
 				mgmt = 1;
 			else if (n->pci.gbs > 0 && n->pci.gbs < 4.0)
 				mgmt = 1;
-			else if (have_fast && n->speed <= 0)
+			else if (have_fast && n->speed < 25e9 / 8)
 				mgmt = 1;
 		}
 		n->management = mgmt;

@@ -402,6 +402,96 @@ static void bad_inputs(void)
 	ok(autosync_topo_ngpus(NULL) == 0 && autosync_topo_gpu(NULL, 0) == NULL, "NULL topology queries");
 }
 
+
+/* NVLink and socket-attached NICs in NCCL XML (not in the fixtures) */
+static const char nvl_xml[] =
+	"<?xml version=\"1.0\"?>\n"
+	"<!-- hand-written: GPUs 0,1 joined directly, 2,3 through NVSwitches -->\n"
+	"<system version=\"1\">\n"
+	"  <cpu numaid=\"0\" affinity=\"000000ff\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"106\">\n"
+	"    <pci busid=\"0000:17:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+	"      <gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"1\"><nvlink target=\"0000:18:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu>\n"
+	"    </pci>\n"
+	"    <pci busid=\"0000:18:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+	"      <gpu dev=\"1\" sm=\"80\" rank=\"1\" gdr=\"1\"><nvlink target=\"0000:17:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu>\n"
+	"    </pci>\n"
+	"    <nic><net name=\"eth0\" dev=\"1\" speed=\"10000\" port=\"0\" gdr=\"0\"/></nic>\n"
+	"  </cpu>\n"
+	"  <cpu numaid=\"1\" affinity=\"0000ff00\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"106\">\n"
+	"    <pci busid=\"0000:a7:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+	"      <gpu dev=\"2\" sm=\"80\" rank=\"2\" gdr=\"1\"><nvlink target=\"fffffff:ff:ff.0\" count=\"12\" tclass=\"0x068000\"/></gpu>\n"
+	"    </pci>\n"
+	"    <pci busid=\"0000:A8:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+	"      <gpu dev=\"3\" sm=\"80\" rank=\"3\" gdr=\"1\"><nvlink target=\"fffffff:ff:ff.0\" count=\"12\" tclass=\"0x068000\"/></gpu>\n"
+	"    </pci>\n"
+	"    <pci busid=\"0000:a9:00.0\" class=\"0x020700\" vendor=\"0x15b3\" device=\"0x101b\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+	"      <nic><net name=\"mlx5_0\" dev=\"0\" speed=\"200000\" port=\"1\" gdr=\"1\"/><net name=\"mlx5_0\" dev=\"2\" speed=\"200000\" port=\"2\" gdr=\"1\"/></nic>\n"
+	"    </pci>\n"
+	"  </cpu>\n"
+	"</system>\n";
+
+static void nvlink_xml(void)
+{
+	autosync_error_t err = { .text = "" };
+	autosync_topo_t *t, *b;
+	double bw, lat;
+	int c;
+	FILE *fp;
+
+	write_str(tmp("nvl.xml"), nvl_xml, SIZE_MAX);
+	t = autosync_topo_load_file(tmp("nvl.xml"), &err);
+	ok(t != NULL, "NCCL XML with nvlink elements (%s)", err.text);
+	if (!t)
+		return;
+	ok(autosync_topo_ngpus(t) == 4 && autosync_topo_nnics(t) == 3, "4 GPUs, 3 NICs (one per <net>)");
+	is(autosync_topo_gpu(t, 3)->busid, "0000:a8:00.0", "bus id lowercased");
+	autosync_topo_link(t, 0, 1, &c, &bw, &lat);
+	ok(c == AUTOSYNC_LINK_NVLINK, "GPU 0-1 direct NVLink");
+	near(bw, 4 * 20e9, 1, "4 links x 20 GB/s (SM80)");
+	autosync_topo_link(t, 2, 3, &c, &bw, &lat);
+	ok(c == AUTOSYNC_LINK_NVLINK, "GPU 2-3 through NVSwitch");
+	near(bw, 12 * 20e9, 1, "12 links x 20 GB/s");
+	autosync_topo_link(t, 1, 2, &c, &bw, &lat);
+	ok(c == AUTOSYNC_LINK_CROSS_SOCKET, "GPU 1-2 across CPUs");
+	is(autosync_topo_nic(t, 0)->busid, "", "socket-attached NIC has no bus id");
+	is(autosync_topo_nic(t, 0)->netdev, "eth0", "socket NIC netdev");
+	ok(autosync_topo_nic(t, 0)->management, "10 Gbit/s Ethernet beside IB is management");
+	ok(autosync_topo_nic(t, 1)->port == 1 && autosync_topo_nic(t, 2)->port == 2, "two ports of mlx5_0");
+	ok(autosync_topo_gpu(t, 2)->nearest_nic == 1 && autosync_topo_gpu(t, 3)->nearest_nic == 2,
+	   "GPUs 2,3 spread over the two ports");
+	ok(autosync_topo_gpu(t, 2)->nic_tier == AUTOSYNC_NIC_TIER_NUMA, "same NUMA, no common switch");
+	fp = fopen(tmp("nvl2.xml"), "w");
+	ok(fp && autosync_topo_write_nccl_xml(t, fp, &err) == 0, "re-emitted");
+	if (fp)
+		fclose(fp);
+	b = autosync_topo_load_file(tmp("nvl2.xml"), &err);
+	/* the management NIC is not re-emitted: compare GPUs and links only */
+	ok(b && autosync_topo_ngpus(b) == 4 && autosync_topo_nnics(b) == 2, "re-read: 4 GPUs, fabric NICs (%s)",
+	   err.text);
+	if (b) {
+		int same = 1;
+
+		for (unsigned i = 0; i < 4; i++)
+			for (unsigned j = 0; j < 4; j++) {
+				double b1, b2;
+				int c1, c2;
+
+				autosync_topo_link(t, i, j, &c1, &b1, NULL);
+				autosync_topo_link(b, i, j, &c2, &b2, NULL);
+				same &= c1 == c2 && b1 == b2;
+			}
+		ok(same, "NVLinks survive the round trip");
+		ok(file_has(tmp("nvl2.xml"), "<nvlink target=\"fffffff:ff:ff.0\" count=\"12\" tclass=\"0x068000\"/>"),
+		   "NVSwitch link written back");
+		ok(file_has(tmp("nvl2.xml"), "<net name=\"mlx5_0\" dev=\"2\" speed=\"200000\" port=\"2\" gdr=\"1\"/>"),
+		   "second port written back");
+	}
+	autosync_topo_destroy(b);
+	autosync_topo_destroy(t);
+	unlink(tmp("nvl.xml"));
+	unlink(tmp("nvl2.xml"));
+}
+
 static const char *const all_files[] = {
 	"hwloc-juwels-booster-4xA100-4xHDR.xml", "hwloc-dgx2h-16xV100-12xNVSwitch.xml",
 	"hwloc-power8-4xP100-nvlink.xml", "hwloc-supermicro-x9drg-3xM2075-1xIB-wholeio.xml",
@@ -435,6 +525,7 @@ int main(void)
 	} else {
 		skip(1, "shared/fixtures/topologies not found: fixture round trips");
 	}
+	nvlink_xml();
 	writers(NULL);
 	live();
 	bad_inputs();
