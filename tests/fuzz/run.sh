@@ -1,6 +1,8 @@
 #!/bin/sh
 # run.sh - build and run the libFuzzer targets (clang + libFuzzer, e.g.
 # Debian's clang-14 which ships libclang_rt.fuzzer in libclang-common-14-dev).
+# Targets: topology/fuzz/cluster_spec.c (cluster description, unit
+# parsers) and topology/fuzz/nccl_xml.c (NCCL topology XML reader, writers).
 # usage: tests/fuzz/run.sh [BUILDDIR]     BUILDDIR holds config.h (default:
 #        the first of ./build-topo, ./build, . that has one)
 # env:   FUZZ_SECONDS (default 60), CLANG (default clang), FUZZ_WORKDIR
@@ -28,30 +30,53 @@ if ! command -v "$CLANG" >/dev/null 2>&1; then
 	exit 2
 fi
 
-target=cluster_spec
-exe=$work/$target
-if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$srcdir/include" -I"$builddir" -o "$exe" \
-	"$srcdir/topology/fuzz/$target.c" "$srcdir/topology/cluster.c" \
-	"$srcdir/common/error.c" -lm 2>"$work/build.log"; then
-	cat "$work/build.log" >&2
-	if grep -q -e 'fuzzer' "$work/build.log"; then
-		echo "run.sh: $CLANG cannot link libFuzzer: install the clang runtime (Debian 12: libclang-rt-14-dev or libclang-common-14-dev)" >&2
+hwloc_flags=$(pkg-config --cflags --libs hwloc 2>/dev/null || echo -lhwloc)
+status=0
+# target: name, extra sources, seed corpus directories
+run_target() {
+	target=$1 srcs=$2 corpora=$3
+	exe=$work/$target
+	mkdir -p "$work/corpus-$target"
+	# shellcheck disable=SC2086
+	if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-I"$srcdir/include" -I"$builddir" -o "$exe" \
+		"$srcdir/topology/fuzz/$target.c" $srcs "$srcdir/common/error.c" -lm $hwloc_flags \
+		2>"$work/build-$target.log"; then
+		cat "$work/build-$target.log" >&2
+		if grep -q -e 'fuzzer' "$work/build-$target.log"; then
+			echo "run.sh: $CLANG cannot link libFuzzer: install the clang runtime (Debian 12: libclang-rt-14-dev or libclang-common-14-dev)" >&2
+		fi
+		exit 2
 	fi
-	exit 2
-fi
+	# the seed corpora stay read-only: new inputs go to the work directory
+	set +e
+	# shellcheck disable=SC2086
+	"$exe" -max_total_time="$seconds" -max_len="$4" -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$work/$target-" "$work/corpus-$target" $corpora
+	rc=$?
+	set -e
+	if [ $rc -ne 0 ]; then
+		echo "run.sh: $target failed (exit $rc); reproducer(s) in $work/" >&2
+		ls "$work"/$target-crash-* "$work"/$target-leak-* "$work"/$target-timeout-* 2>/dev/null >&2 || true
+		status=1
+	else
+		echo "run.sh: $target: no crash in ${seconds}s"
+	fi
+}
 
-# the seed corpus stays read-only: new inputs go to the work directory
-set +e
-"$exe" -max_total_time="$seconds" -max_len=256 -timeout=10 \
-	-artifact_prefix="$work/" "$work/corpus" "$srcdir/topology/fuzz/corpus"
-rc=$?
-set -e
-if [ $rc -ne 0 ]; then
-	echo "run.sh: $target failed (exit $rc); reproducer(s) in $work/" >&2
-	ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null >&2 || true
-	exit 1
+top=$srcdir/topology
+run_target cluster_spec "$top/cluster.c" "$top/fuzz/corpus" 256
+# NCCL XML: the hand-written seeds, plus the real NCCL files when ../shared is there
+nccl_seeds="$top/fuzz/corpus-nccl"
+mkdir -p "$work/seeds-nccl"
+for f in "$srcdir"/../shared/fixtures/topologies/nccl-*.xml; do
+	[ -f "$f" ] && cp "$f" "$work/seeds-nccl/"
+done
+run_target nccl_xml "$top/cluster.c $top/topo.c $top/topo_hwloc.c $top/topo_nccl.c $top/topo_write.c $top/xml.c" \
+	"$nccl_seeds $work/seeds-nccl" 8192
+
+if [ $status -eq 0 ]; then
+	echo "run.sh: cluster_spec, nccl_xml: no crash in ${seconds}s each (work dir $work)"
+	[ -n "${FUZZ_WORKDIR:-}" ] || rm -rf "$work"
 fi
-echo "run.sh: $target: no crash in ${seconds}s (work dir $work)"
-[ -n "${FUZZ_WORKDIR:-}" ] || rm -rf "$work"
-exit 0
+exit $status
