@@ -600,6 +600,19 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 		t->cpuset_str[0] = '\0';
 	}
 
+	/* advice for the caller's log: the job's GPUs vs its CPUs and NICs */
+	for (unsigned v = 0; v < t->nview && t->log; v++) {
+		const autosync_topo_gpu_t *p = &t->pub_gpus[v];
+
+		if (t->allowed && t->gpus[t->view[v]].pci.cpuset && !p->cpuset[0])
+			topo_logf(t, AUTOSYNC_LOG_WARNING, "GPU %u (%s): none of the job's CPUs (%s) is local to it",
+				  v, p->busid, t->cpuset_str);
+		if (p->nic_tier == AUTOSYNC_NIC_TIER_NONE && t->nnics > 0)
+			topo_logf(t, AUTOSYNC_LOG_INFO, "GPU %u (%s): no fabric NIC", v, p->busid);
+		else if (p->nic_tier == AUTOSYNC_NIC_TIER_SYSTEM)
+			topo_logf(t, AUTOSYNC_LOG_INFO, "GPU %u (%s): nearest NIC is across sockets", v, p->busid);
+	}
+
 	/* hash: hardware facts of the view only, canonical order */
 	fnvf(&h, "autosync-topo-1 gpus=%u nics=%u", t->nview, t->nnics);
 	for (unsigned v = 0; v < t->nview; v++) {

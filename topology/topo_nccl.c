@@ -803,6 +803,20 @@ int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp, autosync_er
 			}
 		fprintf(fp, "  </cpu>\n");
 	}
+	{
+		/* devices whose CPU locality is unknown */
+		int orphans = 0;
+
+		for (unsigned v = 0; v < t->ngpus; v++)
+			orphans |= w.keep_gpu[v] && t->gpus[v].pci.cpu < 0;
+		for (unsigned i = 0; i < t->nnics; i++)
+			orphans |= w.keep_nic[i] && t->nics[i].pci.cpu < 0 && !t->nics[i].nic_under_cpu;
+		if (orphans) {
+			fprintf(fp, "  <cpu numaid=\"-1\">\n");
+			write_children(&w, -1, -1, 4);
+			fprintf(fp, "  </cpu>\n");
+		}
+	}
 	fprintf(fp, "</system>\n");
 	if (fflush(fp) != 0 || ferror(fp)) {
 		errno = EIO;

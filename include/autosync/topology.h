@@ -173,7 +173,9 @@ autosync_topo_t *autosync_topo_load_nccl_xml(const char *path, autosync_error_t 
 autosync_topo_t *autosync_topo_load_file(const char *path, autosync_error_t *errp);
 /* Accepts NULL. */
 void autosync_topo_destroy(autosync_topo_t *t);
-/* Optional log callback (warnings about odd input); 'arg' is borrowed. */
+/* Optional log callback, used by later calls on 't' (restrictions): a GPU
+ * with none of the job's CPUs local to it (warning), a GPU whose nearest
+ * NIC is across sockets or that has none (info). 'arg' is borrowed. */
 void autosync_topo_set_log(autosync_topo_t *t, autosync_log_f fn, void *arg);
 
 /*

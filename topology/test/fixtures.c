@@ -270,6 +270,18 @@ static void check_fixture(const struct fixture *f)
 	autosync_topo_destroy(t);
 }
 
+static char logged[512];
+static int nlogged;
+
+static void log_cb(int level, const char *msg, void *arg)
+{
+	(void) arg;
+	if (level == AUTOSYNC_LOG_WARNING) {
+		snprintf(logged, sizeof(logged), "%s", msg);
+		nlogged++;
+	}
+}
+
 static void check_details(void)
 {
 	autosync_error_t err = { .text = "" };
@@ -332,6 +344,11 @@ static void check_details(void)
 		ok(autosync_topo_restrict_env(t, "2", "0,1", NULL, NULL, &err) == -1,
 		   "CUDA_VISIBLE_DEVICES=2 with 2 Slurm GPUs: %s", err.text);
 		ok(autosync_topo_restrict_env(t, NULL, "x", NULL, NULL, &err) == -1, "SLURM_STEP_GPUS=x: %s", err.text);
+		autosync_topo_set_log(t, log_cb, NULL);
+		ok(autosync_topo_restrict(t, "2", "0-5", &err) == 0 && nlogged == 1
+		   && strstr(logged, "0000:84:00.0") && strstr(logged, "none of the job's CPUs"),
+		   "log: GPU on the other socket than the job's CPUs: %s", logged);
+		ok(autosync_topo_restrict(t, "2", "42-47", &err) == 0 && nlogged == 1, "no warning with local CPUs");
 		autosync_topo_destroy(t);
 	}
 
