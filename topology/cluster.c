@@ -12,8 +12,8 @@
 
 #include "autosync/topology.h"
 
-#define SPEC_MAX 4096   /* longest accepted cluster description */
-#define SHOW 64         /* longest part of a bad value echoed in messages */
+#define SPEC_MAX 4096 /* longest accepted cluster description */
+#define SHOW 64	      /* longest part of a bad value echoed in messages */
 
 /* ------------------------------------------------------------------ units */
 
@@ -26,7 +26,8 @@ static const char *parse_number(const char *s, double *v)
 
 	if (*p == '+')
 		p++;
-	if (!isdigit((unsigned char) *p) && !(*p == '.' && isdigit((unsigned char) p[1])))
+	if (!isdigit((unsigned char)*p) &&
+	    !(*p == '.' && isdigit((unsigned char)p[1])))
 		return NULL;
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		return NULL;
@@ -52,25 +53,45 @@ int autosync_parse_bandwidth(const char *s, double *bytes_per_s,
 
 	if (!s || !bytes_per_s) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "parse_bandwidth: invalid argument");
+		return autosync_errprintf(errp,
+					  "parse_bandwidth: invalid argument");
 	}
 	p = parse_number(skip_blanks(s), &v);
 	if (!p)
 		goto bad;
 	p = skip_blanks(p);
 	switch (*p) {
-	case 'k': case 'K': mult = 1e3; p++; break;
-	case 'M': mult = 1e6; p++; break;
-	case 'G': mult = 1e9; p++; break;
-	case 'T': mult = 1e12; p++; break;
-	case 'P': mult = 1e15; p++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		mult = 1e3;
+		p++;
+		break;
+	case 'M':
+		mult = 1e6;
+		p++;
+		break;
+	case 'G':
+		mult = 1e9;
+		p++;
+		break;
+	case 'T':
+		mult = 1e12;
+		p++;
+		break;
+	case 'P':
+		mult = 1e15;
+		p++;
+		break;
+	default:
+		break;
 	}
 	if (mult != 1.0 && *p == 'i') {
 		/* binary prefixes: Ki Mi Gi Ti Pi */
-		mult = mult == 1e3 ? 1024.0 : mult == 1e6 ? 1048576.0
-		     : mult == 1e9 ? 1073741824.0 : mult == 1e12 ? 1099511627776.0
-		     : 1125899906842624.0;
+		mult = mult == 1e3    ? 1024.0
+		       : mult == 1e6  ? 1048576.0
+		       : mult == 1e9  ? 1073741824.0
+		       : mult == 1e12 ? 1099511627776.0
+				      : 1125899906842624.0;
 		p++;
 	}
 	if (*p == 'B') {
@@ -93,18 +114,23 @@ int autosync_parse_bandwidth(const char *s, double *bytes_per_s,
 	return 0;
 bad:
 	errno = EINVAL;
-	return autosync_errprintf(errp, "bad bandwidth '%.*s': want a positive number and a unit such as 200Gbit/s, 25GB/s or 100Mb/s",
-				  SHOW, s);
+	return autosync_errprintf(
+	    errp,
+	    "bad bandwidth '%.*s': want a positive number and a unit such as "
+	    "200Gbit/s, 25GB/s or 100Mb/s",
+	    SHOW, s);
 }
 
-int autosync_parse_duration(const char *s, double *seconds, autosync_error_t *errp)
+int autosync_parse_duration(const char *s, double *seconds,
+			    autosync_error_t *errp)
 {
 	double v;
 	const char *p;
 
 	if (!s || !seconds) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "parse_duration: invalid argument");
+		return autosync_errprintf(errp,
+					  "parse_duration: invalid argument");
 	}
 	p = parse_number(skip_blanks(s), &v);
 	if (!p)
@@ -114,7 +140,8 @@ int autosync_parse_duration(const char *s, double *seconds, autosync_error_t *er
 		;
 	else if (!strcmp(p, "ms"))
 		v *= 1e-3;
-	else if (!strcmp(p, "us") || !strcmp(p, "\xc2\xb5s") || !strcmp(p, "\xce\xbcs"))
+	else if (!strcmp(p, "us") || !strcmp(p, "\xc2\xb5s") ||
+		 !strcmp(p, "\xce\xbcs"))
 		v *= 1e-6;
 	else if (!strcmp(p, "ns"))
 		v *= 1e-9;
@@ -126,7 +153,9 @@ int autosync_parse_duration(const char *s, double *seconds, autosync_error_t *er
 	return 0;
 bad:
 	errno = EINVAL;
-	return autosync_errprintf(errp, "bad duration '%.*s': want a number and a unit s, ms, us, \xc2\xb5s or ns (e.g. 2us)",
+	return autosync_errprintf(errp,
+				  "bad duration '%.*s': want a number and a "
+				  "unit s, ms, us, \xc2\xb5s or ns (e.g. 2us)",
 				  SHOW, s);
 }
 
@@ -136,12 +165,12 @@ static const struct {
 	const char *name;
 	double bw, lat;
 } link_classes[AUTOSYNC_LINK_NCLASSES] = {
-	/* sources: docs/topology.md (NCCL 2.28 topo.h and tuning tables) */
-	[AUTOSYNC_LINK_NVLINK]       = { "nvlink",       240e9, 0.6e-6 },
-	[AUTOSYNC_LINK_PCIE_SWITCH]  = { "pcie_switch",   24e9, 1.0e-6 },
-	[AUTOSYNC_LINK_HOST_BRIDGE]  = { "host_bridge",   12e9, 1.0e-6 },
-	[AUTOSYNC_LINK_CROSS_SOCKET] = { "cross_socket",  10e9, 1.5e-6 },
-	[AUTOSYNC_LINK_NET]          = { "net",           25e9, 2.0e-6 },
+    /* sources: docs/topology.md (NCCL 2.28 topo.h and tuning tables) */
+    [AUTOSYNC_LINK_NVLINK] = {"nvlink", 240e9, 0.6e-6},
+    [AUTOSYNC_LINK_PCIE_SWITCH] = {"pcie_switch", 24e9, 1.0e-6},
+    [AUTOSYNC_LINK_HOST_BRIDGE] = {"host_bridge", 12e9, 1.0e-6},
+    [AUTOSYNC_LINK_CROSS_SOCKET] = {"cross_socket", 10e9, 1.5e-6},
+    [AUTOSYNC_LINK_NET] = {"net", 25e9, 2.0e-6},
 };
 
 const char *autosync_link_class_name(int cls)
@@ -193,13 +222,13 @@ void autosync_cluster_default(autosync_cluster_t *c)
 	c->topo_hash[0] = '\0';
 }
 
-#define BW_MIN (1e6 / 8)   /* 1 Mbit/s */
-#define BW_MAX 100e12      /* 100 TB/s */
+#define BW_MIN (1e6 / 8) /* 1 Mbit/s */
+#define BW_MAX 100e12	 /* 100 TB/s */
 #define LAT_MIN 1e-9
 #define LAT_MAX 1.0
 
-static int parse_uint(const char *key, const char *val, unsigned lo, unsigned hi,
-		      unsigned *out, autosync_error_t *errp)
+static int parse_uint(const char *key, const char *val, unsigned lo,
+		      unsigned hi, unsigned *out, autosync_error_t *errp)
 {
 	unsigned long v = 0;
 	const char *p = val;
@@ -207,25 +236,29 @@ static int parse_uint(const char *key, const char *val, unsigned lo, unsigned hi
 	if (!*p)
 		goto bad;
 	for (; *p; p++) {
-		if (!isdigit((unsigned char) *p))
+		if (!isdigit((unsigned char)*p))
 			goto bad;
-		v = v * 10 + (unsigned) (*p - '0');
+		v = v * 10 + (unsigned)(*p - '0');
 		if (v > hi)
 			goto range;
 	}
 	if (v < lo)
 		goto range;
-	*out = (unsigned) v;
+	*out = (unsigned)v;
 	return 0;
 bad:
 	errno = EINVAL;
-	return autosync_errprintf(errp, "cluster: %s='%.*s': not a whole number", key, SHOW, val);
+	return autosync_errprintf(
+	    errp, "cluster: %s='%.*s': not a whole number", key, SHOW, val);
 range:
 	errno = EINVAL;
-	return autosync_errprintf(errp, "cluster: %s='%.*s': out of range %u..%u", key, SHOW, val, lo, hi);
+	return autosync_errprintf(errp,
+				  "cluster: %s='%.*s': out of range %u..%u",
+				  key, SHOW, val, lo, hi);
 }
 
-static int parse_bw(const char *key, const char *val, double *out, autosync_error_t *errp)
+static int parse_bw(const char *key, const char *val, double *out,
+		    autosync_error_t *errp)
 {
 	double v;
 	autosync_error_t e;
@@ -234,13 +267,16 @@ static int parse_bw(const char *key, const char *val, double *out, autosync_erro
 		return autosync_errprintf(errp, "cluster: %s: %s", key, e.text);
 	if (v < BW_MIN || v > BW_MAX) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "cluster: %s='%.*s': out of range 1Mbit/s..100TB/s", key, SHOW, val);
+		return autosync_errprintf(
+		    errp, "cluster: %s='%.*s': out of range 1Mbit/s..100TB/s",
+		    key, SHOW, val);
 	}
 	*out = v;
 	return 0;
 }
 
-static int parse_lat(const char *key, const char *val, double lo, double *out, autosync_error_t *errp)
+static int parse_lat(const char *key, const char *val, double lo, double *out,
+		     autosync_error_t *errp)
 {
 	double v;
 	autosync_error_t e;
@@ -249,8 +285,9 @@ static int parse_lat(const char *key, const char *val, double lo, double *out, a
 		return autosync_errprintf(errp, "cluster: %s: %s", key, e.text);
 	if (v < lo || v > LAT_MAX) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "cluster: %s='%.*s': out of range %s..1s", key, SHOW, val,
-					  lo > 0 ? "1ns" : "0s");
+		return autosync_errprintf(
+		    errp, "cluster: %s='%.*s': out of range %s..1s", key, SHOW,
+		    val, lo > 0 ? "1ns" : "0s");
 	}
 	*out = v;
 	return 0;
@@ -268,14 +305,26 @@ static char *trim(char *s)
 	return s;
 }
 
-enum key_id { K_NODES, K_GPUS, K_INTRA, K_INTRA_BW, K_INTRA_LAT, K_NICS, K_NIC_BW,
-	      K_LAT, K_NPS, K_HASH, K_COUNT };
+enum key_id {
+	K_NODES,
+	K_GPUS,
+	K_INTRA,
+	K_INTRA_BW,
+	K_INTRA_LAT,
+	K_NICS,
+	K_NIC_BW,
+	K_LAT,
+	K_NPS,
+	K_HASH,
+	K_COUNT
+};
 
 static const char *const key_names[K_COUNT] = {
-	[K_NODES] = "nodes", [K_GPUS] = "gpus", [K_INTRA] = "intra",
-	[K_INTRA_BW] = "intra_bw", [K_INTRA_LAT] = "intra_lat", [K_NICS] = "nics",
-	[K_NIC_BW] = "nic_bw", [K_LAT] = "lat", [K_NPS] = "nodes_per_switch",
-	[K_HASH] = "hash",
+    [K_NODES] = "nodes",	  [K_GPUS] = "gpus",
+    [K_INTRA] = "intra",	  [K_INTRA_BW] = "intra_bw",
+    [K_INTRA_LAT] = "intra_lat",  [K_NICS] = "nics",
+    [K_NIC_BW] = "nic_bw",	  [K_LAT] = "lat",
+    [K_NPS] = "nodes_per_switch", [K_HASH] = "hash",
 };
 
 static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
@@ -301,14 +350,19 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 		ci = autosync_link_class_from_name(cls);
 		if (ci < 0 || ci == AUTOSYNC_LINK_NET) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "cluster: intra='%.*s': unknown link class (want nvlink, pcie_switch, host_bridge or cross_socket)",
-						  SHOW, cls);
+			return autosync_errprintf(
+			    errp,
+			    "cluster: intra='%.*s': unknown link class (want "
+			    "nvlink, pcie_switch, host_bridge or cross_socket)",
+			    SHOW, cls);
 		}
 		c->intra_class = ci;
-		(void) autosync_link_class_default(ci, &c->intra_bw, &c->intra_lat);
+		(void)autosync_link_class_default(ci, &c->intra_bw,
+						  &c->intra_lat);
 		if (bw && parse_bw("intra", trim(bw), &c->intra_bw, errp) < 0)
 			return -1;
-		if (lat && parse_lat("intra", trim(lat), 0.0, &c->intra_lat, errp) < 0)
+		if (lat &&
+		    parse_lat("intra", trim(lat), 0.0, &c->intra_lat, errp) < 0)
 			return -1;
 		return 0;
 	}
@@ -318,13 +372,14 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 		return parse_lat(key, val, 0.0, &c->intra_lat, errp);
 	case K_NICS:
 		x = val;
-		while (isdigit((unsigned char) *x))
+		while (isdigit((unsigned char)*x))
 			x++;
 		if (*x == 'x' || *x == 'X' || *x == '*') {
 			char save = *x;
 
 			*x = '\0';
-			if (parse_uint(key, trim(val), 1, 64, &c->nics_per_node, errp) < 0)
+			if (parse_uint(key, trim(val), 1, 64, &c->nics_per_node,
+				       errp) < 0)
 				return -1;
 			*x = save;
 			return parse_bw(key, trim(x + 1), &c->nic_bw, errp);
@@ -335,7 +390,8 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 	case K_LAT:
 		return parse_lat(key, val, LAT_MIN, &c->inter_lat, errp);
 	case K_NPS:
-		return parse_uint(key, val, 0, 65536, &c->nodes_per_switch, errp);
+		return parse_uint(key, val, 0, 65536, &c->nodes_per_switch,
+				  errp);
 	case K_HASH:
 		if (!*val || !strcmp(val, "none")) {
 			c->topo_hash[0] = '\0';
@@ -344,20 +400,23 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 		if (strlen(val) != 16)
 			goto badhash;
 		for (int i = 0; i < 16; i++)
-			if (!isxdigit((unsigned char) val[i]))
+			if (!isxdigit((unsigned char)val[i]))
 				goto badhash;
 		for (int i = 0; i < 16; i++)
-			c->topo_hash[i] = (char) tolower((unsigned char) val[i]);
+			c->topo_hash[i] = (char)tolower((unsigned char)val[i]);
 		c->topo_hash[16] = '\0';
 		return 0;
 	badhash:
 		errno = EINVAL;
-		return autosync_errprintf(errp, "cluster: hash='%.*s': want 16 hexadecimal digits", SHOW, val);
+		return autosync_errprintf(
+		    errp, "cluster: hash='%.*s': want 16 hexadecimal digits",
+		    SHOW, val);
 	}
 	return 0;
 }
 
-int autosync_cluster_parse(autosync_cluster_t *c, const char *spec, autosync_error_t *errp)
+int autosync_cluster_parse(autosync_cluster_t *c, const char *spec,
+			   autosync_error_t *errp)
 {
 	autosync_cluster_t tmp;
 	char buf[SPEC_MAX + 1];
@@ -369,12 +428,15 @@ int autosync_cluster_parse(autosync_cluster_t *c, const char *spec, autosync_err
 
 	if (!c || !spec) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "cluster_parse: invalid argument");
+		return autosync_errprintf(errp,
+					  "cluster_parse: invalid argument");
 	}
 	len = strlen(spec);
 	if (len > SPEC_MAX) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "cluster: description longer than %d characters", SPEC_MAX);
+		return autosync_errprintf(
+		    errp, "cluster: description longer than %d characters",
+		    SPEC_MAX);
 	}
 	memcpy(buf, spec, len + 1);
 	autosync_cluster_default(&tmp);
@@ -391,11 +453,14 @@ int autosync_cluster_parse(autosync_cluster_t *c, const char *spec, autosync_err
 		item = trim(item);
 		if (!*item) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "cluster: empty item (stray comma?)");
+			return autosync_errprintf(
+			    errp, "cluster: empty item (stray comma?)");
 		}
 		if (!(eq = strchr(item, '='))) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "cluster: '%.*s': want key=value", SHOW, item);
+			return autosync_errprintf(
+			    errp, "cluster: '%.*s': want key=value", SHOW,
+			    item);
 		}
 		*eq = '\0';
 		key = trim(item);
@@ -405,12 +470,17 @@ int autosync_cluster_parse(autosync_cluster_t *c, const char *spec, autosync_err
 				break;
 		if (k == K_COUNT) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "cluster: unknown key '%.*s' (want nodes, gpus, intra, intra_bw, intra_lat, nics, nic_bw, lat, nodes_per_switch, hash)",
-						  SHOW, key);
+			return autosync_errprintf(
+			    errp,
+			    "cluster: unknown key '%.*s' (want nodes, gpus, "
+			    "intra, intra_bw, intra_lat, nics, nic_bw, lat, "
+			    "nodes_per_switch, hash)",
+			    SHOW, key);
 		}
 		if (seen & (1u << k)) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "cluster: key '%s' given twice", key);
+			return autosync_errprintf(
+			    errp, "cluster: key '%s' given twice", key);
 		}
 		seen |= 1u << k;
 		if (parse_item(&tmp, k, key, val, &seen, errp) < 0)
@@ -442,9 +512,12 @@ int autosync_cluster_format(const autosync_cluster_t *c, char *buf, size_t len)
 		errno = EINVAL;
 		return -1;
 	}
-	return snprintf(buf, len,
-			"nodes=%u,gpus=%u,intra=%s:%.17gB/s:%.17gs,nics=%ux%.17gB/s,lat=%.17gs,nodes_per_switch=%u,hash=%s",
-			c->nodes, c->gpus_per_node, autosync_link_class_name(c->intra_class),
-			c->intra_bw, c->intra_lat, c->nics_per_node, c->nic_bw, c->inter_lat,
-			c->nodes_per_switch, c->topo_hash[0] ? c->topo_hash : "none");
+	return snprintf(
+	    buf, len,
+	    "nodes=%u,gpus=%u,intra=%s:%.17gB/s:%.17gs,nics=%ux%.17gB/"
+	    "s,lat=%.17gs,nodes_per_switch=%u,hash=%s",
+	    c->nodes, c->gpus_per_node,
+	    autosync_link_class_name(c->intra_class), c->intra_bw, c->intra_lat,
+	    c->nics_per_node, c->nic_bw, c->inter_lat, c->nodes_per_switch,
+	    c->topo_hash[0] ? c->topo_hash : "none");
 }

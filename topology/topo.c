@@ -19,12 +19,12 @@ void *topo_grow(void *arr, unsigned n, size_t sz)
 {
 	/* room for element n (zeroed); arrays grow in powers of two */
 	if ((n & (n - 1)) == 0) {
-		size_t cap = n ? 2 * (size_t) n : 4;
+		size_t cap = n ? 2 * (size_t)n : 4;
 		char *p = realloc(arr, cap * sz);
 
 		if (!p)
 			return NULL;
-		memset(p + (size_t) n * sz, 0, (cap - n) * sz);
+		memset(p + (size_t)n * sz, 0, (cap - n) * sz);
 		return p;
 	}
 	return arr;
@@ -38,22 +38,23 @@ void topo_logf(const struct autosync_topo *t, int level, const char *fmt, ...)
 	if (!t || !t->log)
 		return;
 	va_start(ap, fmt);
-	(void) vsnprintf(msg, sizeof(msg), fmt, ap);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	t->log(level, msg, t->log_arg);
 }
 
-int topo_busid_parse(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn)
+int topo_busid_parse(const char *s, unsigned *dom, unsigned *bus, unsigned *dev,
+		     unsigned *fn)
 {
 	unsigned long v[4];
-	const char seps[3] = { ':', ':', '.' };
+	const char seps[3] = {':', ':', '.'};
 	const char *p = s;
 	char *end;
 
 	if (!s)
 		return -1;
 	for (int i = 0; i < 4; i++) {
-		if (!isxdigit((unsigned char) *p))
+		if (!isxdigit((unsigned char)*p))
 			return -1;
 		errno = 0;
 		v[i] = strtoul(p, &end, 16);
@@ -66,12 +67,13 @@ int topo_busid_parse(const char *s, unsigned *dom, unsigned *bus, unsigned *dev,
 			p++;
 		}
 	}
-	if (*p || v[0] > 0xffffffffUL || v[1] > 0xff || v[2] > 0x1f || v[3] > 0x7)
+	if (*p || v[0] > 0xffffffffUL || v[1] > 0xff || v[2] > 0x1f ||
+	    v[3] > 0x7)
 		return -1;
-	*dom = (unsigned) v[0];
-	*bus = (unsigned) v[1];
-	*dev = (unsigned) v[2];
-	*fn = (unsigned) v[3];
+	*dom = (unsigned)v[0];
+	*bus = (unsigned)v[1];
+	*dev = (unsigned)v[2];
+	*fn = (unsigned)v[3];
 	return 0;
 }
 
@@ -87,15 +89,15 @@ void topo_busid_norm(char *dst, size_t len, const char *src)
 	}
 	snprintf(dst, len, "%s", src ? src : "");
 	for (char *p = dst; *p; p++)
-		*p = (char) tolower((unsigned char) *p);
+		*p = (char)tolower((unsigned char)*p);
 }
 
 static int busid_cmp(const char *a, const char *b)
 {
 	unsigned x[4], y[4];
 
-	if (topo_busid_parse(a, &x[0], &x[1], &x[2], &x[3]) < 0
-	    || topo_busid_parse(b, &y[0], &y[1], &y[2], &y[3]) < 0)
+	if (topo_busid_parse(a, &x[0], &x[1], &x[2], &x[3]) < 0 ||
+	    topo_busid_parse(b, &y[0], &y[1], &y[2], &y[3]) < 0)
 		return strcmp(a, b);
 	for (int i = 0; i < 4; i++)
 		if (x[i] != y[i])
@@ -117,15 +119,16 @@ double topo_pcie_gbs(double gts, unsigned width)
  * that bandwidth (NCCL only uses the product). */
 void topo_pcie_split(double gbs, double *gts, unsigned *width)
 {
-	static const double speeds[] = { 2.5, 5, 8, 16, 32, 64 };
-	static const unsigned widths[] = { 16, 8, 4, 2, 1, 32, 12 };
+	static const double speeds[] = {2.5, 5, 8, 16, 32, 64};
+	static const unsigned widths[] = {16, 8, 4, 2, 1, 32, 12};
 
 	*gts = 0;
 	*width = 0;
 	if (gbs <= 0)
 		return;
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++)
-		for (size_t s = 0; s < sizeof(speeds) / sizeof(speeds[0]); s++) {
+		for (size_t s = 0; s < sizeof(speeds) / sizeof(speeds[0]);
+		     s++) {
 			double v = topo_pcie_gbs(speeds[s], widths[w]);
 
 			if (fabs(v - gbs) <= 0.02 * gbs) {
@@ -160,9 +163,9 @@ int topo_nvlink_gbs_per_link(int sm, double *gbs)
 int topo_rdma_name(const char *name)
 {
 	static const char *const pfx[] = {
-		"mlx4_", "mlx5_", "irdma", "i40iw", "bnxt_re", "efa_", "hfi1_", "qib",
-		"qedr", "erdma", "rxe", "siw", "ionic", "cxgb4_", "ocrdma", "vmw_pvrdma",
-		"hns_", "mana_",
+	    "mlx4_", "mlx5_",  "irdma",	 "i40iw",      "bnxt_re", "efa_",
+	    "hfi1_", "qib",    "qedr",	 "erdma",      "rxe",	  "siw",
+	    "ionic", "cxgb4_", "ocrdma", "vmw_pvrdma", "hns_",	  "mana_",
 	};
 
 	if (!name)
@@ -184,7 +187,8 @@ struct autosync_topo *topo_alloc(enum topo_source src, const char *path)
 	t->source = src;
 	snprintf(t->path, sizeof(t->path), "%s", path ? path : "");
 	for (int k = 0; k < AUTOSYNC_LINK_NCLASSES; k++)
-		(void) autosync_link_class_default(k, &t->link_bw[k], &t->link_lat[k]);
+		(void)autosync_link_class_default(k, &t->link_bw[k],
+						  &t->link_lat[k]);
 	return t;
 }
 
@@ -271,7 +275,8 @@ static int top_bridge(const struct autosync_topo *t, const struct tpci *p)
 }
 
 /* the topmost bridge that is not a root port: the PCIe switch */
-static const char *switch_busid(const struct autosync_topo *t, const struct tpci *p)
+static const char *switch_busid(const struct autosync_topo *t,
+				const struct tpci *p)
 {
 	const char *sw = "";
 	int b = p->parent, guard = 0;
@@ -284,14 +289,16 @@ static const char *switch_busid(const struct autosync_topo *t, const struct tpci
 	return sw;
 }
 
-static int same_switch(const struct autosync_topo *t, const struct tpci *a, const struct tpci *b)
+static int same_switch(const struct autosync_topo *t, const struct tpci *a,
+		       const struct tpci *b)
 {
 	int ta = top_bridge(t, a);
 
 	return ta >= 0 && ta == top_bridge(t, b);
 }
 
-static int nic_tier(const struct autosync_topo *t, const struct tpci *g, const struct tpci *n)
+static int nic_tier(const struct autosync_topo *t, const struct tpci *g,
+		    const struct tpci *n)
 {
 	if (same_switch(t, g, n))
 		return AUTOSYNC_NIC_TIER_PCIE_SWITCH;
@@ -303,7 +310,8 @@ static int nic_tier(const struct autosync_topo *t, const struct tpci *g, const s
 }
 
 /* Link class of GPUs a, b (indices in t->gpus). */
-static int pair_class(const struct autosync_topo *t, unsigned a, unsigned b, double *nvbw)
+static int pair_class(const struct autosync_topo *t, unsigned a, unsigned b,
+		      double *nvbw)
 {
 	const struct tgpu *x = &t->gpus[a], *y = &t->gpus[b];
 	double nv = 0;
@@ -329,7 +337,8 @@ static int pair_class(const struct autosync_topo *t, unsigned a, unsigned b, dou
 
 static int cmp_gpu(const void *a, const void *b)
 {
-	return busid_cmp(((const struct tgpu *) a)->pci.busid, ((const struct tgpu *) b)->pci.busid);
+	return busid_cmp(((const struct tgpu *)a)->pci.busid,
+			 ((const struct tgpu *)b)->pci.busid);
 }
 
 static int cmp_nic(const void *a, const void *b)
@@ -348,7 +357,7 @@ static int find_gpu(const struct autosync_topo *t, const char *busid)
 {
 	for (unsigned i = 0; i < t->ngpus; i++)
 		if (!busid_cmp(t->gpus[i].pci.busid, busid))
-			return (int) i;
+			return (int)i;
 	return -1;
 }
 
@@ -374,10 +383,11 @@ static void classify_nics(struct autosync_topo *t)
 		int mgmt = 0;
 
 		if ((c == 0x0200 || c == 0) && !n->ofname[0]) {
-			/* plain Ethernet: management when it is slow (known speed
-			 * below 10 Gbit/s, or a PCIe link that cannot carry
-			 * 25 Gbit/s), or when an RDMA fabric exists beside it
-			 * and the NIC is not known to be at least 25 Gbit/s */
+			/* plain Ethernet: management when it is slow (known
+			 * speed below 10 Gbit/s, or a PCIe link that cannot
+			 * carry 25 Gbit/s), or when an RDMA fabric exists
+			 * beside it and the NIC is not known to be at least 25
+			 * Gbit/s */
 			if (n->speed > 0 && n->speed < 10e9 / 8)
 				mgmt = 1;
 			else if (n->pci.gbs > 0 && n->pci.gbs < 4.0)
@@ -415,26 +425,27 @@ static void nearest_nics(const struct autosync_topo *t, int *nearest, int *tier)
 				continue;
 			ti = nic_tier(t, &t->gpus[g].pci, &n->pci);
 			if (best < 0 || ti < btier) {
-				best = (int) i;
+				best = (int)i;
 				btier = ti;
 				continue;
 			}
 			if (ti > btier)
 				continue;
 			b = &t->nics[best];
-			/* same tier: active port, faster, less shared, bus order */
+			/* same tier: active port, faster, less shared, bus
+			 * order */
 			if ((n->port_state == 4) != (b->port_state == 4)) {
 				if (n->port_state == 4)
-					best = (int) i;
+					best = (int)i;
 				continue;
 			}
 			if (n->speed != b->speed) {
 				if (n->speed > b->speed)
-					best = (int) i;
+					best = (int)i;
 				continue;
 			}
 			if (use && use[i] < use[best])
-				best = (int) i;
+				best = (int)i;
 		}
 		nearest[g] = best;
 		tier[g] = btier;
@@ -450,7 +461,7 @@ static int build_nvbw(struct autosync_topo *t, autosync_error_t *errp)
 	t->nvbw = NULL;
 	if (t->ngpus == 0)
 		return 0;
-	if (!(t->nvbw = calloc((size_t) t->ngpus * t->ngpus, sizeof(double)))) {
+	if (!(t->nvbw = calloc((size_t)t->ngpus * t->ngpus, sizeof(double)))) {
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "topology: out of memory");
 	}
@@ -468,9 +479,10 @@ static int build_nvbw(struct autosync_topo *t, autosync_error_t *errp)
 				x->cpu_nvlink_bw += L->bw;
 			else if (cls == 0x0680)
 				x->nvswitch_bw += L->bw;
-			else if ((cls >> 8) == 0x03 && (peer = find_gpu(t, L->target)) >= 0
-				 && (unsigned) peer != g)
-				t->nvbw[g * t->ngpus + (unsigned) peer] += L->bw;
+			else if ((cls >> 8) == 0x03 &&
+				 (peer = find_gpu(t, L->target)) >= 0 &&
+				 (unsigned)peer != g)
+				t->nvbw[g * t->ngpus + (unsigned)peer] += L->bw;
 			else if (!L->target[0])
 				x->cpu_nvlink_bw += L->bw;
 		}
@@ -483,21 +495,22 @@ static int build_nvbw(struct autosync_topo *t, autosync_error_t *errp)
 static void fnv(uint64_t *h, const char *s)
 {
 	for (; *s; s++) {
-		*h ^= (unsigned char) *s;
+		*h ^= (unsigned char)*s;
 		*h *= 0x100000001b3ULL;
 	}
-	*h ^= 0xff;   /* field separator */
+	*h ^= 0xff; /* field separator */
 	*h *= 0x100000001b3ULL;
 }
 
-static void fnvf(uint64_t *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fnvf(uint64_t *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void fnvf(uint64_t *h, const char *fmt, ...)
 {
 	char buf[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	(void) vsnprintf(buf, sizeof(buf), fmt, ap);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	fnv(h, buf);
 }
@@ -523,7 +536,8 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 	t->pub_nics = calloc(t->nnics ? t->nnics : 1, sizeof(*t->pub_nics));
 	nearest = calloc(t->ngpus ? t->ngpus : 1, sizeof(int));
 	tier = calloc(t->ngpus ? t->ngpus : 1, sizeof(int));
-	if (!t->pub_gpus || !t->pub_cpusets || !t->pub_nics || !nearest || !tier) {
+	if (!t->pub_gpus || !t->pub_cpusets || !t->pub_nics || !nearest ||
+	    !tier) {
 		errno = ENOMEM;
 		autosync_errprintf(errp, "topology: out of memory");
 		goto out;
@@ -541,7 +555,8 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 		p->device_id = n->pci.device;
 		p->class_id = c;
 		p->kind = (c == 0x0207 || c == 0x0c06) ? AUTOSYNC_NIC_INFINIBAND
-			: c == 0x0200 ? AUTOSYNC_NIC_ETHERNET : AUTOSYNC_NIC_OTHER;
+			  : c == 0x0200		       ? AUTOSYNC_NIC_ETHERNET
+						       : AUTOSYNC_NIC_OTHER;
 		memcpy(p->name, n->ofname, sizeof(p->name));
 		memcpy(p->netdev, n->netdev, sizeof(p->netdev));
 		p->port = n->port;
@@ -550,7 +565,8 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 		p->pcie_bw = n->pci.gbs * 1e9;
 		p->numa = pci_numa(t, &n->pci);
 		p->package = pci_package(t, &n->pci);
-		snprintf(p->pcie_switch, sizeof(p->pcie_switch), "%s", switch_busid(t, &n->pci));
+		snprintf(p->pcie_switch, sizeof(p->pcie_switch), "%s",
+			 switch_busid(t, &n->pci));
 		p->management = n->management;
 		p->rdma = n->ofname[0] != '\0';
 	}
@@ -572,7 +588,8 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 		p->pcie_bw = x->pci.gbs * 1e9;
 		p->numa = pci_numa(t, &x->pci);
 		p->package = pci_package(t, &x->pci);
-		snprintf(p->pcie_switch, sizeof(p->pcie_switch), "%s", switch_busid(t, &x->pci));
+		snprintf(p->pcie_switch, sizeof(p->pcie_switch), "%s",
+			 switch_busid(t, &x->pci));
 		p->nearest_nic = nearest[g];
 		p->nic_tier = tier[g];
 		for (unsigned o = 0; o < t->ngpus; o++)
@@ -592,9 +609,11 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 		p->cpuset = t->pub_cpusets[v];
 	}
 	if (t->allowed || t->machine_cpuset) {
-		char *s = bitmap_list(t->allowed ? t->allowed : t->machine_cpuset);
+		char *s =
+		    bitmap_list(t->allowed ? t->allowed : t->machine_cpuset);
 
-		snprintf(t->cpuset_str, sizeof(t->cpuset_str), "%s", s ? s : "");
+		snprintf(t->cpuset_str, sizeof(t->cpuset_str), "%s",
+			 s ? s : "");
 		free(s);
 	} else {
 		t->cpuset_str[0] = '\0';
@@ -604,13 +623,19 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 	for (unsigned v = 0; v < t->nview && t->log; v++) {
 		const autosync_topo_gpu_t *p = &t->pub_gpus[v];
 
-		if (t->allowed && t->gpus[t->view[v]].pci.cpuset && !p->cpuset[0])
-			topo_logf(t, AUTOSYNC_LOG_WARNING, "GPU %u (%s): none of the job's CPUs (%s) is local to it",
+		if (t->allowed && t->gpus[t->view[v]].pci.cpuset &&
+		    !p->cpuset[0])
+			topo_logf(t, AUTOSYNC_LOG_WARNING,
+				  "GPU %u (%s): none of the job's CPUs (%s) is "
+				  "local to it",
 				  v, p->busid, t->cpuset_str);
 		if (p->nic_tier == AUTOSYNC_NIC_TIER_NONE && t->nnics > 0)
-			topo_logf(t, AUTOSYNC_LOG_INFO, "GPU %u (%s): no fabric NIC", v, p->busid);
+			topo_logf(t, AUTOSYNC_LOG_INFO,
+				  "GPU %u (%s): no fabric NIC", v, p->busid);
 		else if (p->nic_tier == AUTOSYNC_NIC_TIER_SYSTEM)
-			topo_logf(t, AUTOSYNC_LOG_INFO, "GPU %u (%s): nearest NIC is across sockets", v, p->busid);
+			topo_logf(t, AUTOSYNC_LOG_INFO,
+				  "GPU %u (%s): nearest NIC is across sockets",
+				  v, p->busid);
 	}
 
 	/* hash: hardware facts of the view only, canonical order */
@@ -618,22 +643,29 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 	for (unsigned v = 0; v < t->nview; v++) {
 		const autosync_topo_gpu_t *p = &t->pub_gpus[v];
 
-		fnvf(&h, "gpu %s %04x:%04x %04x sm=%d numa=%d pkg=%d sw=%s nic=%d tier=%d nvl=%.0f",
-		     p->busid, p->vendor_id, p->device_id, p->class_id, p->sm, p->numa, p->package,
-		     p->pcie_switch, p->nearest_nic, p->nic_tier, p->nvlink_bw);
+		fnvf(&h,
+		     "gpu %s %04x:%04x %04x sm=%d numa=%d pkg=%d sw=%s nic=%d "
+		     "tier=%d nvl=%.0f",
+		     p->busid, p->vendor_id, p->device_id, p->class_id, p->sm,
+		     p->numa, p->package, p->pcie_switch, p->nearest_nic,
+		     p->nic_tier, p->nvlink_bw);
 	}
 	for (unsigned i = 0; i < t->nnics; i++) {
 		const autosync_topo_nic_t *p = &t->pub_nics[i];
 
-		fnvf(&h, "nic %s %04x:%04x %04x %s %s port=%d numa=%d pkg=%d sw=%s mgmt=%d",
-		     p->busid, p->vendor_id, p->device_id, p->class_id, p->name, p->netdev,
-		     p->port, p->numa, p->package, p->pcie_switch, p->management);
+		fnvf(&h,
+		     "nic %s %04x:%04x %04x %s %s port=%d numa=%d pkg=%d sw=%s "
+		     "mgmt=%d",
+		     p->busid, p->vendor_id, p->device_id, p->class_id, p->name,
+		     p->netdev, p->port, p->numa, p->package, p->pcie_switch,
+		     p->management);
 	}
 	for (unsigned i = 0; i < t->nview; i++)
 		for (unsigned j = i + 1; j < t->nview; j++) {
 			double nv;
 
-			fnvf(&h, "link %u %u %d", i, j, pair_class(t, t->view[i], t->view[j], &nv));
+			fnvf(&h, "link %u %u %d", i, j,
+			     pair_class(t, t->view[i], t->view[j], &nv));
 		}
 	snprintf(t->hash, sizeof(t->hash), "%016" PRIx64, h);
 	rv = 0;
@@ -654,10 +686,12 @@ int topo_finish(struct autosync_topo *t, autosync_error_t *errp)
 	if (t->nnics > 1)
 		qsort(t->nics, t->nnics, sizeof(*t->nics), cmp_nic);
 	for (unsigned i = 1; i < t->ngpus; i++)
-		if (!busid_cmp(t->gpus[i - 1].pci.busid, t->gpus[i].pci.busid)) {
+		if (!busid_cmp(t->gpus[i - 1].pci.busid,
+			       t->gpus[i].pci.busid)) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "%s: GPU %s listed twice", t->path,
-						  t->gpus[i].pci.busid);
+			return autosync_errprintf(
+			    errp, "%s: GPU %s listed twice", t->path,
+			    t->gpus[i].pci.busid);
 		}
 	classify_nics(t);
 	if (build_nvbw(t, errp) < 0)
@@ -676,7 +710,8 @@ int topo_finish(struct autosync_topo *t, autosync_error_t *errp)
 
 /* ------------------------------------------------------------- restriction */
 
-static int parse_cpuset(const char *s, hwloc_bitmap_t *out, autosync_error_t *errp)
+static int parse_cpuset(const char *s, hwloc_bitmap_t *out,
+			autosync_error_t *errp)
 {
 	hwloc_bitmap_t b = hwloc_bitmap_alloc();
 	int r;
@@ -686,7 +721,7 @@ static int parse_cpuset(const char *s, hwloc_bitmap_t *out, autosync_error_t *er
 		return autosync_errprintf(errp, "topology: out of memory");
 	}
 	for (const char *p = s; *p; p++)
-		if (!isxdigit((unsigned char) *p) && !strchr(",-x", *p))
+		if (!isxdigit((unsigned char)*p) && !strchr(",-x", *p))
 			goto bad;
 	if (!strncmp(s, "0x", 2))
 		r = hwloc_bitmap_sscanf(b, s);
@@ -699,7 +734,9 @@ static int parse_cpuset(const char *s, hwloc_bitmap_t *out, autosync_error_t *er
 bad:
 	hwloc_bitmap_free(b);
 	errno = EINVAL;
-	return autosync_errprintf(errp, "bad CPU set '%.64s': want a list such as 0-3,8 or a mask 0xff", s);
+	return autosync_errprintf(
+	    errp,
+	    "bad CPU set '%.64s': want a list such as 0-3,8 or a mask 0xff", s);
 }
 
 static int all_digits(const char *s)
@@ -707,14 +744,15 @@ static int all_digits(const char *s)
 	if (!*s)
 		return 0;
 	for (; *s; s++)
-		if (!isdigit((unsigned char) *s))
+		if (!isdigit((unsigned char)*s))
 			return 0;
 	return 1;
 }
 
 /* Slurm index list "0,2-3" into idx[] (ascending, unique). */
-static int parse_slurm_list(const struct autosync_topo *t, const char *what, const char *s,
-			    unsigned *idx, unsigned *n, autosync_error_t *errp)
+static int parse_slurm_list(const struct autosync_topo *t, const char *what,
+			    const char *s, unsigned *idx, unsigned *n,
+			    autosync_error_t *errp)
 {
 	char buf[1024], *tok, *save = NULL;
 	unsigned char *seen = calloc(t->ngpus ? t->ngpus : 1, 1);
@@ -727,7 +765,8 @@ static int parse_slurm_list(const struct autosync_topo *t, const char *what, con
 	if (strlen(s) >= sizeof(buf))
 		goto bad;
 	strcpy(buf, s);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		char *dash = strchr(tok, '-');
 		unsigned long lo, hi;
 
@@ -740,9 +779,12 @@ static int parse_slurm_list(const struct autosync_topo *t, const char *what, con
 		if (hi < lo || hi >= t->ngpus) {
 			free(seen);
 			errno = EINVAL;
-			return autosync_errprintf(errp, "%s=%.64s: GPU %lu does not exist (this node has %u GPU%s)",
-						  what, s, hi >= t->ngpus ? hi : lo, t->ngpus,
-						  t->ngpus == 1 ? "" : "s");
+			return autosync_errprintf(
+			    errp,
+			    "%s=%.64s: GPU %lu does not exist (this node has "
+			    "%u GPU%s)",
+			    what, s, hi >= t->ngpus ? hi : lo, t->ngpus,
+			    t->ngpus == 1 ? "" : "s");
 		}
 		for (unsigned long i = lo; i <= hi; i++)
 			seen[i] = 1;
@@ -755,22 +797,26 @@ static int parse_slurm_list(const struct autosync_topo *t, const char *what, con
 bad:
 	free(seen);
 	errno = EINVAL;
-	return autosync_errprintf(errp, "%s='%.64s': want GPU indices such as 0,1 or 0-3", what, s);
+	return autosync_errprintf(
+	    errp, "%s='%.64s': want GPU indices such as 0,1 or 0-3", what, s);
 }
 
-int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd, const char *step_gpus,
-			       const char *job_gpus, const char *cpuset, autosync_error_t *errp)
+int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd,
+			       const char *step_gpus, const char *job_gpus,
+			       const char *cpuset, autosync_error_t *errp)
 {
 	unsigned *base = NULL, *view = NULL, nbase = 0, nview = 0;
 	hwloc_bitmap_t allowed = NULL;
 	const char *slurm = step_gpus ? step_gpus : job_gpus;
-	const char *slurm_name = step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+	const char *slurm_name =
+	    step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
 	char *buf = NULL;
 	int rv = -1;
 
 	if (!t) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "topo_restrict: invalid argument");
+		return autosync_errprintf(errp,
+					  "topo_restrict: invalid argument");
 	}
 	base = calloc(t->ngpus + 1, sizeof(*base));
 	view = calloc(t->ngpus + 1, sizeof(*view));
@@ -782,10 +828,11 @@ int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd, const char *
 	if (cpuset && parse_cpuset(cpuset, &allowed, errp) < 0)
 		goto out;
 	if (slurm && *slurm) {
-		if (parse_slurm_list(t, slurm_name, slurm, base, &nbase, errp) < 0)
+		if (parse_slurm_list(t, slurm_name, slurm, base, &nbase, errp) <
+		    0)
 			goto out;
 	} else if (slurm) {
-		nbase = 0;   /* set but empty: no GPU */
+		nbase = 0; /* set but empty: no GPU */
 	} else {
 		for (unsigned i = 0; i < t->ngpus; i++)
 			base[i] = i;
@@ -810,52 +857,78 @@ int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd, const char *
 			unsigned tmp[1024], ntmp = 0;
 			autosync_error_t ignore;
 
-			if (t->ngpus <= 1024 && parse_slurm_list(t, "", cvd, tmp, &ntmp, &ignore) == 0
-			    && ntmp == nbase && !memcmp(tmp, base, nbase * sizeof(*base)))
+			if (t->ngpus <= 1024 &&
+			    parse_slurm_list(t, "", cvd, tmp, &ntmp, &ignore) ==
+				0 &&
+			    ntmp == nbase &&
+			    !memcmp(tmp, base, nbase * sizeof(*base)))
 				absolute = 1;
 		}
-		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (tok = strtok_r(buf, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save)) {
 			char *s = tok;
 			int g = -1;
 
 			while (*s == ' ')
 				s++;
-			for (char *e = s + strlen(s); e > s && e[-1] == ' '; )
+			for (char *e = s + strlen(s); e > s && e[-1] == ' ';)
 				*--e = '\0';
 			if (all_digits(s)) {
 				unsigned long k = strtoul(s, NULL, 10);
 
 				if (slurm && !absolute) {
 					if (k < nbase)
-						g = (int) base[k];
+						g = (int)base[k];
 				} else if (k < t->ngpus) {
-					g = (int) k;
+					g = (int)k;
 				}
 				if (g < 0) {
 					errno = EINVAL;
-					autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: GPU %s does not exist (%u GPU%s visible)",
-							   cvd, s, slurm && !absolute ? nbase : t->ngpus,
-							   (slurm && !absolute ? nbase : t->ngpus) == 1 ? "" : "s");
+					autosync_errprintf(
+					    errp,
+					    "CUDA_VISIBLE_DEVICES=%.64s: GPU "
+					    "%s does not exist (%u GPU%s "
+					    "visible)",
+					    cvd, s,
+					    slurm && !absolute ? nbase
+							       : t->ngpus,
+					    (slurm && !absolute ? nbase
+								: t->ngpus) == 1
+						? ""
+						: "s");
 					goto out;
 				}
 			} else if (!strncmp(s, "MIG-", 4)) {
 				errno = EINVAL;
-				autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: MIG instance '%s' not supported", cvd, s);
+				autosync_errprintf(
+				    errp,
+				    "CUDA_VISIBLE_DEVICES=%.64s: MIG instance "
+				    "'%s' not supported",
+				    cvd, s);
 				goto out;
 			} else if (!strncmp(s, "GPU-", 4)) {
 				size_t l = strlen(s);
 				int nmatch = 0;
 
 				for (unsigned i = 0; i < t->ngpus; i++)
-					if (t->gpus[i].uuid[0] && !strncasecmp(t->gpus[i].uuid, s, l)) {
-						g = (int) i;
+					if (t->gpus[i].uuid[0] &&
+					    !strncasecmp(t->gpus[i].uuid, s,
+							 l)) {
+						g = (int)i;
 						nmatch++;
 					}
 				if (nmatch != 1) {
 					errno = EINVAL;
-					autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: %s GPU with UUID '%s'%s", cvd,
-							   nmatch ? "more than one" : "no", s,
-							   nmatch ? "" : " (UUIDs known only with NVML data or the NVIDIA driver)");
+					autosync_errprintf(
+					    errp,
+					    "CUDA_VISIBLE_DEVICES=%.64s: %s "
+					    "GPU with UUID '%s'%s",
+					    cvd,
+					    nmatch ? "more than one" : "no", s,
+					    nmatch ? ""
+						   : " (UUIDs known only with "
+						     "NVML data or the NVIDIA "
+						     "driver)");
 					goto out;
 				}
 			} else {
@@ -865,7 +938,11 @@ int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd, const char *
 				g = find_gpu(t, norm);
 				if (g < 0) {
 					errno = EINVAL;
-					autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: no GPU '%s' on this node", cvd, s);
+					autosync_errprintf(
+					    errp,
+					    "CUDA_VISIBLE_DEVICES=%.64s: no "
+					    "GPU '%s' on this node",
+					    cvd, s);
 					goto out;
 				}
 			}
@@ -873,23 +950,30 @@ int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd, const char *
 				int in = 0;
 
 				for (unsigned i = 0; i < nbase; i++)
-					in |= base[i] == (unsigned) g;
+					in |= base[i] == (unsigned)g;
 				if (!in) {
 					errno = EINVAL;
-					autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: GPU '%s' is not in %s=%.64s",
-							   cvd, s, slurm_name, slurm);
+					autosync_errprintf(
+					    errp,
+					    "CUDA_VISIBLE_DEVICES=%.64s: GPU "
+					    "'%s' is not in %s=%.64s",
+					    cvd, s, slurm_name, slurm);
 					goto out;
 				}
 			}
 			for (unsigned i = 0; i < nview; i++)
-				if (view[i] == (unsigned) g) {
+				if (view[i] == (unsigned)g) {
 					errno = EINVAL;
-					autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: GPU '%s' listed twice", cvd, s);
+					autosync_errprintf(
+					    errp,
+					    "CUDA_VISIBLE_DEVICES=%.64s: GPU "
+					    "'%s' listed twice",
+					    cvd, s);
 					goto out;
 				}
 			if (nview >= t->ngpus)
 				break;
-			view[nview++] = (unsigned) g;
+			view[nview++] = (unsigned)g;
 		}
 	}
 	free(t->view);
@@ -908,8 +992,8 @@ out:
 	return rv;
 }
 
-int autosync_topo_restrict(autosync_topo_t *t, const char *gpus, const char *cpuset,
-			   autosync_error_t *errp)
+int autosync_topo_restrict(autosync_topo_t *t, const char *gpus,
+			   const char *cpuset, autosync_error_t *errp)
 {
 	return autosync_topo_restrict_env(t, gpus, NULL, NULL, cpuset, errp);
 }
@@ -926,7 +1010,8 @@ unsigned autosync_topo_ngpus_total(const autosync_topo_t *t)
 	return t ? t->ngpus : 0;
 }
 
-const autosync_topo_gpu_t *autosync_topo_gpu(const autosync_topo_t *t, unsigned i)
+const autosync_topo_gpu_t *autosync_topo_gpu(const autosync_topo_t *t,
+					     unsigned i)
 {
 	if (!t || i >= t->nview) {
 		errno = EINVAL;
@@ -940,7 +1025,8 @@ unsigned autosync_topo_nnics(const autosync_topo_t *t)
 	return t ? t->nnics : 0;
 }
 
-const autosync_topo_nic_t *autosync_topo_nic(const autosync_topo_t *t, unsigned i)
+const autosync_topo_nic_t *autosync_topo_nic(const autosync_topo_t *t,
+					     unsigned i)
 {
 	if (!t || i >= t->nnics) {
 		errno = EINVAL;
@@ -949,8 +1035,8 @@ const autosync_topo_nic_t *autosync_topo_nic(const autosync_topo_t *t, unsigned 
 	return &t->pub_nics[i];
 }
 
-int autosync_topo_link(const autosync_topo_t *t, unsigned i, unsigned j, int *cls,
-		       double *bw, double *lat)
+int autosync_topo_link(const autosync_topo_t *t, unsigned i, unsigned j,
+		       int *cls, double *bw, double *lat)
 {
 	double nv;
 	int c;
@@ -963,19 +1049,21 @@ int autosync_topo_link(const autosync_topo_t *t, unsigned i, unsigned j, int *cl
 	if (cls)
 		*cls = c;
 	if (bw)
-		*bw = (c == AUTOSYNC_LINK_NVLINK && nv > 0) ? nv : t->link_bw[c];
+		*bw =
+		    (c == AUTOSYNC_LINK_NVLINK && nv > 0) ? nv : t->link_bw[c];
 	if (lat)
 		*lat = t->link_lat[c];
 	return 0;
 }
 
-int autosync_topo_set_link_class(autosync_topo_t *t, int cls, double bw, double lat,
-				 autosync_error_t *errp)
+int autosync_topo_set_link_class(autosync_topo_t *t, int cls, double bw,
+				 double lat, autosync_error_t *errp)
 {
-	if (!t || cls < 0 || cls >= AUTOSYNC_LINK_NCLASSES || !isfinite(bw) || bw <= 0
-	    || !isfinite(lat) || lat < 0) {
+	if (!t || cls < 0 || cls >= AUTOSYNC_LINK_NCLASSES || !isfinite(bw) ||
+	    bw <= 0 || !isfinite(lat) || lat < 0) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "topo_set_link_class: invalid argument");
+		return autosync_errprintf(
+		    errp, "topo_set_link_class: invalid argument");
 	}
 	t->link_bw[cls] = bw;
 	t->link_lat[cls] = lat;
@@ -992,9 +1080,12 @@ const char *autosync_topo_source(const autosync_topo_t *t)
 	if (!t)
 		return "";
 	switch (t->source) {
-	case SRC_LIVE: return "live";
-	case SRC_HWLOC_XML: return "hwloc-xml";
-	case SRC_NCCL_XML: return "nccl-xml";
+	case SRC_LIVE:
+		return "live";
+	case SRC_HWLOC_XML:
+		return "hwloc-xml";
+	case SRC_NCCL_XML:
+		return "nccl-xml";
 	}
 	return "";
 }
@@ -1006,7 +1097,8 @@ const char *autosync_topo_cpuset(const autosync_topo_t *t)
 
 const char *autosync_nic_tier_name(int tier)
 {
-	static const char *const names[] = { "pcie_switch", "numa", "package", "system", "none" };
+	static const char *const names[] = {"pcie_switch", "numa", "package",
+					    "system", "none"};
 
 	if (tier < 0 || tier > AUTOSYNC_NIC_TIER_NONE)
 		return "unknown";
@@ -1015,7 +1107,7 @@ const char *autosync_nic_tier_name(int tier)
 
 const char *autosync_nic_kind_name(int kind)
 {
-	static const char *const names[] = { "infiniband", "ethernet", "other" };
+	static const char *const names[] = {"infiniband", "ethernet", "other"};
 
 	if (kind < 0 || kind > AUTOSYNC_NIC_OTHER)
 		return "unknown";
@@ -1024,8 +1116,8 @@ const char *autosync_nic_kind_name(int kind)
 
 /* ----------------------------------------------------- cluster from a node */
 
-int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t, unsigned nodes,
-			       autosync_error_t *errp)
+int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t,
+			       unsigned nodes, autosync_error_t *errp)
 {
 	unsigned nfab = 0;
 	double nicbw = 0;
@@ -1034,7 +1126,8 @@ int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t, 
 
 	if (!c || !t || nodes < 1 || nodes > 65536) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "cluster_from_topo: invalid argument");
+		return autosync_errprintf(
+		    errp, "cluster_from_topo: invalid argument");
 	}
 	c->nodes = nodes;
 	c->gpus_per_node = t->nview ? t->nview : 1;
@@ -1043,7 +1136,7 @@ int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t, 
 			int cls;
 			double bw, lat;
 
-			(void) autosync_topo_link(t, i, j, &cls, &bw, &lat);
+			(void)autosync_topo_link(t, i, j, &cls, &bw, &lat);
 			if (cls > worst || (cls == worst && bw < wbw)) {
 				worst = cls;
 				wbw = bw;
@@ -1061,11 +1154,12 @@ int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t, 
 		int used = t->nview == 0 && !t->nics[i].management;
 
 		for (unsigned v = 0; v < t->nview && !used; v++)
-			used = t->pub_gpus[v].nearest_nic == (int) i;
+			used = t->pub_gpus[v].nearest_nic == (int)i;
 		if (!used)
 			continue;
 		nfab++;
-		if (t->nics[i].speed > 0 && (nicbw == 0 || t->nics[i].speed < nicbw))
+		if (t->nics[i].speed > 0 &&
+		    (nicbw == 0 || t->nics[i].speed < nicbw))
 			nicbw = t->nics[i].speed;
 	}
 	if (nfab > 0)

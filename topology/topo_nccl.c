@@ -16,7 +16,8 @@
 
 #define MAX_FILE (16 * 1024 * 1024)
 
-static int read_file(const char *path, char **buf, size_t *len, autosync_error_t *errp)
+static int read_file(const char *path, char **buf, size_t *len,
+		     autosync_error_t *errp)
 {
 	FILE *fp = fopen(path, "rb");
 	char *b = NULL;
@@ -25,7 +26,8 @@ static int read_file(const char *path, char **buf, size_t *len, autosync_error_t
 	*buf = NULL;
 	*len = 0;
 	if (!fp)
-		return autosync_errprintf(errp, "%s: cannot open: %s", path, strerror(errno));
+		return autosync_errprintf(errp, "%s: cannot open: %s", path,
+					  strerror(errno));
 	for (;;) {
 		size_t r;
 
@@ -36,14 +38,17 @@ static int read_file(const char *path, char **buf, size_t *len, autosync_error_t
 				free(b);
 				fclose(fp);
 				errno = EFBIG;
-				return autosync_errprintf(errp, "%s: larger than %d MiB", path, MAX_FILE >> 20);
+				return autosync_errprintf(
+				    errp, "%s: larger than %d MiB", path,
+				    MAX_FILE >> 20);
 			}
 			cap = cap ? cap * 2 : 65536;
 			if (!(nb = realloc(b, cap + 1))) {
 				free(b);
 				fclose(fp);
 				errno = ENOMEM;
-				return autosync_errprintf(errp, "%s: out of memory", path);
+				return autosync_errprintf(
+				    errp, "%s: out of memory", path);
 			}
 			b = nb;
 		}
@@ -58,7 +63,8 @@ static int read_file(const char *path, char **buf, size_t *len, autosync_error_t
 		free(b);
 		fclose(fp);
 		errno = e;
-		return autosync_errprintf(errp, "%s: read error: %s", path, strerror(e));
+		return autosync_errprintf(errp, "%s: read error: %s", path,
+					  strerror(e));
 	}
 	fclose(fp);
 	b[n] = '\0';
@@ -78,17 +84,18 @@ struct nctx {
 #define S(x) ((x) ? (x) : "(none)")
 
 static int bad(struct nctx *c, const struct xnode *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int bad(struct nctx *c, const struct xnode *n, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	(void) vsnprintf(msg, sizeof(msg), fmt, ap);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	errno = EINVAL;
-	return autosync_errprintf(c->errp, "%s: line %u: <%s>: %s", c->path, n->line, n->name, msg);
+	return autosync_errprintf(c->errp, "%s: line %u: <%s>: %s", c->path,
+				  n->line, n->name, msg);
 }
 
 static int parse_hex(const char *s, unsigned long max, unsigned long *v)
@@ -99,7 +106,7 @@ static int parse_hex(const char *s, unsigned long max, unsigned long *v)
 		return -1;
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
-	if (!isxdigit((unsigned char) *s))
+	if (!isxdigit((unsigned char)*s))
 		return -1;
 	errno = 0;
 	*v = strtoul(s, &end, 16);
@@ -134,7 +141,7 @@ static hwloc_bitmap_t parse_affinity(const char *s)
 			*o++ = ',';
 			continue;
 		}
-		if (!isxdigit((unsigned char) *p))
+		if (!isxdigit((unsigned char)*p))
 			return NULL;
 		if (p == s || p[-1] == ',') {
 			*o++ = '0';
@@ -152,11 +159,12 @@ static hwloc_bitmap_t parse_affinity(const char *s)
 	return b;
 }
 
-static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d, int cpu, int parent,
-			  unsigned long *cls24)
+static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
+			  int cpu, int parent, unsigned long *cls24)
 {
 	const char *busid = xml_attr(n, "busid"), *cl = xml_attr(n, "class");
-	const char *ls = xml_attr(n, "link_speed"), *lw = xml_attr(n, "link_width");
+	const char *ls = xml_attr(n, "link_speed"),
+		   *lw = xml_attr(n, "link_width");
 	unsigned dom, bus, dev, fn;
 	unsigned long v;
 
@@ -167,21 +175,25 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 	topo_busid_norm(d->busid, sizeof(d->busid), busid);
 	if (!cl || parse_hex(cl, 0xffffff, cls24) < 0)
 		return bad(c, n, "bad or missing class '%.40s'", S(cl));
-	if (strlen(cl) <= 6 && *cls24 <= 0xffff)   /* "0x0302": 16-bit form */
+	if (strlen(cl) <= 6 && *cls24 <= 0xffff) /* "0x0302": 16-bit form */
 		*cls24 <<= 8;
-	d->class_id = (unsigned) (*cls24 >> 8);
-	d->progif = (unsigned) (*cls24 & 0xff);
+	d->class_id = (unsigned)(*cls24 >> 8);
+	d->progif = (unsigned)(*cls24 & 0xff);
 	if (xml_attr(n, "vendor")) {
 		d->has_ids = 1;
 		if (parse_hex(xml_attr(n, "vendor"), 0xffff, &v) < 0)
-			return bad(c, n, "bad vendor '%.40s'", S(xml_attr(n, "vendor")));
-		d->vendor = (unsigned) v;
-		if (xml_attr(n, "device") && parse_hex(xml_attr(n, "device"), 0xffff, &v) == 0)
-			d->device = (unsigned) v;
-		if (xml_attr(n, "subsystem_vendor") && parse_hex(xml_attr(n, "subsystem_vendor"), 0xffff, &v) == 0)
-			d->subvendor = (unsigned) v;
-		if (xml_attr(n, "subsystem_device") && parse_hex(xml_attr(n, "subsystem_device"), 0xffff, &v) == 0)
-			d->subdevice = (unsigned) v;
+			return bad(c, n, "bad vendor '%.40s'",
+				   S(xml_attr(n, "vendor")));
+		d->vendor = (unsigned)v;
+		if (xml_attr(n, "device") &&
+		    parse_hex(xml_attr(n, "device"), 0xffff, &v) == 0)
+			d->device = (unsigned)v;
+		if (xml_attr(n, "subsystem_vendor") &&
+		    parse_hex(xml_attr(n, "subsystem_vendor"), 0xffff, &v) == 0)
+			d->subvendor = (unsigned)v;
+		if (xml_attr(n, "subsystem_device") &&
+		    parse_hex(xml_attr(n, "subsystem_device"), 0xffff, &v) == 0)
+			d->subdevice = (unsigned)v;
 	}
 	if (ls) {
 		char *end;
@@ -198,10 +210,11 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 
 		if (parse_int(lw, 0, 64, &w) < 0)
 			return bad(c, n, "bad link_width '%.40s'", S(lw));
-		d->width = (unsigned) w;
+		d->width = (unsigned)w;
 	}
 	/* NCCL treats width 0 as 16 */
-	d->gbs = topo_pcie_gbs(d->gts, d->width ? d->width : (d->gts > 0 ? 16 : 0));
+	d->gbs =
+	    topo_pcie_gbs(d->gts, d->width ? d->width : (d->gts > 0 ? 16 : 0));
 	d->cpu = cpu;
 	d->parent = parent;
 	if (cpu >= 0 && c->t->cpus[cpu].cpuset)
@@ -209,14 +222,16 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 	return 0;
 }
 
-static void copy_attr(char *dst, size_t len, const struct xnode *n, const char *name)
+static void copy_attr(char *dst, size_t len, const struct xnode *n,
+		      const char *name)
 {
 	const char *v = xml_attr(n, name);
 
 	snprintf(dst, len, "%s", v ? v : "");
 }
 
-static int add_net(struct nctx *c, const struct xnode *net, const struct tpci *pci, int under_cpu)
+static int add_net(struct nctx *c, const struct xnode *net,
+		   const struct tpci *pci, int under_cpu)
 {
 	struct autosync_topo *t = c->t;
 	struct tnic *n;
@@ -240,7 +255,8 @@ static int add_net(struct nctx *c, const struct xnode *net, const struct tpci *p
 		return 0;
 	n->has_net_elem = 1;
 	if (name) {
-		if (pci->class_id == 0x0207 || pci->class_id == 0x0c06 || topo_rdma_name(name))
+		if (pci->class_id == 0x0207 || pci->class_id == 0x0c06 ||
+		    topo_rdma_name(name))
 			snprintf(n->ofname, sizeof(n->ofname), "%s", name);
 		else
 			snprintf(n->netdev, sizeof(n->netdev), "%s", name);
@@ -254,14 +270,14 @@ static int add_net(struct nctx *c, const struct xnode *net, const struct tpci *p
 		if (end == speed || *end || errno || !isfinite(s))
 			return bad(c, net, "bad speed '%.40s'", S(speed));
 		if (s > 0)
-			n->speed = s * 1e6 / 8;   /* Mb/s */
+			n->speed = s * 1e6 / 8; /* Mb/s */
 	}
 	if (port) {
 		long p;
 
 		if (parse_int(port, 0, 255, &p) < 0)
 			return bad(c, net, "bad port '%.40s'", S(port));
-		n->port = (int) p;
+		n->port = (int)p;
 	}
 	copy_attr(n->n_dev, sizeof(n->n_dev), net, "dev");
 	copy_attr(n->n_speed, sizeof(n->n_speed), net, "speed");
@@ -274,7 +290,8 @@ static int add_net(struct nctx *c, const struct xnode *net, const struct tpci *p
 	return 0;
 }
 
-static int add_nic_elem(struct nctx *c, const struct xnode *nic, const struct tpci *pci, int under_cpu)
+static int add_nic_elem(struct nctx *c, const struct xnode *nic,
+			const struct tpci *pci, int under_cpu)
 {
 	int nets = 0;
 
@@ -289,8 +306,8 @@ static int add_nic_elem(struct nctx *c, const struct xnode *nic, const struct tp
 	return 0;
 }
 
-static int add_gpu_elem(struct nctx *c, const struct xnode *pcin, const struct xnode *gpu,
-			const struct tpci *pci)
+static int add_gpu_elem(struct nctx *c, const struct xnode *pcin,
+			const struct xnode *gpu, const struct tpci *pci)
 {
 	struct autosync_topo *t = c->t;
 	struct tgpu *g;
@@ -307,29 +324,33 @@ static int add_gpu_elem(struct nctx *c, const struct xnode *pcin, const struct x
 		return autosync_errprintf(c->errp, "topology: out of memory");
 	}
 	g->dev = g->sm = g->rank = g->gdr = -1;
-	(void) pcin;
+	(void)pcin;
 	if (!gpu)
 		return 0;
 	g->has_gpu_elem = 1;
 	if (xml_attr(gpu, "dev")) {
 		if (parse_int(xml_attr(gpu, "dev"), 0, 1 << 20, &v) < 0)
-			return bad(c, gpu, "bad dev '%.40s'", S(xml_attr(gpu, "dev")));
-		g->dev = (int) v;
+			return bad(c, gpu, "bad dev '%.40s'",
+				   S(xml_attr(gpu, "dev")));
+		g->dev = (int)v;
 	}
 	if (xml_attr(gpu, "sm")) {
 		if (parse_int(xml_attr(gpu, "sm"), 0, 10000, &v) < 0)
-			return bad(c, gpu, "bad sm '%.40s'", S(xml_attr(gpu, "sm")));
-		g->sm = (int) v;
+			return bad(c, gpu, "bad sm '%.40s'",
+				   S(xml_attr(gpu, "sm")));
+		g->sm = (int)v;
 	}
 	if (xml_attr(gpu, "rank")) {
 		if (parse_int(xml_attr(gpu, "rank"), 0, 1 << 30, &v) < 0)
-			return bad(c, gpu, "bad rank '%.40s'", S(xml_attr(gpu, "rank")));
-		g->rank = (int) v;
+			return bad(c, gpu, "bad rank '%.40s'",
+				   S(xml_attr(gpu, "rank")));
+		g->rank = (int)v;
 	}
 	if (xml_attr(gpu, "gdr")) {
 		if (parse_int(xml_attr(gpu, "gdr"), 0, 1, &v) < 0)
-			return bad(c, gpu, "bad gdr '%.40s'", S(xml_attr(gpu, "gdr")));
-		g->gdr = (int) v;
+			return bad(c, gpu, "bad gdr '%.40s'",
+				   S(xml_attr(gpu, "gdr")));
+		g->gdr = (int)v;
 	}
 	for (const struct xnode *k = gpu->first; k; k = k->next) {
 		struct tnvlink *L;
@@ -341,28 +362,32 @@ static int add_gpu_elem(struct nctx *c, const struct xnode *pcin, const struct x
 		if (strcmp(k->name, "nvlink") != 0)
 			continue;
 		if (parse_int(xml_attr(k, "count"), 1, 1024, &cnt) < 0)
-			return bad(c, k, "bad or missing count '%.40s'", S(xml_attr(k, "count")));
+			return bad(c, k, "bad or missing count '%.40s'",
+				   S(xml_attr(k, "count")));
 		if (parse_hex(xml_attr(k, "tclass"), 0xffffff, &tc) < 0)
-			return bad(c, k, "bad or missing tclass '%.40s'", S(xml_attr(k, "tclass")));
+			return bad(c, k, "bad or missing tclass '%.40s'",
+				   S(xml_attr(k, "tclass")));
 		if (!(g->nvl = topo_grow(g->nvl, g->nnvl, sizeof(*g->nvl)))) {
 			errno = ENOMEM;
-			return autosync_errprintf(c->errp, "topology: out of memory");
+			return autosync_errprintf(c->errp,
+						  "topology: out of memory");
 		}
 		L = &g->nvl[g->nnvl++];
 		if (tg)
 			topo_busid_norm(L->target, sizeof(L->target), tg);
-		L->count = (int) cnt;
-		L->tclass = (unsigned) tc;
-		(void) topo_nvlink_gbs_per_link(g->sm, &per);
-		L->bw = per * 1e9 * (double) cnt;
+		L->count = (int)cnt;
+		L->tclass = (unsigned)tc;
+		(void)topo_nvlink_gbs_per_link(g->sm, &per);
+		L->bw = per * 1e9 * (double)cnt;
 	}
 	return 0;
 }
 
-static int walk_pci(struct nctx *c, const struct xnode *n, int cpu, int parent, int depth)
+static int walk_pci(struct nctx *c, const struct xnode *n, int cpu, int parent,
+		    int depth)
 {
 	struct autosync_topo *t = c->t;
-	struct tpci d = { 0 };
+	struct tpci d = {0};
 	unsigned long cls24;
 	const struct xnode *gpu = NULL, *nic = NULL;
 	int has_pci_child = 0, rv = -1;
@@ -381,7 +406,8 @@ static int walk_pci(struct nctx *c, const struct xnode *n, int cpu, int parent, 
 			has_pci_child = 1;
 	}
 	cls = d.class_id;
-	if (gpu || (!nic && (cls >> 8) == 0x03 && (!d.has_ids || d.vendor == 0x10de))) {
+	if (gpu || (!nic && (cls >> 8) == 0x03 &&
+		    (!d.has_ids || d.vendor == 0x10de))) {
 		rv = add_gpu_elem(c, n, gpu, &d);
 		goto out;
 	}
@@ -397,23 +423,25 @@ static int walk_pci(struct nctx *c, const struct xnode *n, int cpu, int parent, 
 		struct tbridge *b;
 		int idx;
 
-		if (!(t->bridges = topo_grow(t->bridges, t->nbridges, sizeof(*t->bridges)))) {
+		if (!(t->bridges = topo_grow(t->bridges, t->nbridges,
+					     sizeof(*t->bridges)))) {
 			errno = ENOMEM;
 			autosync_errprintf(c->errp, "topology: out of memory");
 			goto out;
 		}
-		idx = (int) t->nbridges++;
+		idx = (int)t->nbridges++;
 		b = &t->bridges[idx];
 		b->pci = d;
-		d.cpuset = NULL;   /* moved */
+		d.cpuset = NULL; /* moved */
 		b->root_port = 0;
 		for (const struct xnode *k = n->first; k; k = k->next)
-			if (!strcmp(k->name, "pci") && walk_pci(c, k, cpu, idx, depth + 1) < 0)
+			if (!strcmp(k->name, "pci") &&
+			    walk_pci(c, k, cpu, idx, depth + 1) < 0)
 				goto out;
 		rv = 0;
 		goto out;
 	}
-	rv = 0;   /* NVSwitch, CPU link or another device: not modelled */
+	rv = 0; /* NVSwitch, CPU link or another device: not modelled */
 out:
 	hwloc_bitmap_free(d.cpuset);
 	return rv;
@@ -425,9 +453,13 @@ static int read_system(struct nctx *c, const struct xnode *root)
 	const char *ver = xml_attr(root, "version");
 
 	if (strcmp(root->name, "system") != 0)
-		return bad(c, root, "root element is not <system>: not an NCCL topology file");
+		return bad(
+		    c, root,
+		    "root element is not <system>: not an NCCL topology file");
 	if (!ver || strcmp(ver, "1") != 0)
-		return bad(c, root, "unsupported version '%.20s' (NCCL reads version 1)", S(ver));
+		return bad(c, root,
+			   "unsupported version '%.20s' (NCCL reads version 1)",
+			   S(ver));
 	for (const struct xnode *cn = root->first; cn; cn = cn->next) {
 		struct tcpu *cpu;
 		long numa;
@@ -435,23 +467,30 @@ static int read_system(struct nctx *c, const struct xnode *root)
 
 		if (strcmp(cn->name, "cpu") != 0)
 			continue;
-		if (!xml_attr(cn, "numaid") || parse_int(xml_attr(cn, "numaid"), -1, 1 << 20, &numa) < 0)
-			return bad(c, cn, "bad or missing numaid '%.20s'", S(xml_attr(cn, "numaid")));
-		if (!(t->cpus = topo_grow(t->cpus, t->ncpus, sizeof(*t->cpus)))) {
+		if (!xml_attr(cn, "numaid") ||
+		    parse_int(xml_attr(cn, "numaid"), -1, 1 << 20, &numa) < 0)
+			return bad(c, cn, "bad or missing numaid '%.20s'",
+				   S(xml_attr(cn, "numaid")));
+		if (!(t->cpus =
+			  topo_grow(t->cpus, t->ncpus, sizeof(*t->cpus)))) {
 			errno = ENOMEM;
-			return autosync_errprintf(c->errp, "topology: out of memory");
+			return autosync_errprintf(c->errp,
+						  "topology: out of memory");
 		}
-		ci = (int) t->ncpus++;
+		ci = (int)t->ncpus++;
 		cpu = &t->cpus[ci];
-		cpu->numa = (int) numa;
+		cpu->numa = (int)numa;
 		cpu->package = -1;
 		if (xml_attr(cn, "affinity")) {
-			if (!(cpu->cpuset = parse_affinity(xml_attr(cn, "affinity"))))
-				return bad(c, cn, "bad affinity '%.60s'", S(xml_attr(cn, "affinity")));
+			if (!(cpu->cpuset =
+				  parse_affinity(xml_attr(cn, "affinity"))))
+				return bad(c, cn, "bad affinity '%.60s'",
+					   S(xml_attr(cn, "affinity")));
 			if (!t->machine_cpuset)
 				t->machine_cpuset = hwloc_bitmap_alloc();
 			if (t->machine_cpuset)
-				hwloc_bitmap_or(t->machine_cpuset, t->machine_cpuset, cpu->cpuset);
+				hwloc_bitmap_or(t->machine_cpuset,
+						t->machine_cpuset, cpu->cpuset);
 		}
 		copy_attr(cpu->arch, sizeof(cpu->arch), cn, "arch");
 		copy_attr(cpu->vendor, sizeof(cpu->vendor), cn, "vendor");
@@ -462,11 +501,12 @@ static int read_system(struct nctx *c, const struct xnode *root)
 				if (walk_pci(c, k, ci, -1, 0) < 0)
 					return -1;
 			} else if (!strcmp(k->name, "nic")) {
-				struct tpci d = { 0 };
+				struct tpci d = {0};
 
 				d.parent = -1;
 				d.cpu = ci;
-				d.cpuset = t->cpus[ci].cpuset;   /* copied by add_net */
+				d.cpuset =
+				    t->cpus[ci].cpuset; /* copied by add_net */
 				if (add_nic_elem(c, k, &d, 1) < 0)
 					return -1;
 			}
@@ -475,8 +515,8 @@ static int read_system(struct nctx *c, const struct xnode *root)
 	return 0;
 }
 
-struct autosync_topo *topo_load_nccl(const char *path, const char *buf, size_t len,
-				     autosync_error_t *errp)
+struct autosync_topo *topo_load_nccl(const char *path, const char *buf,
+				     size_t len, autosync_error_t *errp)
 {
 	struct autosync_topo *t;
 	struct xnode *root;
@@ -502,7 +542,8 @@ struct autosync_topo *topo_load_nccl(const char *path, const char *buf, size_t l
 	return t;
 }
 
-autosync_topo_t *autosync_topo_load_nccl_xml(const char *path, autosync_error_t *errp)
+autosync_topo_t *autosync_topo_load_nccl_xml(const char *path,
+					     autosync_error_t *errp)
 {
 	struct autosync_topo *t;
 	char *buf;
@@ -510,7 +551,8 @@ autosync_topo_t *autosync_topo_load_nccl_xml(const char *path, autosync_error_t 
 
 	if (!path) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "topo_load_nccl_xml: invalid argument");
+		autosync_errprintf(errp,
+				   "topo_load_nccl_xml: invalid argument");
 		return NULL;
 	}
 	if (read_file(path, &buf, &len, errp) < 0)
@@ -520,7 +562,8 @@ autosync_topo_t *autosync_topo_load_nccl_xml(const char *path, autosync_error_t 
 	return t;
 }
 
-autosync_topo_t *autosync_topo_load_file(const char *path, autosync_error_t *errp)
+autosync_topo_t *autosync_topo_load_file(const char *path,
+					 autosync_error_t *errp)
 {
 	char *buf, root[64];
 	size_t len;
@@ -535,14 +578,17 @@ autosync_topo_t *autosync_topo_load_file(const char *path, autosync_error_t *err
 		return NULL;
 	if (xml_root_name(buf, len, root, sizeof(root)) < 0) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s: not an XML file (no root element found)", path);
+		autosync_errprintf(
+		    errp, "%s: not an XML file (no root element found)", path);
 	} else if (!strcmp(root, "system")) {
 		t = topo_load_nccl(path, buf, len, errp);
 	} else if (!strcmp(root, "topology") || !strcmp(root, "root")) {
 		t = topo_load_hwloc(path, errp);
 	} else {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s: root element <%.40s> is neither hwloc <topology> nor NCCL <system>",
+		autosync_errprintf(errp,
+				   "%s: root element <%.40s> is neither hwloc "
+				   "<topology> nor NCCL <system>",
 				   path, root);
 	}
 	free(buf);
@@ -564,13 +610,21 @@ static void xml_str(FILE *fp, const char *name, const char *v)
 	fprintf(fp, " %s=\"", name);
 	for (; *v; v++) {
 		switch (*v) {
-		case '&': fputs("&amp;", fp); break;
-		case '<': fputs("&lt;", fp); break;
-		case '>': fputs("&gt;", fp); break;
-		case '"': fputs("&quot;", fp); break;
+		case '&':
+			fputs("&amp;", fp);
+			break;
+		case '<':
+			fputs("&lt;", fp);
+			break;
+		case '>':
+			fputs("&gt;", fp);
+			break;
+		case '"':
+			fputs("&quot;", fp);
+			break;
 		default:
-			if ((unsigned char) *v < 0x20)
-				fprintf(fp, "&#%u;", (unsigned char) *v);
+			if ((unsigned char)*v < 0x20)
+				fprintf(fp, "&#%u;", (unsigned char)*v);
 			else
 				fputc(*v, fp);
 		}
@@ -588,8 +642,11 @@ static void pci_open(struct wctx *w, const struct tpci *d, int ind, int leaf)
 	xml_str(fp, "busid", d->busid);
 	xml_str(fp, "class", cls);
 	if (d->has_ids)
-		fprintf(fp, " vendor=\"0x%04x\" device=\"0x%04x\" subsystem_vendor=\"0x%04x\" subsystem_device=\"0x%04x\"",
-			d->vendor, d->device, d->subvendor, d->subdevice);
+		fprintf(
+		    fp,
+		    " vendor=\"0x%04x\" device=\"0x%04x\" "
+		    "subsystem_vendor=\"0x%04x\" subsystem_device=\"0x%04x\"",
+		    d->vendor, d->device, d->subvendor, d->subdevice);
 	if (d->gts > 0) {
 		if (d->gts < 5)
 			fprintf(fp, " link_speed=\"%.1f GT/s PCIe\"", d->gts);
@@ -626,7 +683,8 @@ static void write_gpu(struct wctx *w, const struct tgpu *g, int ind)
 		for (unsigned l = 0; l < g->nnvl; l++) {
 			fprintf(fp, "%*s<nvlink", ind + 4, "");
 			xml_str(fp, "target", g->nvl[l].target);
-			fprintf(fp, " count=\"%d\" tclass=\"0x%06x\"/>\n", g->nvl[l].count, g->nvl[l].tclass);
+			fprintf(fp, " count=\"%d\" tclass=\"0x%06x\"/>\n",
+				g->nvl[l].count, g->nvl[l].tclass);
 		}
 		fprintf(fp, "%*s</gpu>\n", ind + 2, "");
 	}
@@ -665,8 +723,11 @@ static void write_nic_group(struct wctx *w, unsigned first, int ind)
 	FILE *fp = w->fp;
 	int any_net = 0;
 
-	for (unsigned i = first; i < t->nnics && !strcmp(t->nics[i].pci.busid, n->pci.busid); i++)
-		if (w->keep_nic[i] && (t->nics[i].has_net_elem || t->nics[i].ofname[0] || t->nics[i].netdev[0]))
+	for (unsigned i = first;
+	     i < t->nnics && !strcmp(t->nics[i].pci.busid, n->pci.busid); i++)
+		if (w->keep_nic[i] &&
+		    (t->nics[i].has_net_elem || t->nics[i].ofname[0] ||
+		     t->nics[i].netdev[0]))
 			any_net = 1;
 	if (!any_net) {
 		pci_open(w, &n->pci, ind, 1);
@@ -674,8 +735,11 @@ static void write_nic_group(struct wctx *w, unsigned first, int ind)
 	}
 	pci_open(w, &n->pci, ind, 0);
 	fprintf(fp, "%*s<nic>\n", ind + 2, "");
-	for (unsigned i = first; i < t->nnics && !strcmp(t->nics[i].pci.busid, n->pci.busid); i++)
-		if (w->keep_nic[i] && (t->nics[i].has_net_elem || t->nics[i].ofname[0] || t->nics[i].netdev[0]))
+	for (unsigned i = first;
+	     i < t->nnics && !strcmp(t->nics[i].pci.busid, n->pci.busid); i++)
+		if (w->keep_nic[i] &&
+		    (t->nics[i].has_net_elem || t->nics[i].ofname[0] ||
+		     t->nics[i].netdev[0]))
 			write_net(w, &t->nics[i], ind + 4);
 	fprintf(fp, "%*s</nic>\n", ind + 2, "");
 	fprintf(fp, "%*s</pci>\n", ind, "");
@@ -688,26 +752,30 @@ static void write_children(struct wctx *w, int cpu, int parent, int ind)
 	for (unsigned b = 0; b < t->nbridges; b++) {
 		const struct tbridge *br = &t->bridges[b];
 
-		if (!w->keep_bridge[b] || br->pci.parent != parent || (parent < 0 && br->pci.cpu != cpu))
+		if (!w->keep_bridge[b] || br->pci.parent != parent ||
+		    (parent < 0 && br->pci.cpu != cpu))
 			continue;
 		pci_open(w, &br->pci, ind, 0);
-		write_children(w, cpu, (int) b, ind + 2);
+		write_children(w, cpu, (int)b, ind + 2);
 		fprintf(w->fp, "%*s</pci>\n", ind, "");
 	}
 	for (unsigned v = 0; v < t->ngpus; v++) {
 		const struct tgpu *g = &t->gpus[v];
 
-		if (w->keep_gpu[v] && g->pci.parent == parent && (parent >= 0 || g->pci.cpu == cpu))
+		if (w->keep_gpu[v] && g->pci.parent == parent &&
+		    (parent >= 0 || g->pci.cpu == cpu))
 			write_gpu(w, g, ind);
 	}
 	for (unsigned i = 0; i < t->nnics; i++) {
 		const struct tnic *n = &t->nics[i];
 
-		if (!w->keep_nic[i] || n->nic_under_cpu || n->pci.parent != parent
-		    || (parent < 0 && n->pci.cpu != cpu))
+		if (!w->keep_nic[i] || n->nic_under_cpu ||
+		    n->pci.parent != parent ||
+		    (parent < 0 && n->pci.cpu != cpu))
 			continue;
-		if (i > 0 && w->keep_nic[i - 1] && !strcmp(t->nics[i - 1].pci.busid, n->pci.busid))
-			continue;   /* written with its group */
+		if (i > 0 && w->keep_nic[i - 1] &&
+		    !strcmp(t->nics[i - 1].pci.busid, n->pci.busid))
+			continue; /* written with its group */
 		write_nic_group(w, i, ind);
 	}
 }
@@ -730,11 +798,11 @@ static char *affinity_str(hwloc_const_bitmap_t b)
 
 	if (last < 0)
 		return NULL;
-	nw = (unsigned) last / 32 + 1;
-	if (!(s = malloc((size_t) nw * 9 + 1)))
+	nw = (unsigned)last / 32 + 1;
+	if (!(s = malloc((size_t)nw * 9 + 1)))
 		return NULL;
 	o = s;
-	for (unsigned w = nw; w-- > 0; ) {
+	for (unsigned w = nw; w-- > 0;) {
 		unsigned long word = 0;
 
 		for (unsigned bit = 0; bit < 32; bit++)
@@ -745,14 +813,16 @@ static char *affinity_str(hwloc_const_bitmap_t b)
 	return s;
 }
 
-int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp, autosync_error_t *errp)
+int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp,
+				 autosync_error_t *errp)
 {
-	struct wctx w = { .t = t, .fp = fp };
+	struct wctx w = {.t = t, .fp = fp};
 	int rv = -1;
 
 	if (!t || !fp) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "topo_write_nccl_xml: invalid argument");
+		return autosync_errprintf(
+		    errp, "topo_write_nccl_xml: invalid argument");
 	}
 	w.keep_gpu = calloc(t->ngpus + 1, 1);
 	w.keep_nic = calloc(t->nnics + 1, 1);
@@ -779,12 +849,13 @@ int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp, autosync_er
 		char *aff;
 
 		for (unsigned v = 0; v < t->ngpus; v++)
-			used |= w.keep_gpu[v] && t->gpus[v].pci.cpu == (int) ci;
+			used |= w.keep_gpu[v] && t->gpus[v].pci.cpu == (int)ci;
 		for (unsigned i = 0; i < t->nnics; i++)
-			used |= w.keep_nic[i] && t->nics[i].pci.cpu == (int) ci;
+			used |= w.keep_nic[i] && t->nics[i].pci.cpu == (int)ci;
 		if (!used)
 			continue;
-		fprintf(fp, "  <cpu numaid=\"%d\"", cpu->numa >= 0 ? cpu->numa : 0);
+		fprintf(fp, "  <cpu numaid=\"%d\"",
+			cpu->numa >= 0 ? cpu->numa : 0);
 		if ((aff = affinity_str(cpu->cpuset))) {
 			xml_str(fp, "affinity", aff);
 			free(aff);
@@ -794,9 +865,10 @@ int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp, autosync_er
 		xml_str(fp, "familyid", cpu->familyid);
 		xml_str(fp, "modelid", cpu->modelid);
 		fprintf(fp, ">\n");
-		write_children(&w, (int) ci, -1, 4);
+		write_children(&w, (int)ci, -1, 4);
 		for (unsigned i = 0; i < t->nnics; i++)
-			if (w.keep_nic[i] && t->nics[i].nic_under_cpu && t->nics[i].pci.cpu == (int) ci) {
+			if (w.keep_nic[i] && t->nics[i].nic_under_cpu &&
+			    t->nics[i].pci.cpu == (int)ci) {
 				fprintf(fp, "    <nic>\n");
 				write_net(&w, &t->nics[i], 6);
 				fprintf(fp, "    </nic>\n");
@@ -810,7 +882,8 @@ int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp, autosync_er
 		for (unsigned v = 0; v < t->ngpus; v++)
 			orphans |= w.keep_gpu[v] && t->gpus[v].pci.cpu < 0;
 		for (unsigned i = 0; i < t->nnics; i++)
-			orphans |= w.keep_nic[i] && t->nics[i].pci.cpu < 0 && !t->nics[i].nic_under_cpu;
+			orphans |= w.keep_nic[i] && t->nics[i].pci.cpu < 0 &&
+				   !t->nics[i].nic_under_cpu;
 		if (orphans) {
 			fprintf(fp, "  <cpu numaid=\"-1\">\n");
 			write_children(&w, -1, -1, 4);

@@ -19,7 +19,8 @@ struct xparser {
 static int fail(struct xparser *x, const char *msg)
 {
 	errno = EINVAL;
-	return autosync_errprintf(x->errp, "%s: line %u: %s", x->what, x->line, msg);
+	return autosync_errprintf(x->errp, "%s: line %u: %s", x->what, x->line,
+				  msg);
 }
 
 static void adv(struct xparser *x, size_t n)
@@ -33,12 +34,13 @@ static int starts(const struct xparser *x, const char *s)
 {
 	size_t l = strlen(s);
 
-	return (size_t) (x->end - x->p) >= l && !memcmp(x->p, s, l);
+	return (size_t)(x->end - x->p) >= l && !memcmp(x->p, s, l);
 }
 
 static void skip_ws(struct xparser *x)
 {
-	while (x->p < x->end && (*x->p == ' ' || *x->p == '\t' || *x->p == '\r' || *x->p == '\n'))
+	while (x->p < x->end && (*x->p == ' ' || *x->p == '\t' ||
+				 *x->p == '\r' || *x->p == '\n'))
 		adv(x, 1);
 }
 
@@ -57,8 +59,8 @@ static int skip_past(struct xparser *x, const char *term)
 
 static int name_start(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == ':'
-	       || (unsigned char) c >= 0x80;
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+	       c == ':' || (unsigned char)c >= 0x80;
 }
 
 static int name_char(char c)
@@ -75,9 +77,9 @@ static char *read_name(struct xparser *x)
 		return NULL;
 	while (x->p < x->end && name_char(*x->p))
 		x->p++;
-	if (!(n = malloc((size_t) (x->p - s) + 1)))
+	if (!(n = malloc((size_t)(x->p - s) + 1)))
 		return NULL;
-	memcpy(n, s, (size_t) (x->p - s));
+	memcpy(n, s, (size_t)(x->p - s));
 	n[x->p - s] = '\0';
 	return n;
 }
@@ -87,19 +89,19 @@ static void put_utf8(char **o, unsigned long c)
 	char *d = *o;
 
 	if (c < 0x80) {
-		*d++ = (char) c;
+		*d++ = (char)c;
 	} else if (c < 0x800) {
-		*d++ = (char) (0xc0 | (c >> 6));
-		*d++ = (char) (0x80 | (c & 0x3f));
+		*d++ = (char)(0xc0 | (c >> 6));
+		*d++ = (char)(0x80 | (c & 0x3f));
 	} else if (c < 0x10000) {
-		*d++ = (char) (0xe0 | (c >> 12));
-		*d++ = (char) (0x80 | ((c >> 6) & 0x3f));
-		*d++ = (char) (0x80 | (c & 0x3f));
+		*d++ = (char)(0xe0 | (c >> 12));
+		*d++ = (char)(0x80 | ((c >> 6) & 0x3f));
+		*d++ = (char)(0x80 | (c & 0x3f));
 	} else {
-		*d++ = (char) (0xf0 | (c >> 18));
-		*d++ = (char) (0x80 | ((c >> 12) & 0x3f));
-		*d++ = (char) (0x80 | ((c >> 6) & 0x3f));
-		*d++ = (char) (0x80 | (c & 0x3f));
+		*d++ = (char)(0xf0 | (c >> 18));
+		*d++ = (char)(0x80 | ((c >> 12) & 0x3f));
+		*d++ = (char)(0x80 | ((c >> 6) & 0x3f));
+		*d++ = (char)(0x80 | (c & 0x3f));
 	}
 	*o = d;
 }
@@ -124,16 +126,20 @@ static char *decode(const char *s, size_t len, int *bad)
 			continue;
 		}
 		{
-			static const struct { const char *e; char c; } ents[] = {
-				{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' },
-				{ "&quot;", '"' }, { "&apos;", '\'' },
+			static const struct {
+				const char *e;
+				char c;
+			} ents[] = {
+			    {"&amp;", '&'},  {"&lt;", '<'},    {"&gt;", '>'},
+			    {"&quot;", '"'}, {"&apos;", '\''},
 			};
 			size_t k;
 
 			for (k = 0; k < 5; k++) {
 				size_t el = strlen(ents[k].e);
 
-				if (len - i >= el && !memcmp(s + i, ents[k].e, el)) {
+				if (len - i >= el &&
+				    !memcmp(s + i, ents[k].e, el)) {
 					*o++ = ents[k].c;
 					i += el;
 					break;
@@ -152,7 +158,8 @@ static char *decode(const char *s, size_t len, int *bad)
 				hex = 1;
 				j++;
 			}
-			for (; j < len && s[j] != ';' && digits < 8; j++, digits++) {
+			for (; j < len && s[j] != ';' && digits < 8;
+			     j++, digits++) {
 				char ch = s[j];
 				int v;
 
@@ -164,10 +171,10 @@ static char *decode(const char *s, size_t len, int *bad)
 					v = ch - 'A' + 10;
 				else
 					break;
-				c = c * (hex ? 16 : 10) + (unsigned long) v;
+				c = c * (hex ? 16 : 10) + (unsigned long)v;
 			}
-			if (j < len && s[j] == ';' && digits > 0 && c > 0 && c <= 0x10ffff
-			    && !(c >= 0xd800 && c <= 0xdfff)) {
+			if (j < len && s[j] == ';' && digits > 0 && c > 0 &&
+			    c <= 0x10ffff && !(c >= 0xd800 && c <= 0xdfff)) {
 				put_utf8(&o, c);
 				i = j + 1;
 				continue;
@@ -215,7 +222,8 @@ static int skip_misc(struct xparser *x)
 			return 0;
 		if (starts(x, "<?")) {
 			if (skip_past(x, "?>") < 0)
-				return fail(x, "unterminated processing instruction");
+				return fail(
+				    x, "unterminated processing instruction");
 		} else if (starts(x, "<!--")) {
 			adv(x, 4);
 			if (skip_past(x, "-->") < 0)
@@ -236,7 +244,9 @@ static int skip_misc(struct xparser *x)
 		} else if (*x->p == '<') {
 			return 1;
 		} else {
-			return fail(x, "text outside the root element (not an XML file?)");
+			return fail(
+			    x,
+			    "text outside the root element (not an XML file?)");
 		}
 	}
 }
@@ -284,11 +294,12 @@ static int parse_attrs(struct xparser *x, struct xnode *n, int *selfclose)
 			free(name);
 			return fail(x, "truncated attribute value");
 		}
-		value = decode(vs, (size_t) (x->p - vs), &bad);
+		value = decode(vs, (size_t)(x->p - vs), &bad);
 		adv(x, 1);
 		if (!value) {
 			free(name);
-			return bad ? fail(x, "bad character or entity in an attribute value")
+			return bad ? fail(x, "bad character or entity in an "
+					     "attribute value")
 				   : fail(x, "out of memory");
 		}
 		if (xml_attr(n, name)) {
@@ -302,7 +313,8 @@ static int parse_attrs(struct xparser *x, struct xnode *n, int *selfclose)
 			return fail(x, "too many attributes");
 		}
 		if (n->nattrs % 8 == 0) {
-			struct xattr *a = realloc(n->attrs, (n->nattrs + 8) * sizeof(*a));
+			struct xattr *a =
+			    realloc(n->attrs, (n->nattrs + 8) * sizeof(*a));
 
 			if (!a) {
 				free(name);
@@ -314,15 +326,18 @@ static int parse_attrs(struct xparser *x, struct xnode *n, int *selfclose)
 		n->attrs[n->nattrs].name = name;
 		n->attrs[n->nattrs].value = value;
 		n->nattrs++;
-		if (x->p < x->end && !(*x->p == ' ' || *x->p == '\t' || *x->p == '\r'
-				       || *x->p == '\n' || *x->p == '>' || *x->p == '/'))
+		if (x->p < x->end &&
+		    !(*x->p == ' ' || *x->p == '\t' || *x->p == '\r' ||
+		      *x->p == '\n' || *x->p == '>' || *x->p == '/'))
 			return fail(x, "no blank between attributes");
 	}
 }
 
-struct xnode *xml_parse(const char *buf, size_t len, const char *what, autosync_error_t *errp)
+struct xnode *xml_parse(const char *buf, size_t len, const char *what,
+			autosync_error_t *errp)
 {
-	struct xparser x = { .p = buf, .end = buf + len, .line = 1, .what = what, .errp = errp };
+	struct xparser x = {
+	    .p = buf, .end = buf + len, .line = 1, .what = what, .errp = errp};
 	struct xnode *root = NULL, *cur = NULL;
 	unsigned depth = 0;
 	int r;
@@ -385,7 +400,8 @@ struct xnode *xml_parse(const char *buf, size_t len, const char *what, autosync_
 			}
 			if (!cur || strcmp(name, cur->name) != 0) {
 				free(name);
-				fail(&x, "closing tag does not match the open element");
+				fail(&x, "closing tag does not match the open "
+					 "element");
 				goto err;
 			}
 			free(name);
@@ -459,7 +475,8 @@ err:
 
 int xml_root_name(const char *buf, size_t len, char *out, size_t outlen)
 {
-	struct xparser x = { .p = buf, .end = buf + len, .line = 1, .what = "", .errp = NULL };
+	struct xparser x = {
+	    .p = buf, .end = buf + len, .line = 1, .what = "", .errp = NULL};
 	char *name;
 
 	if (outlen)

@@ -28,7 +28,8 @@ struct xnode {
 /* Parse 'len' bytes of 'buf' (need not be NUL-terminated). Returns the root
  * element (free with xml_free()) or NULL with EINVAL and a message that
  * starts with 'what' and names the line. */
-struct xnode *xml_parse(const char *buf, size_t len, const char *what, autosync_error_t *errp);
+struct xnode *xml_parse(const char *buf, size_t len, const char *what,
+			autosync_error_t *errp);
 void xml_free(struct xnode *n);
 /* value of attribute 'name' or NULL */
 const char *xml_attr(const struct xnode *n, const char *name);

@@ -95,9 +95,7 @@ int autosync_cluster_parse(autosync_cluster_t *c, const char *spec,
  * values (up to printing precision, %.17g). Returns the length that was
  * needed (snprintf semantics), or -1 (EINVAL).
  */
-int autosync_cluster_format(const autosync_cluster_t *c, char *buf,
-			    size_t len);
-
+int autosync_cluster_format(const autosync_cluster_t *c, char *buf, size_t len);
 
 /* --------------------------------------------------------------- topology */
 
@@ -108,53 +106,56 @@ typedef struct autosync_topo autosync_topo_t;
 
 /* How close a GPU's nearest fabric NIC is, best first. */
 enum autosync_nic_tier {
-	AUTOSYNC_NIC_TIER_PCIE_SWITCH = 0, /* below the same PCIe switch / root port */
-	AUTOSYNC_NIC_TIER_NUMA,            /* same NUMA node */
-	AUTOSYNC_NIC_TIER_PACKAGE,         /* same package (socket) */
-	AUTOSYNC_NIC_TIER_SYSTEM,          /* only across the CPU interconnect */
-	AUTOSYNC_NIC_TIER_NONE,            /* no fabric NIC at all */
+	AUTOSYNC_NIC_TIER_PCIE_SWITCH =
+	    0,			   /* below the same PCIe switch / root port */
+	AUTOSYNC_NIC_TIER_NUMA,	   /* same NUMA node */
+	AUTOSYNC_NIC_TIER_PACKAGE, /* same package (socket) */
+	AUTOSYNC_NIC_TIER_SYSTEM,  /* only across the CPU interconnect */
+	AUTOSYNC_NIC_TIER_NONE,	   /* no fabric NIC at all */
 };
 
 enum autosync_nic_kind {
-	AUTOSYNC_NIC_INFINIBAND = 0,       /* PCI class 0x0207 or 0x0c06 */
-	AUTOSYNC_NIC_ETHERNET,             /* 0x0200 */
-	AUTOSYNC_NIC_OTHER,                /* 0x0280 and anything else */
+	AUTOSYNC_NIC_INFINIBAND = 0, /* PCI class 0x0207 or 0x0c06 */
+	AUTOSYNC_NIC_ETHERNET,	     /* 0x0200 */
+	AUTOSYNC_NIC_OTHER,	     /* 0x0280 and anything else */
 };
 
 /* A GPU as the job sees it. Strings are "" when unknown, PCI ids and
- * speeds 0, NUMA/package -1. Valid until the next restrict/destroy of its topology. */
+ * speeds 0, NUMA/package -1. Valid until the next restrict/destroy of its
+ * topology. */
 typedef struct autosync_topo_gpu {
-	char busid[24];          /* PCI bus id, lowercase "0000:17:00.0" */
+	char busid[24]; /* PCI bus id, lowercase "0000:17:00.0" */
 	unsigned vendor_id, device_id;
-	unsigned class_id;       /* 0x0302 or 0x0300 */
-	char model[64];          /* GPUModel (CUDA/NVML/driver), "" unknown */
-	char uuid[80];           /* "GPU-xxxxxxxx-..." when known */
-	int sm;                  /* compute capability x 10 (NCCL XML), 0 unknown */
-	double pcie_bw;          /* B/s of its PCIe link, 0 unknown */
-	int numa;                /* NUMA node OS index, -1 unknown */
-	int package;             /* package OS index, -1 unknown */
-	char pcie_switch[24];    /* bus id of the PCIe switch above it, "" none */
-	const char *cpuset;      /* local CPUs (list "0-5,48-53") within the job's CPU set */
-	int nearest_nic;         /* index for autosync_topo_nic(), -1 none */
-	int nic_tier;            /* enum autosync_nic_tier */
-	double nvlink_bw;        /* B/s over NVLink (to peers or NVSwitches), 0 none */
+	unsigned class_id; /* 0x0302 or 0x0300 */
+	char model[64];	   /* GPUModel (CUDA/NVML/driver), "" unknown */
+	char uuid[80];	   /* "GPU-xxxxxxxx-..." when known */
+	int sm;		   /* compute capability x 10 (NCCL XML), 0 unknown */
+	double pcie_bw;	   /* B/s of its PCIe link, 0 unknown */
+	int numa;	   /* NUMA node OS index, -1 unknown */
+	int package;	   /* package OS index, -1 unknown */
+	char pcie_switch[24]; /* bus id of the PCIe switch above it, "" none */
+	/* local CPUs as a list ("0-5,48-53"), within the job's CPU set */
+	const char *cpuset;
+	int nearest_nic;  /* index for autosync_topo_nic(), -1 none */
+	int nic_tier;	  /* enum autosync_nic_tier */
+	double nvlink_bw; /* B/s over NVLink (to peers or NVSwitches), 0 none */
 } autosync_topo_gpu_t;
 
 /* A network adapter (PCI function). */
 typedef struct autosync_topo_nic {
 	char busid[24];
 	unsigned vendor_id, device_id, class_id;
-	int kind;                /* enum autosync_nic_kind */
-	char name[32];           /* RDMA device (mlx5_0), "" none */
-	char netdev[32];         /* network interface (ib0, eth0), "" none */
-	int port;                /* port used, 0 unknown */
-	int port_state;          /* IB port state, 4 = ACTIVE, -1 unknown */
-	double speed;            /* B/s, 0 unknown */
-	double pcie_bw;          /* B/s, 0 unknown */
-	int numa, package;       /* -1 unknown */
+	int kind;	   /* enum autosync_nic_kind */
+	char name[32];	   /* RDMA device (mlx5_0), "" none */
+	char netdev[32];   /* network interface (ib0, eth0), "" none */
+	int port;	   /* port used, 0 unknown */
+	int port_state;	   /* IB port state, 4 = ACTIVE, -1 unknown */
+	double speed;	   /* B/s, 0 unknown */
+	double pcie_bw;	   /* B/s, 0 unknown */
+	int numa, package; /* -1 unknown */
 	char pcie_switch[24];
-	int management;          /* 1: management / low-speed NIC, not for the fabric */
-	int rdma;                /* 1: has an RDMA device (IB, RoCE) */
+	int management; /* 1: management / low-speed NIC, not for the fabric */
+	int rdma;	/* 1: has an RDMA device (IB, RoCE) */
 } autosync_topo_nic_t;
 
 /*
@@ -166,11 +167,14 @@ typedef struct autosync_topo_nic {
  */
 autosync_topo_t *autosync_topo_load_live(autosync_error_t *errp);
 /* Load an hwloc XML file (v1 or v2.0; hwloc 2.x refuses v3.0). */
-autosync_topo_t *autosync_topo_load_hwloc_xml(const char *path, autosync_error_t *errp);
+autosync_topo_t *autosync_topo_load_hwloc_xml(const char *path,
+					      autosync_error_t *errp);
 /* Load an NCCL topology XML file (<system version="1">). */
-autosync_topo_t *autosync_topo_load_nccl_xml(const char *path, autosync_error_t *errp);
+autosync_topo_t *autosync_topo_load_nccl_xml(const char *path,
+					     autosync_error_t *errp);
 /* Load either format, detected by the root element (<topology> / <system>). */
-autosync_topo_t *autosync_topo_load_file(const char *path, autosync_error_t *errp);
+autosync_topo_t *autosync_topo_load_file(const char *path,
+					 autosync_error_t *errp);
 /* Accepts NULL. */
 void autosync_topo_destroy(autosync_topo_t *t);
 /* Optional log callback, used by later calls on 't' (restrictions): a GPU
@@ -198,16 +202,20 @@ int autosync_topo_restrict(autosync_topo_t *t, const char *gpus,
  * to the Slurm list when Slurm constrains devices, i.e. when the lists
  * differ; UUIDs and bus ids match absolutely).
  */
-int autosync_topo_restrict_env(autosync_topo_t *t, const char *cuda_visible_devices,
-			       const char *slurm_step_gpus, const char *slurm_job_gpus,
-			       const char *cpuset, autosync_error_t *errp);
+int autosync_topo_restrict_env(autosync_topo_t *t,
+			       const char *cuda_visible_devices,
+			       const char *slurm_step_gpus,
+			       const char *slurm_job_gpus, const char *cpuset,
+			       autosync_error_t *errp);
 
 /* Counts and items of the restricted view; items are borrowed (NULL when
  * out of range). NICs are all the node's NICs, in PCI bus order. */
 unsigned autosync_topo_ngpus(const autosync_topo_t *t);
-const autosync_topo_gpu_t *autosync_topo_gpu(const autosync_topo_t *t, unsigned i);
+const autosync_topo_gpu_t *autosync_topo_gpu(const autosync_topo_t *t,
+					     unsigned i);
 unsigned autosync_topo_nnics(const autosync_topo_t *t);
-const autosync_topo_nic_t *autosync_topo_nic(const autosync_topo_t *t, unsigned i);
+const autosync_topo_nic_t *autosync_topo_nic(const autosync_topo_t *t,
+					     unsigned i);
 /* GPUs of the whole node, before restriction. */
 unsigned autosync_topo_ngpus_total(const autosync_topo_t *t);
 
@@ -228,17 +236,20 @@ const char *autosync_topo_source(const autosync_topo_t *t);
 /* The job CPU set as a list ("" = unknown); valid while 't' is unchanged. */
 const char *autosync_topo_cpuset(const autosync_topo_t *t);
 
-const char *autosync_nic_tier_name(int tier);  /* "pcie_switch", ... */
-const char *autosync_nic_kind_name(int kind);  /* "infiniband", ... */
+const char *autosync_nic_tier_name(int tier); /* "pcie_switch", ... */
+const char *autosync_nic_kind_name(int kind); /* "infiniband", ... */
 
 /* ---------------------------------------------------------------- writers */
 
 /* Human table; YAML (one document); NCCL topology XML for NCCL_TOPO_FILE
  * (restricted GPUs, fabric NICs, the PCI bridges above them). 'fp' is
  * borrowed. Errors: EIO when writing fails. */
-int autosync_topo_write_text(const autosync_topo_t *t, FILE *fp, autosync_error_t *errp);
-int autosync_topo_write_yaml(const autosync_topo_t *t, FILE *fp, autosync_error_t *errp);
-int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp, autosync_error_t *errp);
+int autosync_topo_write_text(const autosync_topo_t *t, FILE *fp,
+			     autosync_error_t *errp);
+int autosync_topo_write_yaml(const autosync_topo_t *t, FILE *fp,
+			     autosync_error_t *errp);
+int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp,
+				 autosync_error_t *errp);
 
 /* One environment variable for a task; plain value type. */
 typedef struct autosync_env {
@@ -255,18 +266,19 @@ typedef struct autosync_env {
  * at most 'max' entries to 'env' and their number to *n. Nothing is set in
  * this process. Errors: EINVAL (bad rank), ENOSPC ('max' too small).
  */
-int autosync_topo_rank_env(const autosync_topo_t *t, unsigned r, autosync_env_t *env,
-			   size_t max, size_t *n, autosync_error_t *errp);
+int autosync_topo_rank_env(const autosync_topo_t *t, unsigned r,
+			   autosync_env_t *env, size_t max, size_t *n,
+			   autosync_error_t *errp);
 
 /*
  * Fill the node part of 'c' from the restricted topology: gpus_per_node
  * (a GPU-less node counts as 1, one rank per node), intra_class/bw/lat
  * (the worst pair of the view; with fewer than two GPUs the intra
- * values of c are kept), nics_per_node / nic_bw (the distinct nearest NICs of the view's
- * GPUs, all fabric NICs on a GPU-less node; the slowest known speed; left as
- * in c when there is none or the speed is unknown), topo_hash. 'nodes' (>= 1)
- * sets c->nodes; inter_lat and nodes_per_switch are not visible on a node
- * and keep the values the caller put in c (site config or
+ * values of c are kept), nics_per_node / nic_bw (the distinct nearest NICs of
+ * the view's GPUs, all fabric NICs on a GPU-less node; the slowest known speed;
+ * left as in c when there is none or the speed is unknown), topo_hash. 'nodes'
+ * (>= 1) sets c->nodes; inter_lat and nodes_per_switch are not visible on a
+ * node and keep the values the caller put in c (site config or
  * autosync_cluster_default()).
  */
 int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t,

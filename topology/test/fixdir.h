@@ -20,10 +20,15 @@ static int find_fixdir(char *out, size_t len)
 		FILE *fp;
 		char *slash;
 
-		snprintf(probe, sizeof(probe), "%.900s/../shared/fixtures/topologies/SOURCES.md", dir);
+		snprintf(probe, sizeof(probe),
+			 "%.900s/../shared/fixtures/topologies/SOURCES.md",
+			 dir);
 		if ((fp = fopen(probe, "r"))) {
 			fclose(fp);
-			if ((size_t) snprintf(out, len, "%.900s/../shared/fixtures/topologies", dir) >= len)
+			if ((size_t)snprintf(
+				out, len,
+				"%.900s/../shared/fixtures/topologies",
+				dir) >= len)
 				return -1;
 			return 0;
 		}

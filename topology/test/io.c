@@ -52,23 +52,33 @@ static int write_str(const char *path, const char *s, size_t len)
 }
 
 /* every public fact of two topologies' views */
-static int same_topo(const autosync_topo_t *a, const autosync_topo_t *b, const char *what)
+static int same_topo(const autosync_topo_t *a, const autosync_topo_t *b,
+		     const char *what)
 {
 	int same = 1;
 
-	if (autosync_topo_ngpus(a) != autosync_topo_ngpus(b) || autosync_topo_nnics(a) != autosync_topo_nnics(b)) {
+	if (autosync_topo_ngpus(a) != autosync_topo_ngpus(b) ||
+	    autosync_topo_nnics(a) != autosync_topo_nnics(b)) {
 		diag("%s: counts differ", what);
 		return 0;
 	}
 	for (unsigned i = 0; i < autosync_topo_ngpus(a); i++) {
-		const autosync_topo_gpu_t *x = autosync_topo_gpu(a, i), *y = autosync_topo_gpu(b, i);
+		const autosync_topo_gpu_t *x = autosync_topo_gpu(a, i),
+					  *y = autosync_topo_gpu(b, i);
 
-		if (strcmp(x->busid, y->busid) || x->vendor_id != y->vendor_id || x->device_id != y->device_id
-		    || x->class_id != y->class_id || x->sm != y->sm || x->pcie_bw != y->pcie_bw
-		    || x->numa != y->numa || x->package != y->package || strcmp(x->pcie_switch, y->pcie_switch)
-		    || strcmp(x->cpuset, y->cpuset) || x->nearest_nic != y->nearest_nic
-		    || x->nic_tier != y->nic_tier || x->nvlink_bw != y->nvlink_bw) {
-			diag("%s: GPU %u differs (%s / %s)", what, i, x->busid, y->busid);
+		if (strcmp(x->busid, y->busid) ||
+		    x->vendor_id != y->vendor_id ||
+		    x->device_id != y->device_id ||
+		    x->class_id != y->class_id || x->sm != y->sm ||
+		    x->pcie_bw != y->pcie_bw || x->numa != y->numa ||
+		    x->package != y->package ||
+		    strcmp(x->pcie_switch, y->pcie_switch) ||
+		    strcmp(x->cpuset, y->cpuset) ||
+		    x->nearest_nic != y->nearest_nic ||
+		    x->nic_tier != y->nic_tier ||
+		    x->nvlink_bw != y->nvlink_bw) {
+			diag("%s: GPU %u differs (%s / %s)", what, i, x->busid,
+			     y->busid);
 			same = 0;
 		}
 		for (unsigned j = 0; j < autosync_topo_ngpus(a); j++) {
@@ -84,14 +94,19 @@ static int same_topo(const autosync_topo_t *a, const autosync_topo_t *b, const c
 		}
 	}
 	for (unsigned i = 0; i < autosync_topo_nnics(a); i++) {
-		const autosync_topo_nic_t *x = autosync_topo_nic(a, i), *y = autosync_topo_nic(b, i);
+		const autosync_topo_nic_t *x = autosync_topo_nic(a, i),
+					  *y = autosync_topo_nic(b, i);
 
-		if (strcmp(x->busid, y->busid) || x->vendor_id != y->vendor_id || x->class_id != y->class_id
-		    || x->kind != y->kind || strcmp(x->name, y->name) || strcmp(x->netdev, y->netdev)
-		    || x->port != y->port || x->speed != y->speed || x->pcie_bw != y->pcie_bw
-		    || x->numa != y->numa || strcmp(x->pcie_switch, y->pcie_switch)
-		    || x->management != y->management || x->rdma != y->rdma) {
-			diag("%s: NIC %u differs (%s / %s)", what, i, x->busid, y->busid);
+		if (strcmp(x->busid, y->busid) ||
+		    x->vendor_id != y->vendor_id ||
+		    x->class_id != y->class_id || x->kind != y->kind ||
+		    strcmp(x->name, y->name) || strcmp(x->netdev, y->netdev) ||
+		    x->port != y->port || x->speed != y->speed ||
+		    x->pcie_bw != y->pcie_bw || x->numa != y->numa ||
+		    strcmp(x->pcie_switch, y->pcie_switch) ||
+		    x->management != y->management || x->rdma != y->rdma) {
+			diag("%s: NIC %u differs (%s / %s)", what, i, x->busid,
+			     y->busid);
 			same = 0;
 		}
 	}
@@ -135,54 +150,85 @@ static int file_has(const char *path, const char *needle)
 
 static void round_trip(const char *file, const char *gpus)
 {
-	autosync_error_t err = { .text = "" };
-	autosync_topo_t *a = autosync_topo_load_file(fix(file), &err), *b = NULL;
+	autosync_error_t err = {.text = ""};
+	autosync_topo_t *a = autosync_topo_load_file(fix(file), &err),
+			*b = NULL;
 	FILE *fp;
 
 	ok(a != NULL, "%s loads", file);
 	if (!a)
 		return;
 	if (gpus)
-		ok(autosync_topo_restrict(a, gpus, NULL, &err) == 0, "%s: restrict %s", file, gpus);
+		ok(autosync_topo_restrict(a, gpus, NULL, &err) == 0,
+		   "%s: restrict %s", file, gpus);
 	fp = fopen(tmp("rt.xml"), "w");
-	ok(fp && autosync_topo_write_nccl_xml(a, fp, &err) == 0, "%s%s%s: NCCL XML written", file,
-	   gpus ? " gpus " : "", gpus ? gpus : "");
+	ok(fp && autosync_topo_write_nccl_xml(a, fp, &err) == 0,
+	   "%s%s%s: NCCL XML written", file, gpus ? " gpus " : "",
+	   gpus ? gpus : "");
 	if (fp)
 		fclose(fp);
 	b = autosync_topo_load_nccl_xml(tmp("rt.xml"), &err);
 	ok(b != NULL, "%s: written XML parses (%s)", file, err.text);
 	if (b && gpus) {
-		/* NCCL XML has no GPU order: select the same GPUs in the same order */
+		/* NCCL XML has no GPU order: select the same GPUs in the same
+		 * order */
 		char list[512] = "";
 
 		for (unsigned i = 0; i < autosync_topo_ngpus(a); i++)
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "," : "",
-				 autosync_topo_gpu(a, i)->busid);
-		ok(autosync_topo_restrict(b, list, NULL, &err) == 0, "%s: same GPUs selected (%s)", file, err.text);
+			snprintf(list + strlen(list),
+				 sizeof(list) - strlen(list), "%s%s",
+				 i ? "," : "", autosync_topo_gpu(a, i)->busid);
+		ok(autosync_topo_restrict(b, list, NULL, &err) == 0,
+		   "%s: same GPUs selected (%s)", file, err.text);
 	}
 	if (b) {
 		if (!strncmp(file, "nccl-", 5)) {
-			ok(same_topo(a, b, file), "%s: re-emitted file gives the same model", file);
-			is(autosync_topo_hash(b), autosync_topo_hash(a), "%s: same hash after round trip", file);
+			ok(same_topo(a, b, file),
+			   "%s: re-emitted file gives the same model", file);
+			is(autosync_topo_hash(b), autosync_topo_hash(a),
+			   "%s: same hash after round trip", file);
 		} else {
-			/* hwloc -> NCCL: NCCL XML has no packages, root ports are
-			 * not written apart: compare devices, NUMA, NICs, tiers */
-			int same = autosync_topo_ngpus(a) == autosync_topo_ngpus(b);
+			/* hwloc -> NCCL: NCCL XML has no packages, root ports
+			 * are not written apart: compare devices, NUMA, NICs,
+			 * tiers */
+			int same =
+			    autosync_topo_ngpus(a) == autosync_topo_ngpus(b);
 
-			for (unsigned i = 0; same && i < autosync_topo_ngpus(a); i++) {
-				const autosync_topo_gpu_t *x = autosync_topo_gpu(a, i), *y = autosync_topo_gpu(b, i);
+			for (unsigned i = 0; same && i < autosync_topo_ngpus(a);
+			     i++) {
+				const autosync_topo_gpu_t *x =
+							      autosync_topo_gpu(
+								  a, i),
+							  *y =
+							      autosync_topo_gpu(
+								  b, i);
 
-				same = !strcmp(x->busid, y->busid) && x->numa == y->numa && x->class_id == y->class_id
-				       && x->device_id == y->device_id && !strcmp(x->cpuset, y->cpuset)
-				       && x->nic_tier == y->nic_tier && (x->nearest_nic >= 0) == (y->nearest_nic >= 0);
+				same = !strcmp(x->busid, y->busid) &&
+				       x->numa == y->numa &&
+				       x->class_id == y->class_id &&
+				       x->device_id == y->device_id &&
+				       !strcmp(x->cpuset, y->cpuset) &&
+				       x->nic_tier == y->nic_tier &&
+				       (x->nearest_nic >= 0) ==
+					   (y->nearest_nic >= 0);
 				if (same && x->nearest_nic >= 0)
-					same = !strcmp(autosync_topo_nic(a, (unsigned) x->nearest_nic)->name,
-						       autosync_topo_nic(b, (unsigned) y->nearest_nic)->name);
+					same = !strcmp(
+					    autosync_topo_nic(
+						a, (unsigned)x->nearest_nic)
+						->name,
+					    autosync_topo_nic(
+						b, (unsigned)y->nearest_nic)
+						->name);
 				if (!same)
-					diag("GPU %u: %s/%s numa %d/%d tier %d/%d", i, x->busid, y->busid, x->numa,
+					diag("GPU %u: %s/%s numa %d/%d tier "
+					     "%d/%d",
+					     i, x->busid, y->busid, x->numa,
 					     y->numa, x->nic_tier, y->nic_tier);
 			}
-			ok(same, "%s: NCCL XML keeps GPUs, NUMA, CPU sets, nearest NICs", file);
+			ok(same,
+			   "%s: NCCL XML keeps GPUs, NUMA, CPU sets, nearest "
+			   "NICs",
+			   file);
 		}
 	}
 	autosync_topo_destroy(b);
@@ -191,8 +237,9 @@ static void round_trip(const char *file, const char *gpus)
 
 static void writers(const char *file)
 {
-	autosync_error_t err = { .text = "" };
-	autosync_topo_t *t = file ? autosync_topo_load_file(fix(file), &err) : autosync_topo_load_live(&err);
+	autosync_error_t err = {.text = ""};
+	autosync_topo_t *t = file ? autosync_topo_load_file(fix(file), &err)
+				  : autosync_topo_load_live(&err);
 	const char *name = file ? file : "live";
 	FILE *fp;
 
@@ -201,22 +248,28 @@ static void writers(const char *file)
 		return;
 	}
 	fp = fopen(tmp("out.yaml"), "w");
-	ok(fp && autosync_topo_write_yaml(t, fp, &err) == 0, "%s: YAML written", name);
+	ok(fp && autosync_topo_write_yaml(t, fp, &err) == 0, "%s: YAML written",
+	   name);
 	if (fp)
 		fclose(fp);
-	ok(yaml_valid(tmp("out.yaml")), "%s: YAML is well formed (libyaml)", name);
-	ok(file_has(tmp("out.yaml"), autosync_topo_hash(t)), "%s: YAML carries the hash", name);
+	ok(yaml_valid(tmp("out.yaml")), "%s: YAML is well formed (libyaml)",
+	   name);
+	ok(file_has(tmp("out.yaml"), autosync_topo_hash(t)),
+	   "%s: YAML carries the hash", name);
 	fp = fopen(tmp("out.txt"), "w");
-	ok(fp && autosync_topo_write_text(t, fp, &err) == 0, "%s: text written", name);
+	ok(fp && autosync_topo_write_text(t, fp, &err) == 0, "%s: text written",
+	   name);
 	if (fp)
 		fclose(fp);
-	ok(file_has(tmp("out.txt"), "GPUs:") && file_has(tmp("out.txt"), "NICs:"), "%s: text has the tables", name);
+	ok(file_has(tmp("out.txt"), "GPUs:") &&
+	       file_has(tmp("out.txt"), "NICs:"),
+	   "%s: text has the tables", name);
 	autosync_topo_destroy(t);
 }
 
 static void live(void)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_topo_t *t = autosync_topo_load_live(&err);
 	char want[64];
 
@@ -224,7 +277,8 @@ static void live(void)
 	if (!t)
 		return;
 	is(autosync_topo_source(t), "live", "source live");
-	diag("live: %u GPU(s), %u NIC(s), CPUs %s, hash %s", autosync_topo_ngpus(t), autosync_topo_nnics(t),
+	diag("live: %u GPU(s), %u NIC(s), CPUs %s, hash %s",
+	     autosync_topo_ngpus(t), autosync_topo_nnics(t),
 	     autosync_topo_cpuset(t), autosync_topo_hash(t));
 	ok(strlen(autosync_topo_cpuset(t)) > 0, "live: CPU set known");
 	if (autosync_topo_ngpus(t) == 0) {
@@ -233,48 +287,58 @@ static void live(void)
 		size_t n;
 
 		autosync_cluster_default(&c);
-		ok(autosync_cluster_from_topo(&c, t, 1, &err) == 0 && c.gpus_per_node == 1,
+		ok(autosync_cluster_from_topo(&c, t, 1, &err) == 0 &&
+		       c.gpus_per_node == 1,
 		   "CPU-only machine: one rank per node");
-		ok(autosync_topo_rank_env(t, 0, e, 4, &n, &err) == 0, "CPU-only machine: rank 0 env");
-		ok(autosync_topo_restrict(t, "0", NULL, &err) == -1 && errno == EINVAL,
+		ok(autosync_topo_rank_env(t, 0, e, 4, &n, &err) == 0,
+		   "CPU-only machine: rank 0 env");
+		ok(autosync_topo_restrict(t, "0", NULL, &err) == -1 &&
+		       errno == EINVAL,
 		   "CUDA_VISIBLE_DEVICES=0 without GPU: %s", err.text);
 	} else {
 		snprintf(want, sizeof(want), "%u", autosync_topo_ngpus(t) - 1);
-		ok(autosync_topo_restrict(t, want, NULL, &err) == 0 && autosync_topo_ngpus(t) == 1,
+		ok(autosync_topo_restrict(t, want, NULL, &err) == 0 &&
+		       autosync_topo_ngpus(t) == 1,
 		   "restrict to the last GPU");
 	}
 	{
 		autosync_topo_t *b;
 		FILE *fp = fopen(tmp("live.xml"), "w");
 
-		ok(fp && autosync_topo_write_nccl_xml(t, fp, &err) == 0, "live: NCCL XML written");
+		ok(fp && autosync_topo_write_nccl_xml(t, fp, &err) == 0,
+		   "live: NCCL XML written");
 		if (fp)
 			fclose(fp);
 		b = autosync_topo_load_file(tmp("live.xml"), &err);
-		ok(b != NULL && autosync_topo_ngpus(b) == autosync_topo_ngpus(t), "live: NCCL XML parses back (%s)",
-		   err.text);
+		ok(b != NULL &&
+		       autosync_topo_ngpus(b) == autosync_topo_ngpus(t),
+		   "live: NCCL XML parses back (%s)", err.text);
 		autosync_topo_destroy(b);
 	}
 	autosync_topo_destroy(t);
 }
 
-static void bad(const char *what, const char *content, size_t len, const char *want_msg)
+static void bad(const char *what, const char *content, size_t len,
+		const char *want_msg)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_topo_t *t;
 
 	if (content)
-		write_str(tmp("bad.xml"), content, len == SIZE_MAX ? strlen(content) : len);
+		write_str(tmp("bad.xml"), content,
+			  len == SIZE_MAX ? strlen(content) : len);
 	errno = 0;
 	t = autosync_topo_load_file(content ? tmp("bad.xml") : what, &err);
-	ok(t == NULL && errno != 0, "%s: refused with errno %d", content ? what : "missing file", errno);
-	ok(strstr(err.text, want_msg) != NULL, "%s: message: %s", content ? what : "missing file", err.text);
+	ok(t == NULL && errno != 0, "%s: refused with errno %d",
+	   content ? what : "missing file", errno);
+	ok(strstr(err.text, want_msg) != NULL, "%s: message: %s",
+	   content ? what : "missing file", err.text);
 	autosync_topo_destroy(t);
 }
 
 static void bad_inputs(void)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_topo_t *t;
 	char *buf;
 	size_t len;
@@ -283,31 +347,64 @@ static void bad_inputs(void)
 	bad("/nonexistent/topo.xml", NULL, 0, "No such file");
 	bad("empty file", "", 0, "not an XML file");
 	bad("plain text", "GPU0 GPU1\n", SIZE_MAX, "not an XML file");
-	bad("binary", "\x7f" "ELF\0\0\1", 7, "not an XML file");
+	bad("binary",
+	    "\x7f"
+	    "ELF\0\0\1",
+	    7, "not an XML file");
 	bad("JSON", "{\"system\": 1}", SIZE_MAX, "not an XML file");
-	bad("other root", "<?xml version=\"1.0\"?><html><body/></html>", SIZE_MAX, "neither hwloc");
-	bad("hwloc v3.0", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc3.dtd\">\n"
-	    "<topology version=\"3.0\">\n  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" "
-	    "complete_cpuset=\"0x1\" allowed_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" "
-	    "allowed_nodeset=\"0x1\" gp_index=\"1\"/>\n</topology>\n", SIZE_MAX, "version 3.0");
-	bad("truncated hwloc", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\" os_ind",
+	bad("other root", "<?xml version=\"1.0\"?><html><body/></html>",
+	    SIZE_MAX, "neither hwloc");
+	bad("hwloc v3.0",
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology "
+	    "SYSTEM \"hwloc3.dtd\">\n"
+	    "<topology version=\"3.0\">\n  <object type=\"Machine\" "
+	    "os_index=\"0\" cpuset=\"0x1\" "
+	    "complete_cpuset=\"0x1\" allowed_cpuset=\"0x1\" nodeset=\"0x1\" "
+	    "complete_nodeset=\"0x1\" "
+	    "allowed_nodeset=\"0x1\" gp_index=\"1\"/>\n</topology>\n",
+	    SIZE_MAX, "version 3.0");
+	bad("truncated hwloc",
+	    "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object "
+	    "type=\"Machine\" os_ind",
 	    SIZE_MAX, "hwloc cannot load");
-	bad("NCCL version 2", "<system version=\"2\"><cpu numaid=\"0\"/></system>", SIZE_MAX, "version");
-	bad("NCCL no version", "<system><cpu numaid=\"0\"/></system>", SIZE_MAX, "version");
-	bad("NCCL bad busid", "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"zz\" class=\"0x030200\"/></cpu></system>",
+	bad("NCCL version 2",
+	    "<system version=\"2\"><cpu numaid=\"0\"/></system>", SIZE_MAX,
+	    "version");
+	bad("NCCL no version", "<system><cpu numaid=\"0\"/></system>", SIZE_MAX,
+	    "version");
+	bad("NCCL bad busid",
+	    "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"zz\" "
+	    "class=\"0x030200\"/></cpu></system>",
 	    SIZE_MAX, "busid");
-	bad("NCCL no class", "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\"/></cpu></system>",
+	bad("NCCL no class",
+	    "<system version=\"1\"><cpu numaid=\"0\"><pci "
+	    "busid=\"0000:01:00.0\"/></cpu></system>",
 	    SIZE_MAX, "class");
-	bad("NCCL bad numaid", "<system version=\"1\"><cpu numaid=\"x\"/></system>", SIZE_MAX, "numaid");
-	bad("NCCL mismatched tags", "<system version=\"1\"><cpu numaid=\"0\"></pci></system>", SIZE_MAX, "does not match");
-	bad("NCCL two roots", "<system version=\"1\"/><system version=\"1\"/>", SIZE_MAX, "more than one root");
-	bad("NCCL bad entity", "<system version=\"1\" name=\"a&bogus;\"/>", SIZE_MAX, "entity");
-	bad("NCCL unterminated comment", "<system version=\"1\"><!-- x </system>", SIZE_MAX, "comment");
-	bad("NCCL duplicate attribute", "<system version=\"1\" version=\"1\"/>", SIZE_MAX, "twice");
-	bad("NCCL bad speed", "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x020700\">"
-	    "<nic><net name=\"mlx5_0\" dev=\"0\" speed=\"fast\"/></nic></pci></cpu></system>", SIZE_MAX, "speed");
-	bad("NCCL duplicate GPU", "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" class=\"0x030200\"/>"
-	    "<pci busid=\"0000:01:00.0\" class=\"0x030200\"/></cpu></system>", SIZE_MAX, "twice");
+	bad("NCCL bad numaid",
+	    "<system version=\"1\"><cpu numaid=\"x\"/></system>", SIZE_MAX,
+	    "numaid");
+	bad("NCCL mismatched tags",
+	    "<system version=\"1\"><cpu numaid=\"0\"></pci></system>", SIZE_MAX,
+	    "does not match");
+	bad("NCCL two roots", "<system version=\"1\"/><system version=\"1\"/>",
+	    SIZE_MAX, "more than one root");
+	bad("NCCL bad entity", "<system version=\"1\" name=\"a&bogus;\"/>",
+	    SIZE_MAX, "entity");
+	bad("NCCL unterminated comment",
+	    "<system version=\"1\"><!-- x </system>", SIZE_MAX, "comment");
+	bad("NCCL duplicate attribute", "<system version=\"1\" version=\"1\"/>",
+	    SIZE_MAX, "twice");
+	bad("NCCL bad speed",
+	    "<system version=\"1\"><cpu numaid=\"0\"><pci "
+	    "busid=\"0000:01:00.0\" class=\"0x020700\">"
+	    "<nic><net name=\"mlx5_0\" dev=\"0\" "
+	    "speed=\"fast\"/></nic></pci></cpu></system>",
+	    SIZE_MAX, "speed");
+	bad("NCCL duplicate GPU",
+	    "<system version=\"1\"><cpu numaid=\"0\"><pci "
+	    "busid=\"0000:01:00.0\" class=\"0x030200\"/>"
+	    "<pci busid=\"0000:01:00.0\" class=\"0x030200\"/></cpu></system>",
+	    SIZE_MAX, "twice");
 	{
 		/* 100 nested elements */
 		char deep[2000] = "<system version=\"1\">";
@@ -317,7 +414,8 @@ static void bad_inputs(void)
 		bad("NCCL nested too deep", deep, strlen(deep), "deeply");
 	}
 
-	/* truncated copies of an NCCL fixture, at many lengths: never a crash */
+	/* truncated copies of an NCCL fixture, at many lengths: never a crash
+	 */
 	fp = fopen(fix("nccl-8xRTX3090-1xCX6-ib.xml"), "rb");
 	buf = malloc(1 << 16);
 	len = fp && buf ? fread(buf, 1, 1 << 16, fp) : 0;
@@ -332,107 +430,147 @@ static void bad_inputs(void)
 			refused += t == NULL;
 			autosync_topo_destroy(t);
 		}
-		ok(refused == total, "all %d truncated copies of the RTX 3090 dump refused", total);
+		ok(refused == total,
+		   "all %d truncated copies of the RTX 3090 dump refused",
+		   total);
 		write_str(tmp("cut.xml"), buf, len / 2);
 		t = autosync_topo_load_file(tmp("cut.xml"), &err);
-		ok(t == NULL && strstr(err.text, "truncated"), "half file: %s", err.text);
+		ok(t == NULL && strstr(err.text, "truncated"), "half file: %s",
+		   err.text);
 	}
 	free(buf);
 
 	/* a GPU-less NCCL file and a GPU-less hwloc file are valid */
-	write_str(tmp("nogpu.xml"), "<system version=\"1\">\n <cpu numaid=\"0\" affinity=\"0000000f\" arch=\"x86_64\" "
-		  "vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n  <pci busid=\"0000:3b:00.0\" class=\"0x020000\" "
-		  "vendor=\"0x8086\" device=\"0x1592\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n   <nic><net "
-		  "name=\"eth0\" dev=\"0\" speed=\"100000\"/></nic>\n  </pci>\n </cpu>\n</system>\n", SIZE_MAX);
+	write_str(tmp("nogpu.xml"),
+		  "<system version=\"1\">\n <cpu numaid=\"0\" "
+		  "affinity=\"0000000f\" arch=\"x86_64\" "
+		  "vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n  "
+		  "<pci busid=\"0000:3b:00.0\" class=\"0x020000\" "
+		  "vendor=\"0x8086\" device=\"0x1592\" link_speed=\"16.0 GT/s "
+		  "PCIe\" link_width=\"16\">\n   <nic><net "
+		  "name=\"eth0\" dev=\"0\" speed=\"100000\"/></nic>\n  "
+		  "</pci>\n </cpu>\n</system>\n",
+		  SIZE_MAX);
 	t = autosync_topo_load_file(tmp("nogpu.xml"), &err);
-	ok(t != NULL && autosync_topo_ngpus(t) == 0 && autosync_topo_nnics(t) == 1, "GPU-less NCCL file (%s)", err.text);
+	ok(t != NULL && autosync_topo_ngpus(t) == 0 &&
+	       autosync_topo_nnics(t) == 1,
+	   "GPU-less NCCL file (%s)", err.text);
 	if (t) {
 		autosync_env_t e[4];
 		size_t n;
 
-		ok(autosync_topo_rank_env(t, 0, e, 4, &n, &err) == 0 && n == 1
-		   && !strcmp(e[0].name, "NCCL_SOCKET_IFNAME") && !strcmp(e[0].value, "=eth0"),
+		ok(autosync_topo_rank_env(t, 0, e, 4, &n, &err) == 0 &&
+		       n == 1 && !strcmp(e[0].name, "NCCL_SOCKET_IFNAME") &&
+		       !strcmp(e[0].value, "=eth0"),
 		   "GPU-less, Ethernet: NCCL_SOCKET_IFNAME==eth0");
-		ok(autosync_topo_restrict(t, "0", NULL, &err) == -1 && strstr(err.text, "does not exist"),
+		ok(autosync_topo_restrict(t, "0", NULL, &err) == -1 &&
+		       strstr(err.text, "does not exist"),
 		   "CUDA_VISIBLE_DEVICES=0 on a GPU-less node: %s", err.text);
-		ok(!autosync_topo_nic(t, 0)->management, "100 Gbit/s Ethernet is fabric");
+		ok(!autosync_topo_nic(t, 0)->management,
+		   "100 Gbit/s Ethernet is fabric");
 		autosync_topo_destroy(t);
 	}
 	{
 		hwloc_topology_t h;
 
 		if (hwloc_topology_init(&h) == 0) {
-			if (hwloc_topology_set_synthetic(h, "pack:2 numa:1 core:2 pu:1") == 0
-			    && hwloc_topology_load(h) == 0)
-				hwloc_topology_export_xml(h, tmp("synth.xml"), 0);
+			if (hwloc_topology_set_synthetic(
+				h, "pack:2 numa:1 core:2 pu:1") == 0 &&
+			    hwloc_topology_load(h) == 0)
+				hwloc_topology_export_xml(h, tmp("synth.xml"),
+							  0);
 			hwloc_topology_destroy(h);
 		}
 		t = autosync_topo_load_file(tmp("synth.xml"), &err);
-		ok(t != NULL && autosync_topo_ngpus(t) == 0 && autosync_topo_nnics(t) == 0,
+		ok(t != NULL && autosync_topo_ngpus(t) == 0 &&
+		       autosync_topo_nnics(t) == 0,
 		   "GPU-less hwloc XML is a valid topology (%s)", err.text);
 		if (t) {
 			is(autosync_topo_cpuset(t), "0-3", "synthetic: 4 PUs");
 			FILE *fp2 = fopen(tmp("rt.xml"), "w");
 
-			ok(fp2 && autosync_topo_write_nccl_xml(t, fp2, &err) == 0, "NCCL XML of a GPU-less node");
+			ok(fp2 &&
+			       autosync_topo_write_nccl_xml(t, fp2, &err) == 0,
+			   "NCCL XML of a GPU-less node");
 			if (fp2)
 				fclose(fp2);
 		}
 		autosync_topo_destroy(t);
 		/* hwloc v1 export of the same machine */
 		if (hwloc_topology_init(&h) == 0) {
-			if (hwloc_topology_set_synthetic(h, "pack:2 numa:1 core:2 pu:1") == 0
-			    && hwloc_topology_load(h) == 0)
-				hwloc_topology_export_xml(h, tmp("synth-v1.xml"), HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1);
+			if (hwloc_topology_set_synthetic(
+				h, "pack:2 numa:1 core:2 pu:1") == 0 &&
+			    hwloc_topology_load(h) == 0)
+				hwloc_topology_export_xml(
+				    h, tmp("synth-v1.xml"),
+				    HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V1);
 			hwloc_topology_destroy(h);
 		}
 		t = autosync_topo_load_file(tmp("synth-v1.xml"), &err);
-		ok(t != NULL && autosync_topo_ngpus(t) == 0, "hwloc v1 XML loads (%s)", err.text);
+		ok(t != NULL && autosync_topo_ngpus(t) == 0,
+		   "hwloc v1 XML loads (%s)", err.text);
 		autosync_topo_destroy(t);
 	}
 	errno = 0;
-	ok(autosync_topo_load_file(NULL, &err) == NULL && errno == EINVAL, "NULL path: EINVAL");
+	ok(autosync_topo_load_file(NULL, &err) == NULL && errno == EINVAL,
+	   "NULL path: EINVAL");
 	if (have_fixtures) {
-		ok(autosync_topo_load_hwloc_xml(fix("nccl-aws-p4d-8xA100-4xEFA.xml"), &err) == NULL,
+		ok(autosync_topo_load_hwloc_xml(
+		       fix("nccl-aws-p4d-8xA100-4xEFA.xml"), &err) == NULL,
 		   "NCCL file given to the hwloc reader: %s", err.text);
-		ok(autosync_topo_load_nccl_xml(fix("hwloc-power8-4xP100-nvlink.xml"), &err) == NULL,
+		ok(autosync_topo_load_nccl_xml(
+		       fix("hwloc-power8-4xP100-nvlink.xml"), &err) == NULL,
 		   "hwloc file given to the NCCL reader: %s", err.text);
 	}
 	autosync_topo_destroy(NULL);
-	ok(autosync_topo_ngpus(NULL) == 0 && autosync_topo_gpu(NULL, 0) == NULL, "NULL topology queries");
+	ok(autosync_topo_ngpus(NULL) == 0 && autosync_topo_gpu(NULL, 0) == NULL,
+	   "NULL topology queries");
 }
-
 
 /* NVLink and socket-attached NICs in NCCL XML (not in the fixtures) */
 static const char nvl_xml[] =
-	"<?xml version=\"1.0\"?>\n"
-	"<!-- hand-written: GPUs 0,1 joined directly, 2,3 through NVSwitches -->\n"
-	"<system version=\"1\">\n"
-	"  <cpu numaid=\"0\" affinity=\"000000ff\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"106\">\n"
-	"    <pci busid=\"0000:17:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
-	"      <gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"1\"><nvlink target=\"0000:18:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu>\n"
-	"    </pci>\n"
-	"    <pci busid=\"0000:18:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
-	"      <gpu dev=\"1\" sm=\"80\" rank=\"1\" gdr=\"1\"><nvlink target=\"0000:17:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu>\n"
-	"    </pci>\n"
-	"    <nic><net name=\"eth0\" dev=\"1\" speed=\"10000\" port=\"0\" gdr=\"0\"/></nic>\n"
-	"  </cpu>\n"
-	"  <cpu numaid=\"1\" affinity=\"0000ff00\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"106\">\n"
-	"    <pci busid=\"0000:a7:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
-	"      <gpu dev=\"2\" sm=\"80\" rank=\"2\" gdr=\"1\"><nvlink target=\"fffffff:ff:ff.0\" count=\"12\" tclass=\"0x068000\"/></gpu>\n"
-	"    </pci>\n"
-	"    <pci busid=\"0000:A8:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
-	"      <gpu dev=\"3\" sm=\"80\" rank=\"3\" gdr=\"1\"><nvlink target=\"fffffff:ff:ff.0\" count=\"12\" tclass=\"0x068000\"/></gpu>\n"
-	"    </pci>\n"
-	"    <pci busid=\"0000:a9:00.0\" class=\"0x020700\" vendor=\"0x15b3\" device=\"0x101b\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
-	"      <nic><net name=\"mlx5_0\" dev=\"0\" speed=\"200000\" port=\"1\" gdr=\"1\"/><net name=\"mlx5_0\" dev=\"2\" speed=\"200000\" port=\"2\" gdr=\"1\"/></nic>\n"
-	"    </pci>\n"
-	"  </cpu>\n"
-	"</system>\n";
+    "<?xml version=\"1.0\"?>\n"
+    "<!-- hand-written: GPUs 0,1 joined directly, 2,3 through NVSwitches -->\n"
+    "<system version=\"1\">\n"
+    "  <cpu numaid=\"0\" affinity=\"000000ff\" arch=\"x86_64\" "
+    "vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"106\">\n"
+    "    <pci busid=\"0000:17:00.0\" class=\"0x030200\" vendor=\"0x10de\" "
+    "device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "      <gpu dev=\"0\" sm=\"80\" rank=\"0\" gdr=\"1\"><nvlink "
+    "target=\"0000:18:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu>\n"
+    "    </pci>\n"
+    "    <pci busid=\"0000:18:00.0\" class=\"0x030200\" vendor=\"0x10de\" "
+    "device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "      <gpu dev=\"1\" sm=\"80\" rank=\"1\" gdr=\"1\"><nvlink "
+    "target=\"0000:17:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu>\n"
+    "    </pci>\n"
+    "    <nic><net name=\"eth0\" dev=\"1\" speed=\"10000\" port=\"0\" "
+    "gdr=\"0\"/></nic>\n"
+    "  </cpu>\n"
+    "  <cpu numaid=\"1\" affinity=\"0000ff00\" arch=\"x86_64\" "
+    "vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"106\">\n"
+    "    <pci busid=\"0000:a7:00.0\" class=\"0x030200\" vendor=\"0x10de\" "
+    "device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "      <gpu dev=\"2\" sm=\"80\" rank=\"2\" gdr=\"1\"><nvlink "
+    "target=\"fffffff:ff:ff.0\" count=\"12\" tclass=\"0x068000\"/></gpu>\n"
+    "    </pci>\n"
+    "    <pci busid=\"0000:A8:00.0\" class=\"0x030200\" vendor=\"0x10de\" "
+    "device=\"0x20b2\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "      <gpu dev=\"3\" sm=\"80\" rank=\"3\" gdr=\"1\"><nvlink "
+    "target=\"fffffff:ff:ff.0\" count=\"12\" tclass=\"0x068000\"/></gpu>\n"
+    "    </pci>\n"
+    "    <pci busid=\"0000:a9:00.0\" class=\"0x020700\" vendor=\"0x15b3\" "
+    "device=\"0x101b\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "      <nic><net name=\"mlx5_0\" dev=\"0\" speed=\"200000\" port=\"1\" "
+    "gdr=\"1\"/><net name=\"mlx5_0\" dev=\"2\" speed=\"200000\" port=\"2\" "
+    "gdr=\"1\"/></nic>\n"
+    "    </pci>\n"
+    "  </cpu>\n"
+    "</system>\n";
 
 static void nvlink_xml(void)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_topo_t *t, *b;
 	double bw, lat;
 	int c;
@@ -443,7 +581,8 @@ static void nvlink_xml(void)
 	ok(t != NULL, "NCCL XML with nvlink elements (%s)", err.text);
 	if (!t)
 		return;
-	ok(autosync_topo_ngpus(t) == 4 && autosync_topo_nnics(t) == 3, "4 GPUs, 3 NICs (one per <net>)");
+	ok(autosync_topo_ngpus(t) == 4 && autosync_topo_nnics(t) == 3,
+	   "4 GPUs, 3 NICs (one per <net>)");
 	is(autosync_topo_gpu(t, 3)->busid, "0000:a8:00.0", "bus id lowercased");
 	autosync_topo_link(t, 0, 1, &c, &bw, &lat);
 	ok(c == AUTOSYNC_LINK_NVLINK, "GPU 0-1 direct NVLink");
@@ -453,21 +592,27 @@ static void nvlink_xml(void)
 	near(bw, 12 * 20e9, 1, "12 links x 20 GB/s");
 	autosync_topo_link(t, 1, 2, &c, &bw, &lat);
 	ok(c == AUTOSYNC_LINK_CROSS_SOCKET, "GPU 1-2 across CPUs");
-	is(autosync_topo_nic(t, 0)->busid, "", "socket-attached NIC has no bus id");
+	is(autosync_topo_nic(t, 0)->busid, "",
+	   "socket-attached NIC has no bus id");
 	is(autosync_topo_nic(t, 0)->netdev, "eth0", "socket NIC netdev");
-	ok(autosync_topo_nic(t, 0)->management, "10 Gbit/s Ethernet beside IB is management");
-	ok(autosync_topo_nic(t, 1)->port == 1 && autosync_topo_nic(t, 2)->port == 2, "two ports of mlx5_0");
-	ok(autosync_topo_gpu(t, 2)->nearest_nic == 1 && autosync_topo_gpu(t, 3)->nearest_nic == 2,
+	ok(autosync_topo_nic(t, 0)->management,
+	   "10 Gbit/s Ethernet beside IB is management");
+	ok(autosync_topo_nic(t, 1)->port == 1 &&
+	       autosync_topo_nic(t, 2)->port == 2,
+	   "two ports of mlx5_0");
+	ok(autosync_topo_gpu(t, 2)->nearest_nic == 1 &&
+	       autosync_topo_gpu(t, 3)->nearest_nic == 2,
 	   "GPUs 2,3 spread over the two ports");
-	ok(autosync_topo_gpu(t, 2)->nic_tier == AUTOSYNC_NIC_TIER_NUMA, "same NUMA, no common switch");
+	ok(autosync_topo_gpu(t, 2)->nic_tier == AUTOSYNC_NIC_TIER_NUMA,
+	   "same NUMA, no common switch");
 	fp = fopen(tmp("nvl2.xml"), "w");
 	ok(fp && autosync_topo_write_nccl_xml(t, fp, &err) == 0, "re-emitted");
 	if (fp)
 		fclose(fp);
 	b = autosync_topo_load_file(tmp("nvl2.xml"), &err);
 	/* the management NIC is not re-emitted: compare GPUs and links only */
-	ok(b && autosync_topo_ngpus(b) == 4 && autosync_topo_nnics(b) == 2, "re-read: 4 GPUs, fabric NICs (%s)",
-	   err.text);
+	ok(b && autosync_topo_ngpus(b) == 4 && autosync_topo_nnics(b) == 2,
+	   "re-read: 4 GPUs, fabric NICs (%s)", err.text);
 	if (b) {
 		int same = 1;
 
@@ -481,9 +626,13 @@ static void nvlink_xml(void)
 				same &= c1 == c2 && b1 == b2;
 			}
 		ok(same, "NVLinks survive the round trip");
-		ok(file_has(tmp("nvl2.xml"), "<nvlink target=\"fffffff:ff:ff.0\" count=\"12\" tclass=\"0x068000\"/>"),
+		ok(file_has(tmp("nvl2.xml"),
+			    "<nvlink target=\"fffffff:ff:ff.0\" count=\"12\" "
+			    "tclass=\"0x068000\"/>"),
 		   "NVSwitch link written back");
-		ok(file_has(tmp("nvl2.xml"), "<net name=\"mlx5_0\" dev=\"2\" speed=\"200000\" port=\"2\" gdr=\"1\"/>"),
+		ok(file_has(tmp("nvl2.xml"),
+			    "<net name=\"mlx5_0\" dev=\"2\" speed=\"200000\" "
+			    "port=\"2\" gdr=\"1\"/>"),
 		   "second port written back");
 	}
 	autosync_topo_destroy(b);
@@ -493,9 +642,13 @@ static void nvlink_xml(void)
 }
 
 static const char *const all_files[] = {
-	"hwloc-juwels-booster-4xA100-4xHDR.xml", "hwloc-dgx2h-16xV100-12xNVSwitch.xml",
-	"hwloc-power8-4xP100-nvlink.xml", "hwloc-supermicro-x9drg-3xM2075-1xIB-wholeio.xml",
-	"nccl-8xRTX3090-1xCX6-ib.xml", "nccl-aws-p4d-8xA100-4xEFA.xml", "nccl-azure-ndv4-8xA100-8xHDR.xml",
+    "hwloc-juwels-booster-4xA100-4xHDR.xml",
+    "hwloc-dgx2h-16xV100-12xNVSwitch.xml",
+    "hwloc-power8-4xP100-nvlink.xml",
+    "hwloc-supermicro-x9drg-3xM2075-1xIB-wholeio.xml",
+    "nccl-8xRTX3090-1xCX6-ib.xml",
+    "nccl-aws-p4d-8xA100-4xEFA.xml",
+    "nccl-azure-ndv4-8xA100-8xHDR.xml",
 };
 
 /* hwloc unloads its plugins (libpciaccess) when the last topology goes; the
@@ -516,14 +669,16 @@ int main(void)
 	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
 
 	if (have_fixtures) {
-		for (size_t i = 0; i < sizeof(all_files) / sizeof(all_files[0]); i++) {
+		for (size_t i = 0; i < sizeof(all_files) / sizeof(all_files[0]);
+		     i++) {
 			round_trip(all_files[i], NULL);
 			writers(all_files[i]);
 		}
 		round_trip("nccl-8xRTX3090-1xCX6-ib.xml", "7,4");
 		round_trip("hwloc-juwels-booster-4xA100-4xHDR.xml", "3,1");
 	} else {
-		skip(1, "shared/fixtures/topologies not found: fixture round trips");
+		skip(1, "shared/fixtures/topologies not found: fixture round "
+			"trips");
 	}
 	nvlink_xml();
 	writers(NULL);
@@ -531,8 +686,10 @@ int main(void)
 	bad_inputs();
 
 	{
-		const char *names[] = { "rt.xml", "out.yaml", "out.txt", "live.xml", "bad.xml", "cut.xml",
-					"nogpu.xml", "synth.xml", "synth-v1.xml" };
+		const char *names[] = {
+		    "rt.xml",	 "out.yaml",  "out.txt",
+		    "live.xml",	 "bad.xml",   "cut.xml",
+		    "nogpu.xml", "synth.xml", "synth-v1.xml"};
 
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			unlink(tmp(names[i]));
