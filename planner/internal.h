@@ -118,7 +118,8 @@ struct simctx {
 	double *ready;     /* per tensor */
 	size_t *order;     /* ready order -> tensor */
 	double *layer_fwd, *layer_bwd; /* per layer, s per step */
-	double *scratch;   /* 2 x nodes */
+	double *scratch;   /* 3 x nodes */
+	double ar_a[AUTOSYNC_ALGO_NALGOS], ar_b[AUTOSYNC_ALGO_NALGOS]; /* t = a + b n */
 };
 
 struct bcfg {

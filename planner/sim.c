@@ -119,6 +119,8 @@ double autosync_sim_ps_colocated(unsigned m, unsigned k, const double *load,
 }
 
 /* ------------------------------------------------------------ context */
+static void ar_coefficients(struct simctx *x);
+
 static int cmp_ready(const void *a, const void *b, void *arg)
 {
 	const struct simctx *x = arg;
@@ -211,6 +213,8 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 	}
 	x->t_bwd = t - x->t_fwd;
 	x->t_opt = (double) m->bytes / K->opt_bw;
+	if (x->p > 1)
+		ar_coefficients(x);
 	for (size_t i = 0; i < nt; i++)
 		x->order[i] = i;
 	qsort_r(x->order, nt, sizeof(size_t), cmp_ready, x);
@@ -218,12 +222,11 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 }
 
 /* ------------------------------------------------------------ collectives */
-double sim_ar_time(const struct simctx *x, int algo, double n)
+/* every algorithm is affine in the message size: t = a + b n */
+static void ar_coefficients(struct simctx *x)
 {
-	double a, b, ring, tree, t;
+	double a, b, n = 1e9, t0, t1;
 
-	if (x->p <= 1 || n <= 0)
-		return 0;
 	if (x->nodes == 1) {
 		a = x->a_in;
 		b = x->b_in;
@@ -231,29 +234,46 @@ double sim_ar_time(const struct simctx *x, int algo, double n)
 		a = x->a_in > x->a_out ? x->a_in : x->a_out;
 		b = x->g > 1 && x->b_in < x->b_node ? x->b_in : x->b_node;
 	}
-	ring = autosync_sim_ring(x->p, n, a, b);
-	tree = autosync_sim_double_tree(x->p, n, a, b);
-	switch (algo) {
-	case AUTOSYNC_ALGO_RING:
-		t = ring;
-		break;
-	case AUTOSYNC_ALGO_TREE:
-		t = tree;
-		break;
-	case AUTOSYNC_ALGO_HIER:
-		if (x->nodes > 1 && x->g > 1)
-			t = autosync_sim_hier(x->nodes, x->g, n, x->a_in, x->b_in,
-					      x->a_out, x->b_out);
-		else
-			t = ring;
-		break;
-	default:
-		t = ring < tree ? ring : tree;
-		break;
+	for (int al = 0; al < AUTOSYNC_ALGO_NALGOS; al++) {
+		switch (al) {
+		case AUTOSYNC_ALGO_TREE:
+			t0 = autosync_sim_double_tree(x->p, 0, a, b);
+			t1 = autosync_sim_double_tree(x->p, n, a, b);
+			break;
+		case AUTOSYNC_ALGO_HIER:
+			if (x->nodes > 1 && x->g > 1) {
+				t0 = autosync_sim_hier(x->nodes, x->g, 0, x->a_in, x->b_in,
+						       x->a_out, x->b_out);
+				t1 = autosync_sim_hier(x->nodes, x->g, n, x->a_in, x->b_in,
+						       x->a_out, x->b_out);
+				break;
+			}
+			__attribute__((fallthrough)); /* one level only */
+		default:
+			t0 = autosync_sim_ring(x->p, 0, a, b);
+			t1 = autosync_sim_ring(x->p, n, a, b);
+			break;
+		}
+		x->ar_a[al] = t0;
+		x->ar_b[al] = (t1 - t0) / n;
+		if (al != AUTOSYNC_ALGO_TREE && x->k.gamma > 0)
+			x->ar_b[al] += (double) (x->p - 1) / x->p * x->k.gamma;
 	}
-	if (algo != AUTOSYNC_ALGO_TREE && x->k.gamma > 0)
-		t += (double) (x->p - 1) / x->p * n * x->k.gamma;
-	return t;
+}
+
+double sim_ar_time(const struct simctx *x, int algo, double n)
+{
+	double r, t;
+
+	if (x->p <= 1 || n <= 0)
+		return 0;
+	if (algo <= AUTOSYNC_ALGO_AUTO || algo >= AUTOSYNC_ALGO_NALGOS) {
+		/* NCCL's own choice, modelled as the better of ring and tree */
+		r = x->ar_a[AUTOSYNC_ALGO_RING] + x->ar_b[AUTOSYNC_ALGO_RING] * n;
+		t = x->ar_a[AUTOSYNC_ALGO_TREE] + x->ar_b[AUTOSYNC_ALGO_TREE] * n;
+		return r < t ? r : t;
+	}
+	return x->ar_a[algo] + x->ar_b[algo] * n;
 }
 
 static double wire_size(int dtype, int compress)
@@ -320,7 +340,9 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 
 	if (k > M)
 		k = M;
-	memset(x->scratch, 0, 3 * (size_t) M * sizeof(double));
+	memset(push, 0, k * sizeof(double));
+	memset(pull, 0, k * sizeof(double));
+	memset(req, 0, k * sizeof(double));
 	for (size_t i = 0; i < n; i++) {
 		const autosync_tensor_t *T = &m->t[list[i]];
 		double sz = autosync_dtype_size(T->dtype), ps, pl;
@@ -370,15 +392,22 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 		return t;
 	}
 	fixed = x->k.launch + 2.0 * x->a_out + intra;
-	for (unsigned j = 0; j < M; j++) {
-		double own_push = j < k ? push[j] : 0, own_pull = j < k ? pull[j] : 0;
-		double out = (tpush - own_push) + (M - 1) * own_pull;
-		double in = (M - 1) * own_push + (tpull - own_pull);
-		double v = (out > in ? out : in) / x->b_node + fixed;
-		if (j < k)
-			v += (M - 1) * own_push / x->k.ps_update_bw + 2.0 * x->k.ps_msg * req[j];
+	for (unsigned j = 0; j < k; j++) {
+		double out = (tpush - push[j]) + (M - 1) * pull[j];
+		double in = (M - 1) * push[j] + (tpull - pull[j]);
+		double v = (out > in ? out : in) / x->b_node + fixed +
+			   (M - 1) * push[j] / x->k.ps_update_bw + 2.0 * x->k.ps_msg * req[j];
 		if (nodet)
 			nodet[j] = v;
+		if (v > worst)
+			worst = v;
+	}
+	if (k < M) {
+		/* nodes without a server push everything and pull everything */
+		double v = (tpush > tpull ? tpush : tpull) / x->b_node + fixed;
+		if (nodet)
+			for (unsigned j = k; j < M; j++)
+				nodet[j] = v;
 		if (v > worst)
 			worst = v;
 	}
@@ -556,8 +585,7 @@ int simulate(const struct simctx *x, const struct strategy *s,
 		if (!n) {
 			r->comm[b] = r->bytes[b] = r->wire[b] = 0;
 		} else if (s->cfg[b].kind == AUTOSYNC_SYNC_PS)
-			r->comm[b] = ps_bucket(x, &s->cfg[b], l, n, s->server,
-					       &r->bytes[b], &r->wire[b], NULL);
+			r->comm[b] = 0; /* computed with the per-node times below */
 		else
 			r->comm[b] = ar_bucket(x, &s->cfg[b], l, n, &r->bytes[b],
 					       &r->wire[b]);
@@ -578,9 +606,8 @@ int simulate(const struct simctx *x, const struct strategy *s,
 			continue;
 		}
 		if (s->cfg[b].kind == AUTOSYNC_SYNC_PS) {
-			double by, wi;
-			ps_bucket(x, &s->cfg[b], r->list + r->first[b], r->cnt[b], s->server,
-				  &by, &wi, r->nodet);
+			r->comm[b] = ps_bucket(x, &s->cfg[b], r->list + r->first[b], r->cnt[b],
+					       s->server, &r->bytes[b], &r->wire[b], r->nodet);
 			st = INFINITY;
 			en = 0;
 			for (unsigned j = 0; j < x->nodes; j++) {
