@@ -501,6 +501,37 @@ static void check_details(void)
 		autosync_topo_destroy(t);
 	}
 
+	/* the hash: hardware facts only, rank order matters, CPU set does not
+	 */
+	{
+		autosync_topo_t *a = autosync_topo_load_file(
+		    fix("hwloc-juwels-booster-4xA100-4xHDR.xml"), &err);
+		autosync_topo_t *b = autosync_topo_load_file(
+		    fix("hwloc-juwels-booster-4xA100-4xHDR.xml"), &err);
+		char h01[17], h10[17];
+
+		ok(a && b &&
+		       !strcmp(autosync_topo_hash(a), autosync_topo_hash(b)),
+		   "hash: same file, same hash");
+		if (a && b) {
+			autosync_topo_restrict(b, NULL, "0-11", &err);
+			is(autosync_topo_hash(b), autosync_topo_hash(a),
+			   "hash: job CPU set not part of it");
+			autosync_topo_restrict(a, "0,1", NULL, &err);
+			snprintf(h01, sizeof(h01), "%s", autosync_topo_hash(a));
+			autosync_topo_restrict(a, "1,0", NULL, &err);
+			snprintf(h10, sizeof(h10), "%s", autosync_topo_hash(a));
+			ok(strcmp(h01, h10) != 0,
+			   "hash: GPU (rank) order is part of it");
+			autosync_topo_restrict_env(b, "0,1", "0-3", NULL, NULL,
+						   &err);
+			is(autosync_topo_hash(b), h01,
+			   "hash: same GPUs selected another way, same hash");
+		}
+		autosync_topo_destroy(a);
+		autosync_topo_destroy(b);
+	}
+
 	/* DGX-2: NVSwitch bandwidth from the NVLinkBandwidth matrix, UUIDs */
 	t = autosync_topo_load_file(fix("hwloc-dgx2h-16xV100-12xNVSwitch.xml"),
 				    &err);
