@@ -61,7 +61,7 @@ class BertEmbeddings(nn.Module):
         self.LayerNorm = nn.LayerNorm(hidden, eps=1e-12)
 
     def forward(self, ids):
-        pos = torch.arange(ids.shape[1]).unsqueeze(0)
+        pos = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)
         x = self.word_embeddings(ids) + self.position_embeddings(pos) + \
             self.token_type_embeddings(torch.zeros_like(ids))
         return self.LayerNorm(x)
@@ -245,7 +245,7 @@ class GPT2(nn.Module):
         self.ln_f = nn.LayerNorm(d, eps=1e-5)
 
     def forward(self, ids):
-        pos = torch.arange(ids.shape[1]).unsqueeze(0)
+        pos = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)
         x = self.wte(ids) + self.wpe(pos)
         for b in self.h:
             x = b(x)
@@ -406,14 +406,30 @@ def catalog():
     ]
 
 
+def to_meta(x):
+    if isinstance(x, (tuple, list)):
+        return type(x)(to_meta(t) for t in x)
+    return x.to("meta")
+
+
 def main():
-    outdir = sys.argv[1] if len(sys.argv) > 1 else "planner/catalog"
-    only = set(sys.argv[2:])
+    """catalog_models.py OUTDIR [--meta] [NAME...]: --meta runs the FLOP-counting
+    forward pass on the meta device (shapes only, seconds instead of many
+    minutes on a CPU; the FLOP counts depend on shapes only, so the output is
+    identical)."""
+    args = sys.argv[1:]
+    meta = "--meta" in args
+    args = [a for a in args if a != "--meta"]
+    outdir = args[0] if args else "planner/catalog"
+    only = set(args[1:])
     torch.manual_seed(0)
     for (name, make, example, batch, sparse, tokens, source, want) in catalog():
         if only and name not in only:
             continue
         model = make()
+        if meta:
+            model = model.to("meta")
+            example = to_meta(example)
         path = os.path.join(outdir, name + ".yaml")
         n = autosync_export.export(model, path, name, example, batch, sparse=sparse,
                                    source=source, tokens_per_sample=tokens)
