@@ -19,7 +19,7 @@ void *topo_grow(void *arr, unsigned n, size_t sz)
 {
 	/* room for element n (zeroed); arrays grow in powers of two */
 	if ((n & (n - 1)) == 0) {
-		size_t cap = n ? 2 * (size_t)n : 4;
+		size_t cap = n ? 2 * (size_t)n : 1;
 		char *p = realloc(arr, cap * sz);
 
 		if (!p)
@@ -681,6 +681,14 @@ out:
 
 int topo_finish(struct autosync_topo *t, autosync_error_t *errp)
 {
+	if (t->ngpus > TOPO_MAX_GPUS || t->nnics > TOPO_MAX_NICS) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "%s: %u GPUs and %u NICs: more than "
+					  "one node can hold (%d, %d)",
+					  t->path, t->ngpus, t->nnics,
+					  TOPO_MAX_GPUS, TOPO_MAX_NICS);
+	}
 	if (t->ngpus > 1)
 		qsort(t->gpus, t->ngpus, sizeof(*t->gpus), cmp_gpu);
 	if (t->nnics > 1)
@@ -754,17 +762,16 @@ static int parse_slurm_list(const struct autosync_topo *t, const char *what,
 			    const char *s, unsigned *idx, unsigned *n,
 			    autosync_error_t *errp)
 {
-	char buf[1024], *tok, *save = NULL;
+	char *buf = strdup(s), *tok, *save = NULL;
 	unsigned char *seen = calloc(t->ngpus ? t->ngpus : 1, 1);
+	int rv = -1;
 
 	*n = 0;
-	if (!seen) {
+	if (!seen || !buf) {
 		errno = ENOMEM;
-		return autosync_errprintf(errp, "topology: out of memory");
+		autosync_errprintf(errp, "topology: out of memory");
+		goto out;
 	}
-	if (strlen(s) >= sizeof(buf))
-		goto bad;
-	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *dash = strchr(tok, '-');
@@ -772,19 +779,25 @@ static int parse_slurm_list(const struct autosync_topo *t, const char *what,
 
 		if (dash)
 			*dash = '\0';
-		if (!all_digits(tok) || (dash && !all_digits(dash + 1)))
-			goto bad;
+		if (!all_digits(tok) || (dash && !all_digits(dash + 1))) {
+			errno = EINVAL;
+			autosync_errprintf(errp,
+					   "%s='%.64s': want GPU indices such "
+					   "as 0,1 or 0-3",
+					   what, s);
+			goto out;
+		}
 		lo = strtoul(tok, NULL, 10);
 		hi = dash ? strtoul(dash + 1, NULL, 10) : lo;
 		if (hi < lo || hi >= t->ngpus) {
-			free(seen);
 			errno = EINVAL;
-			return autosync_errprintf(
+			autosync_errprintf(
 			    errp,
 			    "%s=%.64s: GPU %lu does not exist (this node has "
 			    "%u GPU%s)",
 			    what, s, hi >= t->ngpus ? hi : lo, t->ngpus,
 			    t->ngpus == 1 ? "" : "s");
+			goto out;
 		}
 		for (unsigned long i = lo; i <= hi; i++)
 			seen[i] = 1;
@@ -792,13 +805,11 @@ static int parse_slurm_list(const struct autosync_topo *t, const char *what,
 	for (unsigned i = 0; i < t->ngpus; i++)
 		if (seen[i])
 			idx[(*n)++] = i;
+	rv = 0;
+out:
+	free(buf);
 	free(seen);
-	return 0;
-bad:
-	free(seen);
-	errno = EINVAL;
-	return autosync_errprintf(
-	    errp, "%s='%.64s': want GPU indices such as 0,1 or 0-3", what, s);
+	return rv;
 }
 
 int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd,
@@ -854,10 +865,10 @@ int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd,
 		/* with Slurm lists: indices equal to the Slurm list are
 		 * absolute (devices not constrained), otherwise relative */
 		if (slurm) {
-			unsigned tmp[1024], ntmp = 0;
+			unsigned tmp[TOPO_MAX_GPUS], ntmp = 0;
 			autosync_error_t ignore;
 
-			if (t->ngpus <= 1024 &&
+			if (t->ngpus <= TOPO_MAX_GPUS &&
 			    parse_slurm_list(t, "", cvd, tmp, &ntmp, &ignore) ==
 				0 &&
 			    ntmp == nbase &&

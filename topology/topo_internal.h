@@ -10,6 +10,8 @@
 #include "autosync/topology.h"
 
 #define BUSID_LEN 24
+#define TOPO_MAX_GPUS 4096 /* per node; refused above */
+#define TOPO_MAX_NICS 4096
 
 enum topo_source { SRC_LIVE, SRC_HWLOC_XML, SRC_NCCL_XML };
 
