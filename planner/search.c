@@ -15,6 +15,7 @@
 
 #define MiB (1024.0 * 1024.0)
 #define MAX_UNITS 3000
+#define PS_MAX_BUCKETS 256
 
 struct autosync_planner {
 	autosync_cluster_t c;
@@ -326,11 +327,15 @@ static int sweep(struct search *S, int comp)
 		struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, a, comp, 0, 0, 0, 0 };
 		if (!algo_ok(S, a))
 			continue;
+		/* with custom buckets the dynamic program covers every capped
+		 * plan of one dtype; keep only NCCL's own choice as a net */
+		if (S->cap->custom && a != AUTOSYNC_ALGO_AUTO)
+			continue;
 		for (int e = 0; e <= 22; e++) {
 			double cap = MiB * pow(2.0, e / 2.0);
 			size_t nc = S->cap->cycle ? sizeof(cycles) / sizeof(cycles[0]) : 1;
 			for (size_t ci = 0; ci < nc; ci++) {
-				for (int f = 0; f < (S->cap->first ? 2 : 1); f++) {
+				for (int f = 0; f < (S->cap->first && !S->cap->custom ? 2 : 1); f++) {
 					int rv;
 					if (strategy_init(&s, S->x.m->n) < 0)
 						return -1;
@@ -578,7 +583,10 @@ static int ps_sweep(struct search *S)
 			for (size_t l = 0; l < m->nl; l++)
 				lb[l] = -1;
 			for (size_t i = 0; i < m->n && !rv; i++) {
-				size_t l = m->t[i].layer_index;
+				/* one bucket per layer, contiguous layers merged so
+				 * that there are at most PS_MAX_BUCKETS */
+				size_t l = m->t[i].layer_index /
+					   ((m->nl + PS_MAX_BUCKETS - 1) / PS_MAX_BUCKETS);
 				if (lb[l] < 0 && (lb[l] = strategy_add_bucket(&s, &ps)) < 0)
 					rv = -1;
 				else
