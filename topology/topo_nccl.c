@@ -601,6 +601,8 @@ struct wctx {
 	const struct autosync_topo *t;
 	FILE *fp;
 	unsigned char *keep_gpu, *keep_nic, *keep_bridge;
+	int *pos;     /* view index of each GPU, -1 not in the view */
+	int identity; /* the view is every GPU in bus order */
 };
 
 static void xml_str(FILE *fp, const char *name, const char *v)
@@ -658,9 +660,14 @@ static void pci_open(struct wctx *w, const struct tpci *d, int ind, int leaf)
 	fputs(leaf ? "/>\n" : ">\n", fp);
 }
 
-static void write_gpu(struct wctx *w, const struct tgpu *g, int ind)
+/* 'pos': the GPU's index in the view. A restricted or reordered view gets
+ * dev = that index (the CUDA device number inside the job) and no rank
+ * (NCCL sets it); the full view keeps the attributes as read. */
+static void write_gpu(struct wctx *w, const struct tgpu *g, int pos, int ind)
 {
 	FILE *fp = w->fp;
+	int dev = w->identity ? g->dev : pos;
+	int rank = w->identity ? g->rank : -1;
 
 	if (!g->has_gpu_elem) {
 		pci_open(w, &g->pci, ind, 1);
@@ -668,12 +675,12 @@ static void write_gpu(struct wctx *w, const struct tgpu *g, int ind)
 	}
 	pci_open(w, &g->pci, ind, 0);
 	fprintf(fp, "%*s<gpu", ind + 2, "");
-	if (g->dev >= 0)
-		fprintf(fp, " dev=\"%d\"", g->dev);
+	if (dev >= 0)
+		fprintf(fp, " dev=\"%d\"", dev);
 	if (g->sm >= 0)
 		fprintf(fp, " sm=\"%d\"", g->sm);
-	if (g->rank >= 0)
-		fprintf(fp, " rank=\"%d\"", g->rank);
+	if (rank >= 0)
+		fprintf(fp, " rank=\"%d\"", rank);
 	if (g->gdr >= 0)
 		fprintf(fp, " gdr=\"%d\"", g->gdr);
 	if (g->nnvl == 0) {
@@ -764,7 +771,7 @@ static void write_children(struct wctx *w, int cpu, int parent, int ind)
 
 		if (w->keep_gpu[v] && g->pci.parent == parent &&
 		    (parent >= 0 || g->pci.cpu == cpu))
-			write_gpu(w, g, ind);
+			write_gpu(w, g, w->pos[v], ind);
 	}
 	for (unsigned i = 0; i < t->nnics; i++) {
 		const struct tnic *n = &t->nics[i];
@@ -827,12 +834,18 @@ int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp,
 	w.keep_gpu = calloc(t->ngpus + 1, 1);
 	w.keep_nic = calloc(t->nnics + 1, 1);
 	w.keep_bridge = calloc(t->nbridges + 1, 1);
-	if (!w.keep_gpu || !w.keep_nic || !w.keep_bridge) {
+	w.pos = calloc(t->ngpus + 1, sizeof(*w.pos));
+	if (!w.keep_gpu || !w.keep_nic || !w.keep_bridge || !w.pos) {
 		errno = ENOMEM;
 		autosync_errprintf(errp, "topology: out of memory");
 		goto out;
 	}
+	w.identity = t->nview == t->ngpus;
+	for (unsigned g = 0; g < t->ngpus; g++)
+		w.pos[g] = -1;
 	for (unsigned v = 0; v < t->nview; v++) {
+		w.pos[t->view[v]] = (int)v;
+		w.identity &= t->view[v] == v;
 		w.keep_gpu[t->view[v]] = 1;
 		mark_up(&w, t->gpus[t->view[v]].pci.parent);
 	}
@@ -901,5 +914,6 @@ out:
 	free(w.keep_gpu);
 	free(w.keep_nic);
 	free(w.keep_bridge);
+	free(w.pos);
 	return rv;
 }

@@ -675,6 +675,12 @@ int main(void)
 			writers(all_files[i]);
 		}
 		round_trip("nccl-8xRTX3090-1xCX6-ib.xml", "7,4");
+		ok(file_has(tmp("rt.xml"),
+			    "<gpu dev=\"0\" sm=\"86\" gdr=\"0\"/>") &&
+		       file_has(tmp("rt.xml"),
+				"<gpu dev=\"1\" sm=\"86\" gdr=\"0\"/>") &&
+		       !file_has(tmp("rt.xml"), "rank="),
+		   "restricted NCCL XML: dev = CUDA index in the job, no rank");
 		round_trip("hwloc-juwels-booster-4xA100-4xHDR.xml", "3,1");
 	} else {
 		skip(1, "shared/fixtures/topologies not found: fixture round "
