@@ -121,6 +121,7 @@ void topo_pcie_split(double gbs, double *gts, unsigned *width)
 {
 	static const double speeds[] = {2.5, 5, 8, 16, 32, 64};
 	static const unsigned widths[] = {16, 8, 4, 2, 1, 32, 12};
+	double best = 0.02 * gbs; /* within 2 %, the closest, widest first */
 
 	*gts = 0;
 	*width = 0;
@@ -129,12 +130,14 @@ void topo_pcie_split(double gbs, double *gts, unsigned *width)
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++)
 		for (size_t s = 0; s < sizeof(speeds) / sizeof(speeds[0]);
 		     s++) {
-			double v = topo_pcie_gbs(speeds[s], widths[w]);
+			double d =
+			    fabs(topo_pcie_gbs(speeds[s], widths[w]) - gbs);
 
-			if (fabs(v - gbs) <= 0.02 * gbs) {
+			if (d < best - 1e-9 * gbs ||
+			    (*width == 0 && d <= best)) {
+				best = d;
 				*gts = speeds[s];
 				*width = widths[w];
-				return;
 			}
 		}
 }

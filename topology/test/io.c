@@ -674,6 +674,37 @@ int main(void)
 			round_trip(all_files[i], NULL);
 			writers(all_files[i]);
 		}
+		{
+			/* hwloc link speed 7.876923 GB/s = Gen3 x8 (not Gen2
+			 * x16 = 8.0); 15.753846 = Gen3 x16 */
+			autosync_error_t e2;
+			autosync_topo_t *p8 = autosync_topo_load_file(
+			    fix("hwloc-power8-4xP100-nvlink.xml"), &e2);
+			FILE *fp = fopen(tmp("p8.xml"), "w");
+
+			ok(p8 && fp &&
+			       autosync_topo_write_nccl_xml(p8, fp, &e2) == 0,
+			   "power8 NCCL XML");
+			if (fp)
+				fclose(fp);
+			ok(file_has(
+			       tmp("p8.xml"),
+			       "busid=\"0002:00:00.0\" class=\"0x060400\" "
+			       "vendor=\"0x1014\" device=\"0x03dc\" "
+			       "subsystem_vendor=\"0x0000\" "
+			       "subsystem_device=\"0x0000\" "
+			       "link_speed=\"8.0 GT/s PCIe\" link_width=\"8\""),
+			   "power8 root port: 8.0 GT/s x8");
+			ok(file_has(
+			       tmp("p8.xml"),
+			       "busid=\"0002:01:00.0\" class=\"0x030200\"") &&
+			       file_has(tmp("p8.xml"),
+					"link_speed=\"8.0 GT/s PCIe\" "
+					"link_width=\"16\"/>"),
+			   "power8 GPU: 8.0 GT/s x16");
+			unlink(tmp("p8.xml"));
+			autosync_topo_destroy(p8);
+		}
 		round_trip("nccl-8xRTX3090-1xCX6-ib.xml", "7,4");
 		ok(file_has(tmp("rt.xml"),
 			    "<gpu dev=\"0\" sm=\"86\" gdr=\"0\"/>") &&
