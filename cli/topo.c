@@ -13,7 +13,14 @@
 #include "autosync/topology.h"
 #include "cli.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#define AUTOSYNC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) /* clang */
+#define AUTOSYNC_ASAN 1
+#endif
+#endif
+#if defined(AUTOSYNC_ASAN)
 /* Sanitized builds only: hwloc unloads its PCI plugin when the last
  * topology is destroyed, and libpciaccess's own allocations then look
  * leaked to LeakSanitizer. Holding one topology keeps them reachable. */

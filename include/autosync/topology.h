@@ -106,8 +106,8 @@ typedef struct autosync_topo autosync_topo_t;
 
 /* How close a GPU's nearest fabric NIC is, best first. */
 enum autosync_nic_tier {
-	AUTOSYNC_NIC_TIER_PCIE_SWITCH =
-	    0,			   /* below the same PCIe switch / root port */
+	/* below the same PCIe switch / root port */
+	AUTOSYNC_NIC_TIER_PCIE_SWITCH = 0,
 	AUTOSYNC_NIC_TIER_NUMA,	   /* same NUMA node */
 	AUTOSYNC_NIC_TIER_PACKAGE, /* same package (socket) */
 	AUTOSYNC_NIC_TIER_SYSTEM,  /* only across the CPU interconnect */
