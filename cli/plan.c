@@ -16,31 +16,48 @@
 
 static void usage(FILE *fp)
 {
-	fprintf(fp,
-		"usage: autosync plan --model NAME|FILE [options]\n"
-		"\n"
-		"  -m, --model NAME|FILE    catalog model name or model file (docs/model-format.md)\n"
-		"      --catalog DIR        catalog directory (before $AUTOSYNC_CATALOG_DIR and\n"
-		"                           the installed catalog)\n"
-		"      --list               list the catalog models with their parameter counts\n"
-		"      --network SPEC       cluster description, e.g.\n"
-		"                           nodes=4,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us\n"
-		"      --topology FILE      node topology (hwloc or NCCL XML) for the node part\n"
-		"  -N, --nodes N            nodes (overrides the spec / topology)\n"
-		"  -g, --gpus-per-node G    GPUs per node (overrides the spec / topology)\n"
-		"  -f, --framework F        generic | pytorch-ddp | horovod | autodist (default:\n"
-		"                           from the model file: pytorch -> pytorch-ddp)\n"
-		"      --calibration FILE   cost-model constants (YAML, docs/planner.md)\n"
-		"      --allow-compression  let the planner choose fp16/bf16 gradients\n"
-		"      --budget N           search budget in simulator evaluations (20000)\n"
-		"  -b, --baseline NAME      emit that baseline instead of searching: ddp-default,\n"
-		"                           horovod-default, ps-loadbalanced, parallax,\n"
-		"                           allreduce-per-tensor\n"
-		"  -e, --explain            per-bucket breakdown and the inputs the model used\n"
-		"  -t, --timeline FILE.svg  picture of the simulated step\n"
-		"  -o, --output FILE        write the YAML plan there ('-' = stdout, the default;\n"
-		"                           the report is then written as YAML comments)\n"
-		"  -h, --help\n");
+	fprintf(
+	    fp,
+	    "usage: autosync plan --model NAME|FILE [options]\n"
+	    "\n"
+	    "  -m, --model NAME|FILE    catalog model name or model file "
+	    "(docs/model-format.md)\n"
+	    "      --catalog DIR        catalog directory (before "
+	    "$AUTOSYNC_CATALOG_DIR and\n"
+	    "                           the installed catalog)\n"
+	    "      --list               list the catalog models with their "
+	    "parameter counts\n"
+	    "      --network SPEC       cluster description, e.g.\n"
+	    "                           "
+	    "nodes=4,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us\n"
+	    "      --topology FILE      node topology (hwloc or NCCL XML) for "
+	    "the node part\n"
+	    "  -N, --nodes N            nodes (overrides the spec / topology)\n"
+	    "  -g, --gpus-per-node G    GPUs per node (overrides the spec / "
+	    "topology)\n"
+	    "  -f, --framework F        generic | pytorch-ddp | horovod | "
+	    "autodist (default:\n"
+	    "                           from the model file: pytorch -> "
+	    "pytorch-ddp)\n"
+	    "      --calibration FILE   cost-model constants (YAML, "
+	    "docs/planner.md)\n"
+	    "      --allow-compression  let the planner choose fp16/bf16 "
+	    "gradients\n"
+	    "      --budget N           search budget in simulator evaluations "
+	    "(20000)\n"
+	    "  -b, --baseline NAME      emit that baseline instead of "
+	    "searching: ddp-default,\n"
+	    "                           horovod-default, ps-loadbalanced, "
+	    "parallax,\n"
+	    "                           allreduce-per-tensor\n"
+	    "  -e, --explain            per-bucket breakdown and the inputs "
+	    "the model used\n"
+	    "  -t, --timeline FILE.svg  picture of the simulated step\n"
+	    "  -o, --output FILE        write the YAML plan there ('-' = "
+	    "stdout, the default;\n"
+	    "                           the report is then written as YAML "
+	    "comments)\n"
+	    "  -h, --help\n");
 }
 
 static int write_atomic(const char *path, const autosync_plan_t *plan, int svg,
@@ -50,14 +67,15 @@ static int write_atomic(const char *path, const autosync_plan_t *plan, int svg,
 	FILE *fp;
 	int rv;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long) getpid()) >=
-	    (int) sizeof(tmp)) {
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
+	    (int)sizeof(tmp)) {
 		errno = ENAMETOOLONG;
 		return autosync_errprintf(err, "%s: name too long", path);
 	}
 	if (!(fp = fopen(tmp, "w")))
 		return autosync_errprintf(err, "%s: %s", tmp, strerror(errno));
-	rv = svg ? autosync_plan_write_svg(plan, fp, err) : autosync_plan_write(plan, fp, err);
+	rv = svg ? autosync_plan_write_svg(plan, fp, err)
+		 : autosync_plan_write(plan, fp, err);
 	if (fclose(fp) != 0 && rv == 0)
 		rv = autosync_errprintf(err, "%s: %s", tmp, strerror(errno));
 	if (rv == 0 && rename(tmp, path) < 0)
@@ -75,8 +93,10 @@ static int parse_uint(const char *s, const char *what, unsigned long max,
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (!*s || *end || errno || v < 1 || v > max || *s == '-') {
-		fprintf(stderr, "autosync plan: %s: '%s' is not an integer in [1, %lu]\n",
-			what, s, max);
+		fprintf(
+		    stderr,
+		    "autosync plan: %s: '%s' is not an integer in [1, %lu]\n",
+		    what, s, max);
 		return -1;
 	}
 	*out = v;
@@ -92,34 +112,43 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 
 	autosync_plan_summary(plan, &s);
 	c = &s.cluster;
-	fprintf(out, "%sautosync plan for %s (%llu parameters, %zu tensors, batch %u) on "
-		     "%u node(s) x %u GPU(s), framework %s\n",
-		pfx, s.model, (unsigned long long) autosync_model_params(m),
-		autosync_model_ntensors(m), s.batch, c->nodes, c->gpus_per_node, s.framework);
-	fprintf(out, "%sstrategy: %s\n%sreason: %s\n", pfx, s.strategy, pfx, s.reason);
-	fprintf(out, "%spredicted step %.3f ms (forward %.3f, backward %.3f, optimizer %.3f, "
-		     "exposed communication %.3f); %zu buckets; bound %.3f ms "
-		     "(efficiency %.2f); plan hash %s\n",
-		pfx, s.step_time * 1e3, s.fwd_time * 1e3, s.bwd_time * 1e3, s.opt_time * 1e3,
-		s.exposed_comm * 1e3, s.nbuckets, s.bound * 1e3,
-		s.step_time > 0 ? s.bound / s.step_time : 0, autosync_plan_hash(plan));
-	fprintf(out, "%s\n%s%-22s %12s %10s  %s\n", pfx, pfx, "plan", "step (ms)",
-		"vs plan", "applicable");
-	fprintf(out, "%s%-22s %12.3f %10s  %s\n", pfx, "this plan", s.step_time * 1e3, "1.000",
-		"yes");
+	fprintf(out,
+		"%sautosync plan for %s (%llu parameters, %zu tensors, batch "
+		"%u) on "
+		"%u node(s) x %u GPU(s), framework %s\n",
+		pfx, s.model, (unsigned long long)autosync_model_params(m),
+		autosync_model_ntensors(m), s.batch, c->nodes, c->gpus_per_node,
+		s.framework);
+	fprintf(out, "%sstrategy: %s\n%sreason: %s\n", pfx, s.strategy, pfx,
+		s.reason);
+	fprintf(out,
+		"%spredicted step %.3f ms (forward %.3f, backward %.3f, "
+		"optimizer %.3f, "
+		"exposed communication %.3f); %zu buckets; bound %.3f ms "
+		"(efficiency %.2f); plan hash %s\n",
+		pfx, s.step_time * 1e3, s.fwd_time * 1e3, s.bwd_time * 1e3,
+		s.opt_time * 1e3, s.exposed_comm * 1e3, s.nbuckets,
+		s.bound * 1e3, s.step_time > 0 ? s.bound / s.step_time : 0,
+		autosync_plan_hash(plan));
+	fprintf(out, "%s\n%s%-22s %12s %10s  %s\n", pfx, pfx, "plan",
+		"step (ms)", "vs plan", "applicable");
+	fprintf(out, "%s%-22s %12.3f %10s  %s\n", pfx, "this plan",
+		s.step_time * 1e3, "1.000", "yes");
 	for (size_t i = 0; i < s.nbaselines; i++) {
 		const char *name;
 		double t;
 		int app;
 		autosync_plan_baseline(plan, i, &name, &t, &app);
 		fprintf(out, "%s%-22s %12.3f %9.3fx  %s\n", pfx, name, t * 1e3,
-			s.step_time > 0 ? t / s.step_time : 0, app ? "yes" : "no");
+			s.step_time > 0 ? t / s.step_time : 0,
+			app ? "yes" : "no");
 		if (app && (best_base < 0 || t < best_base))
 			best_base = t;
 	}
 	if (best_base > 0)
-		fprintf(out, "%sspeed-up over the best applicable baseline: %.3fx\n", pfx,
-			best_base / s.step_time);
+		fprintf(out,
+			"%sspeed-up over the best applicable baseline: %.3fx\n",
+			pfx, best_base / s.step_time);
 	for (size_t i = 0; i < s.nenv; i++) {
 		const char *n, *v;
 		autosync_plan_env(plan, i, &n, &v);
@@ -127,15 +156,17 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 	}
 	if (!explain)
 		return;
-	fprintf(out, "%s\n%sinputs: intra %s %.4g GB/s %.3g us; %u NIC(s) x %.4g GB/s, %.3g us "
-		     "between nodes; compute from %s\n",
-		pfx, pfx,
-		autosync_link_class_name(c->intra_class), c->intra_bw / 1e9, c->intra_lat * 1e6,
-		c->nics_per_node, c->nic_bw / 1e9, c->inter_lat * 1e6,
+	fprintf(out,
+		"%s\n%sinputs: intra %s %.4g GB/s %.3g us; %u NIC(s) x %.4g "
+		"GB/s, %.3g us "
+		"between nodes; compute from %s\n",
+		pfx, pfx, autosync_link_class_name(c->intra_class),
+		c->intra_bw / 1e9, c->intra_lat * 1e6, c->nics_per_node,
+		c->nic_bw / 1e9, c->inter_lat * 1e6,
 		autosync_model_compute_source(m));
-	fprintf(out, "%s%4s %-9s %-12s %-5s %8s %12s %10s %10s %10s %10s %9s\n", pfx, "id",
-		"kind", "algorithm", "comp", "tensors", "bytes", "ready ms", "start ms",
-		"end ms", "comm ms", "wait ms");
+	fprintf(out, "%s%4s %-9s %-12s %-5s %8s %12s %10s %10s %10s %10s %9s\n",
+		pfx, "id", "kind", "algorithm", "comp", "tensors", "bytes",
+		"ready ms", "start ms", "end ms", "comm ms", "wait ms");
 	for (size_t i = 0; i < s.nbuckets; i++) {
 		const autosync_bucket_t *b = autosync_plan_bucket(plan, i);
 		char kind[32];
@@ -144,13 +175,18 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 				 b->local_agg ? "+agg" : "");
 		else
 			snprintf(kind, sizeof(kind), "allreduce");
-		fprintf(out, "%s%4u %-9s %-12s %-5s %8zu %12.0f %10.3f %10.3f %10.3f %10.3f %9.3f"
-			     "  %s%s\n",
+		fprintf(out,
+			"%s%4u %-9s %-12s %-5s %8zu %12.0f %10.3f %10.3f "
+			"%10.3f %10.3f %9.3f"
+			"  %s%s\n",
 			pfx, b->id, kind,
-			b->kind == AUTOSYNC_SYNC_PS ? "-" : autosync_algo_name(b->algo),
-			autosync_compress_name(b->compress), b->ntensors, b->bytes,
-			b->ready * 1e3, b->start * 1e3, b->end * 1e3, b->comm * 1e3,
-			(b->start - b->ready) * 1e3, b->ntensors ? b->tensors[0] : "",
+			b->kind == AUTOSYNC_SYNC_PS
+			    ? "-"
+			    : autosync_algo_name(b->algo),
+			autosync_compress_name(b->compress), b->ntensors,
+			b->bytes, b->ready * 1e3, b->start * 1e3, b->end * 1e3,
+			b->comm * 1e3, (b->start - b->ready) * 1e3,
+			b->ntensors ? b->tensors[0] : "",
 			b->ntensors > 1 ? " ..." : "");
 	}
 }
@@ -158,30 +194,31 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 int autosync_cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "catalog", required_argument, NULL, 'C' },
-		{ "list", no_argument, NULL, 'L' },
-		{ "network", required_argument, NULL, 'n' },
-		{ "topology", required_argument, NULL, 'T' },
-		{ "nodes", required_argument, NULL, 'N' },
-		{ "gpus-per-node", required_argument, NULL, 'g' },
-		{ "framework", required_argument, NULL, 'f' },
-		{ "calibration", required_argument, NULL, 'k' },
-		{ "allow-compression", no_argument, NULL, 'z' },
-		{ "budget", required_argument, NULL, 'B' },
-		{ "baseline", required_argument, NULL, 'b' },
-		{ "explain", no_argument, NULL, 'e' },
-		{ "timeline", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"model", required_argument, NULL, 'm'},
+	    {"catalog", required_argument, NULL, 'C'},
+	    {"list", no_argument, NULL, 'L'},
+	    {"network", required_argument, NULL, 'n'},
+	    {"topology", required_argument, NULL, 'T'},
+	    {"nodes", required_argument, NULL, 'N'},
+	    {"gpus-per-node", required_argument, NULL, 'g'},
+	    {"framework", required_argument, NULL, 'f'},
+	    {"calibration", required_argument, NULL, 'k'},
+	    {"allow-compression", no_argument, NULL, 'z'},
+	    {"budget", required_argument, NULL, 'B'},
+	    {"baseline", required_argument, NULL, 'b'},
+	    {"explain", no_argument, NULL, 'e'},
+	    {"timeline", required_argument, NULL, 't'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	const char *model = NULL, *catalog = NULL, *network = NULL, *topo = NULL;
+	const char *model = NULL, *catalog = NULL, *network = NULL,
+		   *topo = NULL;
 	const char *fwname = NULL, *calib = NULL, *baseline = NULL, *svg = NULL;
 	const char *output = "-";
 	unsigned long nodes = 0, gpus = 0, budget = 0;
 	int explain = 0, compress = 0, list = 0, opt, rc = 1, fw, b = -1;
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_cluster_t c;
 	autosync_costs_t k;
 	autosync_model_t *m = NULL;
@@ -190,38 +227,70 @@ int autosync_cmd_plan(int argc, char **argv)
 	autosync_topo_t *t = NULL;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "m:N:g:f:b:et:o:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "m:N:g:f:b:et:o:h", opts,
+				  NULL)) != -1) {
 		switch (opt) {
-		case 'm': model = optarg; break;
-		case 'C': catalog = optarg; break;
-		case 'L': list = 1; break;
-		case 'n': network = optarg; break;
-		case 'T': topo = optarg; break;
+		case 'm':
+			model = optarg;
+			break;
+		case 'C':
+			catalog = optarg;
+			break;
+		case 'L':
+			list = 1;
+			break;
+		case 'n':
+			network = optarg;
+			break;
+		case 'T':
+			topo = optarg;
+			break;
 		case 'N':
 			if (parse_uint(optarg, "--nodes", 65536, &nodes) < 0)
 				return 2;
 			break;
 		case 'g':
-			if (parse_uint(optarg, "--gpus-per-node", 1024, &gpus) < 0)
+			if (parse_uint(optarg, "--gpus-per-node", 1024, &gpus) <
+			    0)
 				return 2;
 			break;
-		case 'f': fwname = optarg; break;
-		case 'k': calib = optarg; break;
-		case 'z': compress = 1; break;
+		case 'f':
+			fwname = optarg;
+			break;
+		case 'k':
+			calib = optarg;
+			break;
+		case 'z':
+			compress = 1;
+			break;
 		case 'B':
-			if (parse_uint(optarg, "--budget", 100000000, &budget) < 0)
+			if (parse_uint(optarg, "--budget", 100000000, &budget) <
+			    0)
 				return 2;
 			break;
-		case 'b': baseline = optarg; break;
-		case 'e': explain = 1; break;
-		case 't': svg = optarg; break;
-		case 'o': output = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'b':
+			baseline = optarg;
+			break;
+		case 'e':
+			explain = 1;
+			break;
+		case 't':
+			svg = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "autosync plan: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "autosync plan: unexpected argument '%s'\n",
+			argv[optind]);
 		usage(stderr);
 		return 2;
 	}
@@ -232,10 +301,13 @@ int autosync_cmd_plan(int argc, char **argv)
 			return 1;
 		}
 		for (size_t i = 0; names[i]; i++) {
-			autosync_model_t *mm = autosync_model_open(names[i], catalog, &err);
+			autosync_model_t *mm =
+			    autosync_model_open(names[i], catalog, &err);
 			if (mm)
-				printf("%-20s %15llu parameters %7zu tensors\n", names[i],
-				       (unsigned long long) autosync_model_params(mm),
+				printf("%-20s %15llu parameters %7zu tensors\n",
+				       names[i],
+				       (unsigned long long)
+					   autosync_model_params(mm),
 				       autosync_model_ntensors(mm));
 			else
 				printf("%-20s error: %s\n", names[i], err.text);
@@ -250,7 +322,9 @@ int autosync_cmd_plan(int argc, char **argv)
 		return 2;
 	}
 	if (baseline && (b = autosync_baseline_from_name(baseline)) < 0) {
-		fprintf(stderr, "autosync plan: --baseline: unknown baseline '%s'\n", baseline);
+		fprintf(stderr,
+			"autosync plan: --baseline: unknown baseline '%s'\n",
+			baseline);
 		return 2;
 	}
 	autosync_cluster_default(&c);
@@ -269,19 +343,21 @@ int autosync_cmd_plan(int argc, char **argv)
 	}
 	if (topo) {
 		if (!(t = autosync_topo_load_file(topo, &err)) ||
-		    autosync_cluster_from_topo(&c, t, nodes ? (unsigned) nodes : c.nodes,
-					       &err) < 0) {
+		    autosync_cluster_from_topo(
+			&c, t, nodes ? (unsigned)nodes : c.nodes, &err) < 0) {
 			fprintf(stderr, "autosync plan: %s\n", err.text);
 			goto out;
 		}
 	}
 	if (nodes)
-		c.nodes = (unsigned) nodes;
+		c.nodes = (unsigned)nodes;
 	if (gpus)
-		c.gpus_per_node = (unsigned) gpus;
+		c.gpus_per_node = (unsigned)gpus;
 	if (fwname) {
 		if ((fw = autosync_framework_from_name(fwname)) < 0) {
-			fprintf(stderr, "autosync plan: --framework: unknown framework '%s'\n",
+			fprintf(stderr,
+				"autosync plan: --framework: unknown framework "
+				"'%s'\n",
 				fwname);
 			rc = 2;
 			goto out;
@@ -301,7 +377,8 @@ int autosync_cmd_plan(int argc, char **argv)
 		goto out;
 	}
 	autosync_planner_allow_compression(p, compress);
-	plan = b >= 0 ? autosync_planner_baseline(p, b, &err) : autosync_plan(p, &err);
+	plan = b >= 0 ? autosync_planner_baseline(p, b, &err)
+		      : autosync_plan(p, &err);
 	if (!plan) {
 		fprintf(stderr, "autosync plan: %s\n", err.text);
 		goto out;

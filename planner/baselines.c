@@ -11,15 +11,15 @@
 #include "internal.h"
 
 #define MiB (1024.0 * 1024.0)
-#define DDP_BUCKET_CAP (25 * MiB)      /* bucket_cap_mb = 25 */
-#define DDP_FIRST_BUCKET (1 * MiB)     /* dist._DEFAULT_FIRST_BUCKET_BYTES */
-#define HOROVOD_FUSION (128 * MiB)     /* HOROVOD_FUSION_THRESHOLD */
-#define HOROVOD_CYCLE 1e-3             /* HOROVOD_CYCLE_TIME 1 ms */
-#define AUTODIST_CHUNK 128             /* AllReduce/Parallax chunk_size */
+#define DDP_BUCKET_CAP (25 * MiB)  /* bucket_cap_mb = 25 */
+#define DDP_FIRST_BUCKET (1 * MiB) /* dist._DEFAULT_FIRST_BUCKET_BYTES */
+#define HOROVOD_FUSION (128 * MiB) /* HOROVOD_FUSION_THRESHOLD */
+#define HOROVOD_CYCLE 1e-3	   /* HOROVOD_CYCLE_TIME 1 ms */
+#define AUTODIST_CHUNK 128	   /* AllReduce/Parallax chunk_size */
 
 static const char *const names[AUTOSYNC_BASELINE_N] = {
-	"ddp-default", "horovod-default", "ps-loadbalanced", "parallax",
-	"allreduce-per-tensor",
+    "ddp-default", "horovod-default",	   "ps-loadbalanced",
+    "parallax",	   "allreduce-per-tensor",
 };
 
 const char *autosync_baseline_name(int b)
@@ -39,20 +39,25 @@ int autosync_baseline_from_name(const char *name)
 int autosync_baseline_applicable(int b, int fw)
 {
 	static const unsigned char ok[AUTOSYNC_BASELINE_N][AUTOSYNC_FW_N] = {
-		/* generic ddp horovod autodist */
-		[AUTOSYNC_BASELINE_DDP] = { 1, 1, 0, 0 },
-		[AUTOSYNC_BASELINE_HOROVOD] = { 1, 0, 1, 0 },
-		[AUTOSYNC_BASELINE_PS_LB] = { 1, 0, 0, 1 },
-		[AUTOSYNC_BASELINE_PARALLAX] = { 1, 0, 0, 1 },
-		[AUTOSYNC_BASELINE_AR_PER_TENSOR] = { 1, 1, 1, 1 },
+	    /* generic ddp horovod autodist */
+	    [AUTOSYNC_BASELINE_DDP] = {1, 1, 0, 0},
+	    [AUTOSYNC_BASELINE_HOROVOD] = {1, 0, 1, 0},
+	    [AUTOSYNC_BASELINE_PS_LB] = {1, 0, 0, 1},
+	    [AUTOSYNC_BASELINE_PARALLAX] = {1, 0, 0, 1},
+	    [AUTOSYNC_BASELINE_AR_PER_TENSOR] = {1, 1, 1, 1},
 	};
 	if (b < 0 || b >= AUTOSYNC_BASELINE_N || fw < 0 || fw >= AUTOSYNC_FW_N)
 		return 0;
 	return ok[b][fw];
 }
 
-static const struct bcfg AR = { AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO,
-				AUTOSYNC_COMPRESS_NONE, 0, 0, 0, 0 };
+static const struct bcfg AR = {AUTOSYNC_SYNC_ALLREDUCE,
+			       AUTOSYNC_ALGO_AUTO,
+			       AUTOSYNC_COMPRESS_NONE,
+			       0,
+			       0,
+			       0,
+			       0};
 
 /* size-capped buckets over the ready order, one open bucket per dtype,
  * sparse tensors alone (torch.distributed compute_bucket_assignment_by_size
@@ -74,14 +79,14 @@ int build_capped(const struct simctx *x, struct strategy *s, double first,
 	for (size_t o = 0; o < m->n; o++) {
 		size_t i = x->order[o];
 		const autosync_tensor_t *T = &m->t[i];
-		double b = (double) T->numel * autosync_dtype_size(T->dtype);
+		double b = (double)T->numel * autosync_dtype_size(T->dtype);
 		double lim;
 		long id;
 		int d = T->dtype;
 		if (T->sparse) {
 			if ((id = strategy_add_bucket(s, cfg)) < 0)
 				return -1;
-			s->tb[i] = (size_t) id;
+			s->tb[i] = (size_t)id;
 			continue;
 		}
 		if (open[d] < 0) {
@@ -89,7 +94,7 @@ int build_capped(const struct simctx *x, struct strategy *s, double first,
 				return -1;
 			size[d] = 0;
 		}
-		s->tb[i] = (size_t) open[d];
+		s->tb[i] = (size_t)open[d];
 		size[d] += b;
 		lim = nclosed[d] == 0 && first > 0 ? first : cap;
 		if (size[d] >= lim) {
@@ -117,7 +122,7 @@ int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
 	for (size_t o = 0; o < m->n; o++) {
 		size_t i = x->order[o];
 		const autosync_tensor_t *T = &m->t[i];
-		double b = (double) T->numel * autosync_dtype_size(T->dtype);
+		double b = (double)T->numel * autosync_dtype_size(T->dtype);
 		double tk = cycle > 0 ? ceil(x->ready[i] / cycle - 1e-9) * cycle
 				      : x->ready[i];
 		int d = T->dtype;
@@ -130,7 +135,7 @@ int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
 		if (T->sparse || threshold <= 0) {
 			if ((id = strategy_add_bucket(s, cfg)) < 0)
 				return -1;
-			s->tb[i] = (size_t) id;
+			s->tb[i] = (size_t)id;
 			continue;
 		}
 		if (open[d] >= 0 && size[d] + b > threshold)
@@ -140,7 +145,7 @@ int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
 				return -1;
 			size[d] = 0;
 		}
-		s->tb[i] = (size_t) open[d];
+		s->tb[i] = (size_t)open[d];
 		size[d] += b;
 	}
 	s->bucket_cap = threshold;
@@ -150,14 +155,20 @@ int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
 
 /* AutoDist greedy load balancing in graph order, unsorted: the server with
  * the least accumulated bytes (lowest index on ties), then load += bytes. */
-static int greedy_ps(const struct simctx *x, struct strategy *s, int sparse_only)
+static int greedy_ps(const struct simctx *x, struct strategy *s,
+		     int sparse_only)
 {
 	const autosync_model_t *m = x->m;
 	unsigned k = x->nodes;
 	double *load = calloc(k, sizeof(double));
 	long *layer_bucket = malloc((m->nl ? m->nl : 1) * sizeof(long));
-	struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO,
-			   AUTOSYNC_COMPRESS_NONE, k, 1, 0, 0 };
+	struct bcfg ps = {AUTOSYNC_SYNC_PS,
+			  AUTOSYNC_ALGO_AUTO,
+			  AUTOSYNC_COMPRESS_NONE,
+			  k,
+			  1,
+			  0,
+			  0};
 
 	if (!load || !layer_bucket) {
 		free(load);
@@ -175,17 +186,18 @@ static int greedy_ps(const struct simctx *x, struct strategy *s, int sparse_only
 		for (unsigned j = 1; j < k; j++)
 			if (load[j] < load[best])
 				best = j;
-		load[best] += (double) T->numel * autosync_dtype_size(T->dtype);
-		s->server[i] = (int) best;
-		/* one PS bucket per layer: a layer's gradients are ready together
-		 * and TF issues their transfers at once */
+		load[best] += (double)T->numel * autosync_dtype_size(T->dtype);
+		s->server[i] = (int)best;
+		/* one PS bucket per layer: a layer's gradients are ready
+		 * together and TF issues their transfers at once */
 		if (layer_bucket[T->layer_index] < 0 &&
-		    (layer_bucket[T->layer_index] = strategy_add_bucket(s, &ps)) < 0) {
+		    (layer_bucket[T->layer_index] =
+			 strategy_add_bucket(s, &ps)) < 0) {
 			free(load);
 			free(layer_bucket);
 			return -1;
 		}
-		s->tb[i] = (size_t) layer_bucket[T->layer_index];
+		s->tb[i] = (size_t)layer_bucket[T->layer_index];
 	}
 	free(load);
 	free(layer_bucket);
@@ -224,10 +236,11 @@ int build_baseline(const struct simctx *x, int b, struct strategy *s,
 			size_t gi = i / AUTODIST_CHUNK;
 			if (m->t[i].sparse)
 				continue;
-			if (group[gi] < 0 && (group[gi] = strategy_add_bucket(s, &AR)) < 0)
+			if (group[gi] < 0 &&
+			    (group[gi] = strategy_add_bucket(s, &AR)) < 0)
 				rv = -1;
 			else
-				s->tb[i] = (size_t) group[gi];
+				s->tb[i] = (size_t)group[gi];
 		}
 		free(group);
 		if (rv == 0)
@@ -240,7 +253,7 @@ int build_baseline(const struct simctx *x, int b, struct strategy *s,
 			if (id < 0)
 				rv = -1;
 			else
-				s->tb[i] = (size_t) id;
+				s->tb[i] = (size_t)id;
 		}
 		break;
 	default:

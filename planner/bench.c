@@ -48,8 +48,8 @@ static autosync_model_t *synth(size_t n)
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;
-			shape[0] = 1 << (5 + (int) (x % 7));   /* 32 .. 2048 */
-			shape[1] = 1 << (5 + (int) ((x >> 8) % 7));
+			shape[0] = 1 << (5 + (int)(x % 7)); /* 32 .. 2048 */
+			shape[1] = 1 << (5 + (int)((x >> 8) % 7));
 			nd = 2;
 			snprintf(name, sizeof(name), "l%zu.weight", i / 2);
 		} else {
@@ -57,8 +57,9 @@ static autosync_model_t *synth(size_t n)
 			snprintf(name, sizeof(name), "l%zu.bias", i / 2);
 		}
 		snprintf(layer, sizeof(layer), "l%zu", i / 2);
-		if (autosync_model_add_tensor(m, name, layer, AUTOSYNC_DT_FLOAT32, nd, shape, 0, 0,
-					      NULL) < 0) {
+		if (autosync_model_add_tensor(m, name, layer,
+					      AUTOSYNC_DT_FLOAT32, nd, shape, 0,
+					      0, NULL) < 0) {
 			autosync_model_destroy(m);
 			return NULL;
 		}
@@ -68,7 +69,7 @@ static autosync_model_t *synth(size_t n)
 
 static int cmpd(const void *a, const void *b)
 {
-	double x = *(const double *) a, y = *(const double *) b;
+	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
 
@@ -89,7 +90,7 @@ static double bench(const autosync_model_t *m, unsigned nodes, int fw, int reps,
 	c.nic_bw = 25e9;
 	c.inter_lat = 2e-6;
 	for (int r = 0; r < reps; r++) {
-		autosync_error_t err = { "" };
+		autosync_error_t err = {""};
 		autosync_planner_t *p = autosync_planner_create(&err);
 		autosync_plan_t *pl;
 		autosync_plan_summary_t s;
@@ -109,7 +110,7 @@ static double bench(const autosync_model_t *m, unsigned nodes, int fw, int reps,
 		autosync_plan_destroy(pl);
 		autosync_planner_destroy(p);
 	}
-	qsort(t, (size_t) reps, sizeof(double), cmpd);
+	qsort(t, (size_t)reps, sizeof(double), cmpd);
 	return t[reps / 2];
 }
 
@@ -128,8 +129,8 @@ static double slope(const double *x, const double *y, int n)
 
 int main(int argc, char **argv)
 {
-	static const size_t tensors[] = { 100, 1000, 10000, 100000 };
-	static const unsigned nodes[] = { 1, 4, 16, 128, 1024 };
+	static const size_t tensors[] = {100, 1000, 10000, 100000};
+	static const unsigned nodes[] = {1, 4, 16, 128, 1024};
 	int quick = 0, fw = AUTOSYNC_FW_GENERIC;
 	double tx[8], ty[8], nx[8], ny[8];
 	int nt = 0, nn = 0;
@@ -140,7 +141,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--framework") && i + 1 < argc)
 			fw = autosync_framework_from_name(argv[++i]);
 		else {
-			fprintf(stderr, "usage: bench [--quick] [--framework NAME]\n");
+			fprintf(stderr,
+				"usage: bench [--quick] [--framework NAME]\n");
 			return 2;
 		}
 	}
@@ -150,8 +152,8 @@ int main(int argc, char **argv)
 	}
 	printf("autosync planner benchmark, framework %s (times: median)\n",
 	       autosync_framework_name(fw));
-	printf("%9s %6s %12s %10s %12s %12s\n", "tensors", "nodes", "plan ms", "evals",
-	       "step ms", "max RSS MB");
+	printf("%9s %6s %12s %10s %12s %12s\n", "tensors", "nodes", "plan ms",
+	       "evals", "step ms", "max RSS MB");
 	for (size_t i = 0; i < sizeof(tensors) / sizeof(tensors[0]); i++) {
 		autosync_model_t *m;
 		if (quick && tensors[i] > 10000)
@@ -162,13 +164,16 @@ int main(int argc, char **argv)
 		for (size_t j = 0; j < sizeof(nodes) / sizeof(nodes[0]); j++) {
 			unsigned long ev = 0;
 			double step = 0;
-			int reps = tensors[i] >= 100000 ? 1 : tensors[i] >= 10000 ? 3 : 7;
+			int reps = tensors[i] >= 100000	 ? 1
+				   : tensors[i] >= 10000 ? 3
+							 : 7;
 			double t = bench(m, nodes[j], fw, reps, &ev, &step);
-			printf("%9zu %6u %12.3f %10lu %12.3f %12.1f\n", tensors[i], nodes[j], t * 1e3,
-			       ev, step * 1e3, rss_kb() / 1024.0);
+			printf("%9zu %6u %12.3f %10lu %12.3f %12.1f\n",
+			       tensors[i], nodes[j], t * 1e3, ev, step * 1e3,
+			       rss_kb() / 1024.0);
 			fflush(stdout);
 			if (nodes[j] == 128) {
-				tx[nt] = (double) tensors[i];
+				tx[nt] = (double)tensors[i];
 				ty[nt++] = t;
 			}
 			if (tensors[i] == 1000) {
@@ -179,10 +184,12 @@ int main(int argc, char **argv)
 		autosync_model_destroy(m);
 	}
 	if (nt > 1)
-		printf("log-log slope of planning time vs tensors (128 nodes): %.3f (goal <= 1.2)\n",
+		printf("log-log slope of planning time vs tensors (128 nodes): "
+		       "%.3f (goal <= 1.2)\n",
 		       slope(tx, ty, nt));
 	if (nn > 1)
-		printf("log-log slope of planning time vs nodes (1000 tensors): %.3f (goal <= 1.1)\n",
+		printf("log-log slope of planning time vs nodes (1000 "
+		       "tensors): %.3f (goal <= 1.1)\n",
 		       slope(nx, ny, nn));
 	return 0;
 }

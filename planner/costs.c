@@ -14,25 +14,28 @@ static const struct cost_field {
 	size_t off;
 	double min, max;
 } fields[] = {
-#define F(n, lo, hi) { #n, offsetof(autosync_costs_t, n), lo, hi }
-	F(launch, 0, 1),
-	F(intra_eff, 0.01, 1),
-	F(inter_eff, 0.01, 1),
-	F(alpha_intra_override, 0, 1),
-	F(alpha_inter_override, 0, 1),
-	F(bw_intra_override, 0, 1e15),
-	F(bw_nic_override, 0, 1e15),
-	F(gamma, 0, 1),
-	F(gpu_flops, 1e6, 1e18),
-	F(bwd_fwd_ratio, 0, 100),
-	F(cast_bw, 1e6, 1e15),
-	F(cast_launch, 0, 1),
-	F(ps_update_bw, 1e6, 1e15),
-	F(ps_msg, 0, 1),
-	F(host_bw, 1e6, 1e15),
-	F(opt_bw, 1e6, 1e15),
-	F(sparse_index_bytes, 0, 64),
-	F(uncertainty, 0, 1),
+#define F(n, lo, hi)                                      \
+	{                                                 \
+#n, offsetof(autosync_costs_t, n), lo, hi \
+	}
+    F(launch, 0, 1),
+    F(intra_eff, 0.01, 1),
+    F(inter_eff, 0.01, 1),
+    F(alpha_intra_override, 0, 1),
+    F(alpha_inter_override, 0, 1),
+    F(bw_intra_override, 0, 1e15),
+    F(bw_nic_override, 0, 1e15),
+    F(gamma, 0, 1),
+    F(gpu_flops, 1e6, 1e18),
+    F(bwd_fwd_ratio, 0, 100),
+    F(cast_bw, 1e6, 1e15),
+    F(cast_launch, 0, 1),
+    F(ps_update_bw, 1e6, 1e15),
+    F(ps_msg, 0, 1),
+    F(host_bw, 1e6, 1e15),
+    F(opt_bw, 1e6, 1e15),
+    F(sparse_index_bytes, 0, 64),
+    F(uncertainty, 0, 1),
 #undef F
 };
 
@@ -66,7 +69,8 @@ int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
 
 	if (!k) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "costs_parse: invalid argument");
+		return autosync_errprintf(errp,
+					  "costs_parse: invalid argument");
 	}
 	if (ydoc_load(&d, buf, len, fname, errp) < 0)
 		return -1;
@@ -81,17 +85,20 @@ int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
 		const struct cost_field *f = NULL;
 		if (key && !strcmp(key, "autosync_costs"))
 			continue; /* optional version marker */
-		for (size_t i = 0; key && i < sizeof(fields) / sizeof(fields[0]); i++)
+		for (size_t i = 0;
+		     key && i < sizeof(fields) / sizeof(fields[0]); i++)
 			if (!strcmp(key, fields[i].name))
 				f = &fields[i];
 		if (!f) {
 			errno = EINVAL;
-			autosync_errprintf(errp, "%s:%u: unknown cost field '%s'", d.fname,
-					   ynode_line(kn), key ? key : "?");
+			autosync_errprintf(
+			    errp, "%s:%u: unknown cost field '%s'", d.fname,
+			    ynode_line(kn), key ? key : "?");
 			goto fail;
 		}
-		if (yget_double(&d, ydoc_node(&d, pr->value), f->name, f->min, f->max,
-				(double *) ((char *) &tmp + f->off), errp) < 0)
+		if (yget_double(&d, ydoc_node(&d, pr->value), f->name, f->min,
+				f->max, (double *)((char *)&tmp + f->off),
+				errp) < 0)
 			goto fail;
 	}
 	ydoc_free(&d);

@@ -34,8 +34,8 @@ int yget_double(struct ydoc *d, yaml_node_t *n, const char *what, double min,
 		double max, double *out, autosync_error_t *errp);
 int yget_bool(struct ydoc *d, yaml_node_t *n, const char *what, int *out,
 	      autosync_error_t *errp);
-int yget_str(struct ydoc *d, yaml_node_t *n, const char *what,
-	     const char **out, autosync_error_t *errp);
+int yget_str(struct ydoc *d, yaml_node_t *n, const char *what, const char **out,
+	     autosync_error_t *errp);
 int yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
 	    const char *what, autosync_error_t *errp);
 int read_file(const char *path, char **bufp, size_t *lenp,
@@ -115,11 +115,12 @@ struct simctx {
 	unsigned p, nodes, g;
 	double a_in, b_in, a_out, b_node, b_out;
 	double t_fwd, t_bwd, t_opt;
-	double *ready;     /* per tensor */
-	size_t *order;     /* ready order -> tensor */
+	double *ready;		       /* per tensor */
+	size_t *order;		       /* ready order -> tensor */
 	double *layer_fwd, *layer_bwd; /* per layer, s per step */
-	double *scratch;   /* 3 x nodes */
-	double ar_a[AUTOSYNC_ALGO_NALGOS], ar_b[AUTOSYNC_ALGO_NALGOS]; /* t = a + b n */
+	double *scratch;	       /* 3 x nodes */
+	double ar_a[AUTOSYNC_ALGO_NALGOS],
+	    ar_b[AUTOSYNC_ALGO_NALGOS]; /* t = a + b n */
 };
 
 struct bcfg {
@@ -132,8 +133,8 @@ struct bcfg {
 struct strategy {
 	size_t nb, cap;
 	struct bcfg *cfg;
-	size_t *tb;        /* tensor -> bucket */
-	int *server;       /* tensor -> PS server or AUTOSYNC_NO_SERVER */
+	size_t *tb;  /* tensor -> bucket */
+	int *server; /* tensor -> PS server or AUTOSYNC_NO_SERVER */
 	int job_algo, job_compress;
 	double bucket_cap, first_bucket, cycle;
 	char name[64];
@@ -143,9 +144,9 @@ struct simres {
 	size_t nb;
 	double step, bound, comm_total;
 	double *ready, *start, *end, *comm, *bytes, *wire;
-	size_t *border;    /* timeline order -> bucket */
+	size_t *border;		    /* timeline order -> bucket */
 	size_t *cnt, *first, *list; /* CSR bucket -> tensors (ready order) */
-	double *lfree, *nodet;      /* per node: link free time, bucket time */
+	double *lfree, *nodet;	    /* per node: link free time, bucket time */
 	unsigned nnodes;
 };
 
@@ -160,14 +161,14 @@ void strategy_free(struct strategy *s);
 int strategy_copy(struct strategy *dst, const struct strategy *src, size_t nt);
 /* new bucket, returns its index or -1 */
 long strategy_add_bucket(struct strategy *s, const struct bcfg *cfg);
-int simulate(const struct simctx *x, const struct strategy *s,
-	     struct simres *r, int detail);
+int simulate(const struct simctx *x, const struct strategy *s, struct simres *r,
+	     int detail);
 void simres_free(struct simres *r);
 /* build a plan from a simulated strategy */
 autosync_plan_t *plan_from_strategy(const struct simctx *x,
 				    const struct strategy *s,
-				    const struct simres *r,
-				    const char *reason, autosync_error_t *errp);
+				    const struct simres *r, const char *reason,
+				    autosync_error_t *errp);
 int build_baseline(const struct simctx *x, int b, struct strategy *s,
 		   autosync_error_t *errp);
 int build_capped(const struct simctx *x, struct strategy *s, double first,

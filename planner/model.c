@@ -17,14 +17,14 @@ static const struct {
 	const char *name;
 	unsigned size;
 } dtypes[AUTOSYNC_DT_NTYPES] = {
-	[AUTOSYNC_DT_FLOAT32] = { "float32", 4 },
-	[AUTOSYNC_DT_FLOAT16] = { "float16", 2 },
-	[AUTOSYNC_DT_BFLOAT16] = { "bfloat16", 2 },
-	[AUTOSYNC_DT_FLOAT64] = { "float64", 8 },
-	[AUTOSYNC_DT_INT64] = { "int64", 8 },
-	[AUTOSYNC_DT_INT32] = { "int32", 4 },
-	[AUTOSYNC_DT_INT8] = { "int8", 1 },
-	[AUTOSYNC_DT_UINT8] = { "uint8", 1 },
+    [AUTOSYNC_DT_FLOAT32] = {"float32", 4},
+    [AUTOSYNC_DT_FLOAT16] = {"float16", 2},
+    [AUTOSYNC_DT_BFLOAT16] = {"bfloat16", 2},
+    [AUTOSYNC_DT_FLOAT64] = {"float64", 8},
+    [AUTOSYNC_DT_INT64] = {"int64", 8},
+    [AUTOSYNC_DT_INT32] = {"int32", 4},
+    [AUTOSYNC_DT_INT8] = {"int8", 1},
+    [AUTOSYNC_DT_UINT8] = {"uint8", 1},
 };
 
 const char *autosync_dtype_name(int dt)
@@ -47,10 +47,10 @@ int autosync_dtype_from_name(const char *name)
 		const char *alias;
 		int dt;
 	} aliases[] = {
-		{ "fp32", AUTOSYNC_DT_FLOAT32 }, { "float", AUTOSYNC_DT_FLOAT32 },
-		{ "fp16", AUTOSYNC_DT_FLOAT16 }, { "half", AUTOSYNC_DT_FLOAT16 },
-		{ "bf16", AUTOSYNC_DT_BFLOAT16 }, { "fp64", AUTOSYNC_DT_FLOAT64 },
-		{ "double", AUTOSYNC_DT_FLOAT64 },
+	    {"fp32", AUTOSYNC_DT_FLOAT32},   {"float", AUTOSYNC_DT_FLOAT32},
+	    {"fp16", AUTOSYNC_DT_FLOAT16},   {"half", AUTOSYNC_DT_FLOAT16},
+	    {"bf16", AUTOSYNC_DT_BFLOAT16},  {"fp64", AUTOSYNC_DT_FLOAT64},
+	    {"double", AUTOSYNC_DT_FLOAT64},
 	};
 	if (!name) {
 		errno = EINVAL;
@@ -73,7 +73,8 @@ static uint64_t strhash(const char *s)
 }
 
 /* tables hold index+1; 0 = empty */
-static int ht_grow(size_t **tab, size_t *cap, size_t n, const char *(*key)(const autosync_model_t *, size_t),
+static int ht_grow(size_t **tab, size_t *cap, size_t n,
+		   const char *(*key)(const autosync_model_t *, size_t),
 		   const autosync_model_t *m)
 {
 	size_t ncap = *cap ? *cap * 2 : 64, *nt;
@@ -118,7 +119,7 @@ static long ht_find(size_t *tab, size_t cap, const char *name,
 	h = strhash(name) & (cap - 1);
 	while (tab[h]) {
 		if (!strcmp(key(m, tab[h] - 1), name))
-			return (long) (tab[h] - 1);
+			return (long)(tab[h] - 1);
 		h = (h + 1) & (cap - 1);
 	}
 	return -1;
@@ -133,7 +134,8 @@ static void ht_insert(size_t *tab, size_t cap, const char *name, size_t idx)
 }
 
 /* ------------------------------------------------------------ building */
-autosync_model_t *autosync_model_create(const char *name, autosync_error_t *errp)
+autosync_model_t *autosync_model_create(const char *name,
+					autosync_error_t *errp)
 {
 	autosync_model_t *m;
 
@@ -159,9 +161,9 @@ void autosync_model_destroy(autosync_model_t *m)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->n; i++)
-		free((char *) m->t[i].name);
+		free((char *)m->t[i].name);
 	for (size_t i = 0; i < m->nl; i++)
-		free((char *) m->l[i].name);
+		free((char *)m->l[i].name);
 	free(m->t);
 	free(m->l);
 	free(m->ht);
@@ -195,7 +197,7 @@ static long layer_get(autosync_model_t *m, const char *layer, int create)
 		return -2;
 	l->fwd_flops = l->bwd_flops = l->fwd_time = l->bwd_time = -1;
 	ht_insert(m->lht, m->lhtcap, layer, m->nl);
-	return (long) m->nl++;
+	return (long)m->nl++;
 }
 
 int autosync_model_add_tensor(autosync_model_t *m, const char *name,
@@ -210,7 +212,8 @@ int autosync_model_add_tensor(autosync_model_t *m, const char *name,
 
 	if (!m || !name || !*name || (ndim && !shape)) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "model_add_tensor: invalid argument");
+		return autosync_errprintf(errp,
+					  "model_add_tensor: invalid argument");
 	}
 	if (!autosync_dtype_name(dtype)) {
 		errno = EINVAL;
@@ -219,33 +222,37 @@ int autosync_model_add_tensor(autosync_model_t *m, const char *name,
 	}
 	if (ndim > AUTOSYNC_MAX_DIMS) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "tensor '%s': %u dimensions (at most %d)",
-					  name, ndim, AUTOSYNC_MAX_DIMS);
+		return autosync_errprintf(
+		    errp, "tensor '%s': %u dimensions (at most %d)", name, ndim,
+		    AUTOSYNC_MAX_DIMS);
 	}
 	for (unsigned i = 0; i < ndim; i++) {
 		if (shape[i] < 1) {
 			errno = EINVAL;
-			return autosync_errprintf(errp,
-						  "tensor '%s': dimension %u is %" PRId64
-						  " (must be >= 1)",
-						  name, i, shape[i]);
+			return autosync_errprintf(
+			    errp,
+			    "tensor '%s': dimension %u is %" PRId64
+			    " (must be >= 1)",
+			    name, i, shape[i]);
 		}
-		if ((uint64_t) shape[i] > AUTOSYNC_MAX_TENSOR_ELEMS / numel) {
+		if ((uint64_t)shape[i] > AUTOSYNC_MAX_TENSOR_ELEMS / numel) {
 			errno = EOVERFLOW;
-			return autosync_errprintf(errp,
-						  "tensor '%s': more than %llu elements",
-						  name, AUTOSYNC_MAX_TENSOR_ELEMS);
+			return autosync_errprintf(
+			    errp, "tensor '%s': more than %llu elements", name,
+			    AUTOSYNC_MAX_TENSOR_ELEMS);
 		}
-		numel *= (uint64_t) shape[i];
+		numel *= (uint64_t)shape[i];
 	}
 	if (sparse) {
 		if (ndim < 1 || rows_touched < 1 ||
-		    rows_touched > (uint64_t) shape[0]) {
+		    rows_touched > (uint64_t)shape[0]) {
 			errno = EINVAL;
-			return autosync_errprintf(errp,
-						  "tensor '%s': rows_touched %" PRIu64
-						  " must be in [1, %" PRId64 "] (the first dimension)",
-						  name, rows_touched, ndim ? shape[0] : 0);
+			return autosync_errprintf(
+			    errp,
+			    "tensor '%s': rows_touched %" PRIu64
+			    " must be in [1, %" PRId64
+			    "] (the first dimension)",
+			    name, rows_touched, ndim ? shape[0] : 0);
 		}
 	}
 	if (m->n >= AUTOSYNC_MAX_TENSORS) {
@@ -255,17 +262,19 @@ int autosync_model_add_tensor(autosync_model_t *m, const char *name,
 	}
 	if (m->params + numel > AUTOSYNC_MAX_MODEL_ELEMS) {
 		errno = EOVERFLOW;
-		return autosync_errprintf(errp,
-					  "tensor '%s': the model exceeds %llu elements",
-					  name, AUTOSYNC_MAX_MODEL_ELEMS);
+		return autosync_errprintf(
+		    errp, "tensor '%s': the model exceeds %llu elements", name,
+		    AUTOSYNC_MAX_MODEL_ELEMS);
 	}
 	if (ht_find(m->ht, m->htcap, name, tkey, m) >= 0) {
 		errno = EEXIST;
-		return autosync_errprintf(errp, "tensor '%s' appears twice", name);
+		return autosync_errprintf(errp, "tensor '%s' appears twice",
+					  name);
 	}
 	if (!layer || !*layer) {
 		const char *dot = strrchr(name, '.');
-		lname = dot ? strndup(name, (size_t) (dot - name)) : strdup(name);
+		lname =
+		    dot ? strndup(name, (size_t)(dot - name)) : strdup(name);
 		if (!lname)
 			goto nomem;
 		layer = lname;
@@ -289,7 +298,7 @@ int autosync_model_add_tensor(autosync_model_t *m, const char *name,
 	if (!(t->name = strdup(name)))
 		goto nomem;
 	t->layer = m->l[li].name;
-	t->layer_index = (size_t) li;
+	t->layer_index = (size_t)li;
 	t->dtype = dtype;
 	t->ndim = ndim;
 	for (unsigned i = 0; i < ndim; i++)
@@ -311,17 +320,20 @@ nomem:
 }
 
 int autosync_model_set_layer_flops(autosync_model_t *m, const char *layer,
-				   double fwd, double bwd, autosync_error_t *errp)
+				   double fwd, double bwd,
+				   autosync_error_t *errp)
 {
 	long li;
 
 	if (!m || !layer || !isfinite(fwd) || fwd < 0 || !isfinite(bwd)) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "model_set_layer_flops: invalid argument");
+		return autosync_errprintf(
+		    errp, "model_set_layer_flops: invalid argument");
 	}
 	if ((li = layer_get(m, layer, 0)) < 0) {
 		errno = ENOENT;
-		return autosync_errprintf(errp, "layer '%s' has no tensors", layer);
+		return autosync_errprintf(errp, "layer '%s' has no tensors",
+					  layer);
 	}
 	m->l[li].fwd_flops = fwd;
 	m->l[li].bwd_flops = bwd < 0 ? -1 : bwd;
@@ -335,7 +347,8 @@ int autosync_model_set_batch(autosync_model_t *m, unsigned batch,
 {
 	if (!m || batch < 1 || tokens < 1) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "model_set_batch: batch and tokens must be >= 1");
+		return autosync_errprintf(
+		    errp, "model_set_batch: batch and tokens must be >= 1");
 	}
 	m->batch = batch;
 	m->tokens = tokens;
@@ -364,7 +377,8 @@ size_t autosync_model_ntensors(const autosync_model_t *m)
 	return m ? m->n : 0;
 }
 
-const autosync_tensor_t *autosync_model_tensor(const autosync_model_t *m, size_t i)
+const autosync_tensor_t *autosync_model_tensor(const autosync_model_t *m,
+					       size_t i)
 {
 	if (!m || i >= m->n) {
 		errno = EINVAL;
@@ -400,7 +414,7 @@ uint64_t autosync_model_bytes(const autosync_model_t *m)
 
 const char *autosync_model_compute_source(const autosync_model_t *m)
 {
-	static const char *const names[] = { "estimated", "flops", "time" };
+	static const char *const names[] = {"estimated", "flops", "time"};
 	if (!m)
 		return NULL;
 	return names[m->compute_src];
@@ -408,7 +422,7 @@ const char *autosync_model_compute_source(const autosync_model_t *m)
 
 const char *autosync_model_hash(const autosync_model_t *m)
 {
-	autosync_model_t *mm = (autosync_model_t *) m;
+	autosync_model_t *mm = (autosync_model_t *)m;
 	uint64_t h = FNV_OFFSET;
 	char buf[160];
 
@@ -420,15 +434,16 @@ const char *autosync_model_hash(const autosync_model_t *m)
 		const autosync_tensor_t *t = &m->t[i];
 		h = fnv1a(h, t->name, strlen(t->name) + 1);
 		h = fnv1a(h, t->layer, strlen(t->layer) + 1);
-		snprintf(buf, sizeof(buf), "%d %u %d %" PRIu64, t->dtype, t->ndim,
-			 t->sparse, t->rows_touched);
+		snprintf(buf, sizeof(buf), "%d %u %d %" PRIu64, t->dtype,
+			 t->ndim, t->sparse, t->rows_touched);
 		h = fnv1a(h, buf, strlen(buf) + 1);
 		for (unsigned d = 0; d < t->ndim; d++)
 			h = fnv1a(h, &t->shape[d], sizeof(t->shape[d]));
 	}
 	for (size_t i = 0; i < m->nl; i++) {
-		snprintf(buf, sizeof(buf), "%.17g %.17g %.17g %.17g", m->l[i].fwd_flops,
-			 m->l[i].bwd_flops, m->l[i].fwd_time, m->l[i].bwd_time);
+		snprintf(buf, sizeof(buf), "%.17g %.17g %.17g %.17g",
+			 m->l[i].fwd_flops, m->l[i].bwd_flops, m->l[i].fwd_time,
+			 m->l[i].bwd_time);
 		h = fnv1a(h, buf, strlen(buf) + 1);
 	}
 	snprintf(buf, sizeof(buf), "%u %u", m->batch, m->tokens);
@@ -449,24 +464,27 @@ static int check_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
 		int found = 0;
 		if (!k) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "%s:%u: %s: keys must be scalars",
-						  d->fname, ynode_line(kn), what);
+			return autosync_errprintf(
+			    errp, "%s:%u: %s: keys must be scalars", d->fname,
+			    ynode_line(kn), what);
 		}
 		for (size_t i = 0; keys[i]; i++)
 			if (!strcmp(k, keys[i]))
 				found = 1;
 		if (!found) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "%s:%u: %s: unknown key '%s'",
-						  d->fname, ynode_line(kn), what, k);
+			return autosync_errprintf(
+			    errp, "%s:%u: %s: unknown key '%s'", d->fname,
+			    ynode_line(kn), what, k);
 		}
-		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pr; q++) {
+		for (yaml_node_pair_t *q = map->data.mapping.pairs.start;
+		     q < pr; q++) {
 			const char *k2 = yscalar(ydoc_node(d, q->key));
 			if (k2 && !strcmp(k, k2)) {
 				errno = EINVAL;
-				return autosync_errprintf(errp,
-							  "%s:%u: %s: key '%s' given twice",
-							  d->fname, ynode_line(kn), what, k);
+				return autosync_errprintf(
+				    errp, "%s:%u: %s: key '%s' given twice",
+				    d->fname, ynode_line(kn), what, k);
 			}
 		}
 	}
@@ -476,8 +494,9 @@ static int check_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
 static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 		       size_t idx, autosync_error_t *errp)
 {
-	static const char *const keys[] = { "name", "layer", "dtype", "shape",
-					    "sparse", "rows_touched", "repeat", NULL };
+	static const char *const keys[] = {"name",   "layer",  "dtype",
+					   "shape",  "sparse", "rows_touched",
+					   "repeat", NULL};
 	char what[96], ewhat[160];
 	const char *name, *layer = NULL, *dts;
 	yaml_node_t *n;
@@ -493,34 +512,39 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 		return -1;
 	if (!(n = ymap_get(d, tn, "name"))) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: missing field 'name'",
+		return autosync_errprintf(errp,
+					  "%s:%u: %s: missing field 'name'",
 					  d->fname, ynode_line(tn), what);
 	}
 	if (yget_str(d, n, what, &name, errp) < 0)
 		return -1;
 	if (!*name) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: empty name", d->fname,
-					  ynode_line(n), what);
+		return autosync_errprintf(errp, "%s:%u: %s: empty name",
+					  d->fname, ynode_line(n), what);
 	}
 	snprintf(what, sizeof(what), "tensor '%.60s'", name);
-	if ((n = ymap_get(d, tn, "layer")) && yget_str(d, n, what, &layer, errp) < 0)
+	if ((n = ymap_get(d, tn, "layer")) &&
+	    yget_str(d, n, what, &layer, errp) < 0)
 		return -1;
 	if (!(n = ymap_get(d, tn, "dtype"))) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: missing field 'dtype'",
+		return autosync_errprintf(errp,
+					  "%s:%u: %s: missing field 'dtype'",
 					  d->fname, ynode_line(tn), what);
 	}
 	if (yget_str(d, n, what, &dts, errp) < 0)
 		return -1;
 	if ((dt = autosync_dtype_from_name(dts)) < 0)
-		return autosync_errprintf(errp,
-					  "%s:%u: %s: unknown dtype '%s' (float32, float16, "
-					  "bfloat16, float64, int64, int32, int8, uint8)",
-					  d->fname, ynode_line(n), what, dts);
+		return autosync_errprintf(
+		    errp,
+		    "%s:%u: %s: unknown dtype '%s' (float32, float16, "
+		    "bfloat16, float64, int64, int32, int8, uint8)",
+		    d->fname, ynode_line(n), what, dts);
 	if (!(n = ymap_get(d, tn, "shape"))) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: missing field 'shape'",
+		return autosync_errprintf(errp,
+					  "%s:%u: %s: missing field 'shape'",
 					  d->fname, ynode_line(tn), what);
 	}
 	snprintf(ewhat, sizeof(ewhat), "%s: shape", what);
@@ -532,17 +556,18 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 		int64_t v;
 		if (ndim == AUTOSYNC_MAX_DIMS) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "%s:%u: %s: more than %d dimensions",
-						  d->fname, ynode_line(n), ewhat,
-						  AUTOSYNC_MAX_DIMS);
+			return autosync_errprintf(
+			    errp, "%s:%u: %s: more than %d dimensions",
+			    d->fname, ynode_line(n), ewhat, AUTOSYNC_MAX_DIMS);
 		}
 		snprintf(ewhat, sizeof(ewhat), "%s: shape[%u]", what, ndim);
 		if (yget_i64(d, dn, ewhat, &v, errp) < 0)
 			return -1;
 		if (v < 1) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "%s:%u: %s: '%s' must be >= 1",
-						  d->fname, ynode_line(dn), ewhat, yscalar(dn));
+			return autosync_errprintf(
+			    errp, "%s:%u: %s: '%s' must be >= 1", d->fname,
+			    ynode_line(dn), ewhat, yscalar(dn));
 		}
 		shape[ndim++] = v;
 	}
@@ -553,18 +578,20 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 		snprintf(ewhat, sizeof(ewhat), "%s: rows_touched", what);
 		if (!sparse) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "%s:%u: %s given without sparse: true",
-						  d->fname, ynode_line(n), ewhat);
+			return autosync_errprintf(
+			    errp, "%s:%u: %s given without sparse: true",
+			    d->fname, ynode_line(n), ewhat);
 		}
-		if (yget_u64(d, n, ewhat, 1, ndim ? (uint64_t) shape[0] : 0, &rows,
-			     errp) < 0)
+		if (yget_u64(d, n, ewhat, 1, ndim ? (uint64_t)shape[0] : 0,
+			     &rows, errp) < 0)
 			return -1;
 	} else if (sparse) {
 		errno = EINVAL;
-		return autosync_errprintf(errp,
-					  "%s:%u: %s: sparse: true needs rows_touched "
-					  "(rows per step per rank)",
-					  d->fname, ynode_line(tn), what);
+		return autosync_errprintf(
+		    errp,
+		    "%s:%u: %s: sparse: true needs rows_touched "
+		    "(rows per step per rank)",
+		    d->fname, ynode_line(tn), what);
 	}
 	if ((n = ymap_get(d, tn, "repeat"))) {
 		snprintf(ewhat, sizeof(ewhat), "%s: repeat", what);
@@ -572,16 +599,17 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 			return -1;
 		if (repeat > AUTOSYNC_MAX_TENSORS - m->n) {
 			errno = EOVERFLOW;
-			return autosync_errprintf(errp,
-						  "%s:%u: %s: '%s' tensors exceed the limit of %llu",
-						  d->fname, ynode_line(n), ewhat, yscalar(n),
-						  AUTOSYNC_MAX_TENSORS);
+			return autosync_errprintf(
+			    errp,
+			    "%s:%u: %s: '%s' tensors exceed the limit of %llu",
+			    d->fname, ynode_line(n), ewhat, yscalar(n),
+			    AUTOSYNC_MAX_TENSORS);
 		}
 	}
 	e.text[0] = '\0';
 	if (repeat == 1 || !ymap_get(d, tn, "repeat")) {
-		if (autosync_model_add_tensor(m, name, layer, dt, ndim, shape, sparse,
-					      rows, &e) < 0)
+		if (autosync_model_add_tensor(m, name, layer, dt, ndim, shape,
+					      sparse, rows, &e) < 0)
 			return autosync_errprintf(errp, "%s:%u: %s", d->fname,
 						  ynode_line(tn), e.text);
 		return 0;
@@ -591,8 +619,9 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 		snprintf(nm, sizeof(nm), "%s.%" PRIu64, name, r);
 		if (layer)
 			snprintf(ly, sizeof(ly), "%s.%" PRIu64, layer, r);
-		if (autosync_model_add_tensor(m, nm, layer ? ly : NULL, dt, ndim, shape,
-					      sparse, rows, &e) < 0)
+		if (autosync_model_add_tensor(m, nm, layer ? ly : NULL, dt,
+					      ndim, shape, sparse, rows,
+					      &e) < 0)
 			return autosync_errprintf(errp, "%s:%u: %s", d->fname,
 						  ynode_line(tn), e.text);
 	}
@@ -602,15 +631,15 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 static int load_layer(struct ydoc *d, autosync_model_t *m, yaml_node_t *ln,
 		      size_t idx, autosync_error_t *errp)
 {
-	static const char *const keys[] = { "name", "fwd_flops", "bwd_flops",
-					    "fwd_time", "bwd_time", NULL };
-	static const char *const fields[] = { "fwd_flops", "bwd_flops", "fwd_time",
-					      "bwd_time" };
+	static const char *const keys[] = {"name",     "fwd_flops", "bwd_flops",
+					   "fwd_time", "bwd_time",  NULL};
+	static const char *const fields[] = {"fwd_flops", "bwd_flops",
+					     "fwd_time", "bwd_time"};
 	char what[96], ewhat[160];
 	const char *name;
 	yaml_node_t *n;
 	long li;
-	double v[4] = { -1, -1, -1, -1 };
+	double v[4] = {-1, -1, -1, -1};
 
 	snprintf(what, sizeof(what), "layers[%zu]", idx);
 	if (yexpect(d, ln, YAML_MAPPING_NODE, what, errp) < 0 ||
@@ -618,22 +647,25 @@ static int load_layer(struct ydoc *d, autosync_model_t *m, yaml_node_t *ln,
 		return -1;
 	if (!(n = ymap_get(d, ln, "name"))) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: missing field 'name'",
+		return autosync_errprintf(errp,
+					  "%s:%u: %s: missing field 'name'",
 					  d->fname, ynode_line(ln), what);
 	}
 	if (yget_str(d, n, what, &name, errp) < 0)
 		return -1;
 	if ((li = layer_get(m, name, 0)) < 0) {
 		errno = EINVAL;
-		return autosync_errprintf(errp,
-					  "%s:%u: %s: layer '%s' has no tensors",
-					  d->fname, ynode_line(n), what, name);
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: layer '%s' has no tensors", d->fname,
+		    ynode_line(n), what, name);
 	}
 	for (int i = 0; i < 4; i++) {
 		if (!(n = ymap_get(d, ln, fields[i])))
 			continue;
-		snprintf(ewhat, sizeof(ewhat), "layer '%.60s': %s", name, fields[i]);
-		if (yget_double(d, n, ewhat, 0, i < 2 ? 1e21 : 1e6, &v[i], errp) < 0)
+		snprintf(ewhat, sizeof(ewhat), "layer '%.60s': %s", name,
+			 fields[i]);
+		if (yget_double(d, n, ewhat, 0, i < 2 ? 1e21 : 1e6, &v[i],
+				errp) < 0)
 			return -1;
 	}
 	if ((v[2] >= 0) != (v[3] >= 0) && v[2] >= 0 && v[3] < 0) {
@@ -647,12 +679,20 @@ static int load_layer(struct ydoc *d, autosync_model_t *m, yaml_node_t *ln,
 }
 
 autosync_model_t *autosync_model_parse(const char *buf, size_t len,
-				       const char *fname, autosync_error_t *errp)
+				       const char *fname,
+				       autosync_error_t *errp)
 {
-	static const char *const keys[] = { "autosync_model", "name", "framework",
-					    "batch_size", "tokens_per_sample",
-					    "source", "params", "compute", "layers",
-					    "tensors", NULL };
+	static const char *const keys[] = {"autosync_model",
+					   "name",
+					   "framework",
+					   "batch_size",
+					   "tokens_per_sample",
+					   "source",
+					   "params",
+					   "compute",
+					   "layers",
+					   "tensors",
+					   NULL};
 	struct ydoc d;
 	autosync_model_t *m = NULL;
 	yaml_node_t *root, *n, *tl;
@@ -670,11 +710,14 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 		goto fail;
 	if (!(n = ymap_get(&d, root, "autosync_model"))) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: not an autosync model file "
-				   "(no 'autosync_model: 1')", d.fname, ynode_line(root));
+		autosync_errprintf(errp,
+				   "%s:%u: not an autosync model file "
+				   "(no 'autosync_model: 1')",
+				   d.fname, ynode_line(root));
 		goto fail;
 	}
-	if (yget_u64(&d, n, "autosync_model (format version)", 1, 1, &v, errp) < 0)
+	if (yget_u64(&d, n, "autosync_model (format version)", 1, 1, &v, errp) <
+	    0)
 		goto fail;
 	if (!(n = ymap_get(&d, root, "name"))) {
 		errno = EINVAL;
@@ -702,23 +745,24 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 	if ((n = ymap_get(&d, root, "batch_size"))) {
 		if (yget_u64(&d, n, "batch_size", 1, 1u << 24, &v, errp) < 0)
 			goto fail;
-		m->batch = (unsigned) v;
+		m->batch = (unsigned)v;
 	}
 	if ((n = ymap_get(&d, root, "tokens_per_sample"))) {
-		if (yget_u64(&d, n, "tokens_per_sample", 1, 1u << 24, &v, errp) < 0)
+		if (yget_u64(&d, n, "tokens_per_sample", 1, 1u << 24, &v,
+			     errp) < 0)
 			goto fail;
-		m->tokens = (unsigned) v;
+		m->tokens = (unsigned)v;
 	}
 	if ((n = ymap_get(&d, root, "params"))) {
-		if (yget_u64(&d, n, "params", 0, AUTOSYNC_MAX_MODEL_ELEMS, &declared,
-			     errp) < 0)
+		if (yget_u64(&d, n, "params", 0, AUTOSYNC_MAX_MODEL_ELEMS,
+			     &declared, errp) < 0)
 			goto fail;
 		have_declared = 1;
 	}
 	if (!(tl = ymap_get(&d, root, "tensors"))) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: missing field 'tensors'", d.fname,
-				   ynode_line(root));
+		autosync_errprintf(errp, "%s:%u: missing field 'tensors'",
+				   d.fname, ynode_line(root));
 		goto fail;
 	}
 	if (yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensors", errp) < 0)
@@ -730,8 +774,8 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 			goto fail;
 	if (m->n == 0) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: the model has no tensors", d.fname,
-				   ynode_line(tl));
+		autosync_errprintf(errp, "%s:%u: the model has no tensors",
+				   d.fname, ynode_line(tl));
 		goto fail;
 	}
 	if ((n = ymap_get(&d, root, "layers"))) {
@@ -753,10 +797,12 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 	if ((n = ymap_get(&d, root, "compute"))) {
 		if (yget_str(&d, n, "compute", &s, errp) < 0)
 			goto fail;
-		if (strcmp(s, "flops") && strcmp(s, "time") && strcmp(s, "estimated")) {
+		if (strcmp(s, "flops") && strcmp(s, "time") &&
+		    strcmp(s, "estimated")) {
 			errno = EINVAL;
 			autosync_errprintf(errp,
-					   "%s:%u: compute: '%s' is not flops, time or estimated",
+					   "%s:%u: compute: '%s' is not flops, "
+					   "time or estimated",
 					   d.fname, ynode_line(n), s);
 			goto fail;
 		}
@@ -766,7 +812,8 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 		autosync_errprintf(errp,
 				   "%s:%u: params: the file says %" PRIu64
 				   " but its tensors hold %" PRIu64,
-				   d.fname, ynode_line(ymap_get(&d, root, "params")),
+				   d.fname,
+				   ynode_line(ymap_get(&d, root, "params")),
 				   declared, m->params);
 		goto fail;
 	}
@@ -818,7 +865,8 @@ static int valid_name(const char *s)
 		return 0;
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' ||
+		      *s == '.'))
 			return 0;
 	return 1;
 }
@@ -852,20 +900,25 @@ autosync_model_t *autosync_model_open(const char *spec, const char *catalog_dir,
 		return autosync_model_load(spec, errp);
 	if (!valid_name(spec)) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "model '%s': not a catalog name "
-				   "(letters, digits, '-', '_', '.') nor a path", spec);
+		autosync_errprintf(
+		    errp,
+		    "model '%s': not a catalog name "
+		    "(letters, digits, '-', '_', '.') nor a path",
+		    spec);
 		return NULL;
 	}
 	nd = catalog_dirs(catalog_dir, dirs);
 	for (size_t i = 0; i < nd; i++) {
 		struct stat st;
-		int w = snprintf(path, sizeof(path), "%s/%s.yaml", dirs[i], spec);
-		if (w < 0 || (size_t) w >= sizeof(path))
+		int w =
+		    snprintf(path, sizeof(path), "%s/%s.yaml", dirs[i], spec);
+		if (w < 0 || (size_t)w >= sizeof(path))
 			continue;
 		if (stat(path, &st) == 0)
 			return autosync_model_load(path, errp);
 		size_t tl = strlen(tried);
-		snprintf(tried + tl, sizeof(tried) - tl, "%s%s", tl ? ", " : "", dirs[i]);
+		snprintf(tried + tl, sizeof(tried) - tl, "%s%s", tl ? ", " : "",
+			 dirs[i]);
 	}
 	errno = ENOENT;
 	autosync_errprintf(errp, "model '%s': not in the catalog (searched %s)",
@@ -875,7 +928,7 @@ autosync_model_t *autosync_model_open(const char *spec, const char *catalog_dir,
 
 static int cmpstr(const void *a, const void *b)
 {
-	return strcmp(*(char *const *) a, *(char *const *) b);
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 void autosync_catalog_free(char **names)
@@ -898,7 +951,8 @@ int autosync_catalog_list(const char *catalog_dir, char ***namesp,
 
 	if (!namesp) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "catalog_list: invalid argument");
+		return autosync_errprintf(errp,
+					  "catalog_list: invalid argument");
 	}
 	for (size_t i = 0; i < nd && !dir; i++)
 		dir = opendir(dirs[i]);
@@ -910,7 +964,8 @@ int autosync_catalog_list(const char *catalog_dir, char ***namesp,
 		goto nomem;
 	while ((de = readdir(dir))) {
 		size_t l = strlen(de->d_name);
-		if (l <= 5 || strcmp(de->d_name + l - 5, ".yaml") || de->d_name[0] == '.')
+		if (l <= 5 || strcmp(de->d_name + l - 5, ".yaml") ||
+		    de->d_name[0] == '.')
 			continue;
 		if (n + 2 > cap) {
 			char **nn = realloc(names, cap * 2 * sizeof(*names));

@@ -14,7 +14,7 @@
 #define MiB (1024.0 * 1024.0)
 
 static const char *const link_names[AUTOSYNC_LINK_NCLASSES] = {
-	"nvlink", "pcie_switch", "host_bridge", "cross_socket", "net",
+    "nvlink", "pcie_switch", "host_bridge", "cross_socket", "net",
 };
 
 static const char *link_name(int c)
@@ -71,14 +71,15 @@ static void sync_summary(autosync_plan_t *plan)
 	plan->s.nbaselines = plan->nbase;
 	plan->s.nenv = plan->nenv;
 	for (size_t i = 0; i < plan->nb; i++) {
-		plan->b[i].b.tensors = (const char *const *) plan->b[i].names;
+		plan->b[i].b.tensors = (const char *const *)plan->b[i].names;
 		plan->b[i].b.server = plan->b[i].server;
 	}
 }
 
 int plan_add_env(autosync_plan_t *plan, const char *name, const char *value)
 {
-	struct plan_env *ne = realloc(plan->env, (plan->nenv + 1) * sizeof(*ne));
+	struct plan_env *ne =
+	    realloc(plan->env, (plan->nenv + 1) * sizeof(*ne));
 	if (!ne)
 		return -1;
 	plan->env = ne;
@@ -141,7 +142,8 @@ void plan_set_env(const struct simctx *x, const struct strategy *s,
 			plan_add_env(plan, "HOROVOD_CYCLE_TIME", v);
 		}
 		if (!mixed && algo == AUTOSYNC_ALGO_HIER)
-			plan_add_env(plan, "HOROVOD_HIERARCHICAL_ALLREDUCE", "1");
+			plan_add_env(plan, "HOROVOD_HIERARCHICAL_ALLREDUCE",
+				     "1");
 		if (s->job_compress != AUTOSYNC_COMPRESS_NONE)
 			plan_add_env(plan, "AUTOSYNC_HOROVOD_COMPRESSION",
 				     autosync_compress_name(s->job_compress));
@@ -182,17 +184,24 @@ autosync_plan_t *plan_from_strategy(const struct simctx *x,
 			size_t t = r->list[r->first[b] + j];
 			if (!(pb->names[j] = xstrdup(m->t[t].name)))
 				goto nomem;
-			pb->server[j] = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->server[t]
-									 : AUTOSYNC_NO_SERVER;
+			pb->server[j] = s->cfg[b].kind == AUTOSYNC_SYNC_PS
+					    ? s->server[t]
+					    : AUTOSYNC_NO_SERVER;
 		}
-		pb->b.id = (unsigned) (plan->nb - 1);
+		pb->b.id = (unsigned)(plan->nb - 1);
 		pb->b.kind = s->cfg[b].kind;
 		pb->b.algo = s->cfg[b].algo;
 		pb->b.compress = s->cfg[b].compress;
-		pb->b.servers = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->cfg[b].servers : 0;
-		pb->b.local_agg = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->cfg[b].local_agg : 0;
-		pb->b.local_repl = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->cfg[b].local_repl : 0;
-		pb->b.densify = s->cfg[b].kind == AUTOSYNC_SYNC_PS ? 0 : s->cfg[b].densify;
+		pb->b.servers =
+		    s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->cfg[b].servers : 0;
+		pb->b.local_agg = s->cfg[b].kind == AUTOSYNC_SYNC_PS
+				      ? s->cfg[b].local_agg
+				      : 0;
+		pb->b.local_repl = s->cfg[b].kind == AUTOSYNC_SYNC_PS
+				       ? s->cfg[b].local_repl
+				       : 0;
+		pb->b.densify =
+		    s->cfg[b].kind == AUTOSYNC_SYNC_PS ? 0 : s->cfg[b].densify;
 		pb->b.bytes = r->bytes[b];
 		pb->b.wire_bytes = r->wire[b];
 		pb->b.ready = r->ready[b];
@@ -210,7 +219,8 @@ autosync_plan_t *plan_from_strategy(const struct simctx *x,
 	if (!(plan->model = xstrdup(m->name)) ||
 	    !(plan->model_hash = xstrdup(autosync_model_hash(m))) ||
 	    !(plan->framework = xstrdup(autosync_framework_name(x->fw))) ||
-	    !(plan->strategy = xstrdup(s->name)) || !(plan->reason = xstrdup(reason)) ||
+	    !(plan->strategy = xstrdup(s->name)) ||
+	    !(plan->reason = xstrdup(reason)) ||
 	    !(plan->topo_hash = xstrdup(x->c.topo_hash)))
 		goto nomem;
 	plan->s.cluster = x->c;
@@ -243,7 +253,8 @@ nomem:
 }
 
 /* ------------------------------------------------------------ accessors */
-int autosync_plan_summary(const autosync_plan_t *plan, autosync_plan_summary_t *s)
+int autosync_plan_summary(const autosync_plan_t *plan,
+			  autosync_plan_summary_t *s)
 {
 	if (!plan || !s) {
 		errno = EINVAL;
@@ -253,7 +264,8 @@ int autosync_plan_summary(const autosync_plan_t *plan, autosync_plan_summary_t *
 	return 0;
 }
 
-const autosync_bucket_t *autosync_plan_bucket(const autosync_plan_t *plan, size_t i)
+const autosync_bucket_t *autosync_plan_bucket(const autosync_plan_t *plan,
+					      size_t i)
 {
 	if (!plan || i >= plan->nb) {
 		errno = EINVAL;
@@ -262,8 +274,8 @@ const autosync_bucket_t *autosync_plan_bucket(const autosync_plan_t *plan, size_
 	return &plan->b[i].b;
 }
 
-int autosync_plan_baseline(const autosync_plan_t *plan, size_t i, const char **name,
-			   double *step, int *applicable)
+int autosync_plan_baseline(const autosync_plan_t *plan, size_t i,
+			   const char **name, double *step, int *applicable)
 {
 	if (!plan || i >= plan->nbase) {
 		errno = EINVAL;
@@ -303,25 +315,29 @@ int plan_compute_hash(autosync_plan_t *plan)
 	uint64_t h = FNV_OFFSET;
 	char buf[256];
 
-	snprintf(buf, sizeof(buf), "v%d %s %s %d %d %.0f %.0f %.9g", AUTOSYNC_PLAN_VERSION,
-		 plan->model_hash ? plan->model_hash : "", plan->framework ? plan->framework : "",
-		 plan->s.job_algo, plan->s.job_compress, plan->s.bucket_cap,
-		 plan->s.first_bucket, plan->s.cycle_time);
+	snprintf(buf, sizeof(buf), "v%d %s %s %d %d %.0f %.0f %.9g",
+		 AUTOSYNC_PLAN_VERSION,
+		 plan->model_hash ? plan->model_hash : "",
+		 plan->framework ? plan->framework : "", plan->s.job_algo,
+		 plan->s.job_compress, plan->s.bucket_cap, plan->s.first_bucket,
+		 plan->s.cycle_time);
 	h = fnv1a(h, buf, strlen(buf) + 1);
 	for (size_t i = 0; i < plan->nb; i++) {
 		const autosync_bucket_t *b = &plan->b[i].b;
-		snprintf(buf, sizeof(buf), "b %d %d %d %u %d %d %d %zu", b->kind, b->algo,
-			 b->compress, b->servers, b->local_agg, b->local_repl, b->densify,
-			 b->ntensors);
+		snprintf(buf, sizeof(buf), "b %d %d %d %u %d %d %d %zu",
+			 b->kind, b->algo, b->compress, b->servers,
+			 b->local_agg, b->local_repl, b->densify, b->ntensors);
 		h = fnv1a(h, buf, strlen(buf) + 1);
 		for (size_t j = 0; j < b->ntensors; j++) {
-			h = fnv1a(h, plan->b[i].names[j], strlen(plan->b[i].names[j]) + 1);
+			h = fnv1a(h, plan->b[i].names[j],
+				  strlen(plan->b[i].names[j]) + 1);
 			h = fnv1a(h, &plan->b[i].server[j], sizeof(int));
 		}
 	}
 	for (size_t i = 0; i < plan->nenv; i++) {
 		h = fnv1a(h, plan->env[i].name, strlen(plan->env[i].name) + 1);
-		h = fnv1a(h, plan->env[i].value, strlen(plan->env[i].value) + 1);
+		h = fnv1a(h, plan->env[i].value,
+			  strlen(plan->env[i].value) + 1);
 	}
 	snprintf(plan->hash, sizeof(plan->hash), "%016" PRIx64, h);
 	return 0;
@@ -331,7 +347,8 @@ int plan_compute_hash(autosync_plan_t *plan)
 static void wq(FILE *fp, const char *s)
 {
 	fputc('"', fp);
-	for (const unsigned char *c = (const unsigned char *) (s ? s : ""); *c; c++) {
+	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c;
+	     c++) {
 		if (*c == '"' || *c == '\\')
 			fprintf(fp, "\\%c", *c);
 		else if (*c == '\n')
@@ -346,7 +363,8 @@ static void wq(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
-int autosync_plan_write(const autosync_plan_t *plan, FILE *fp, autosync_error_t *errp)
+int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
+			autosync_error_t *errp)
 {
 	const autosync_plan_summary_t *s;
 	const autosync_cluster_t *c;
@@ -357,7 +375,8 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp, autosync_error_t 
 	}
 	s = &plan->s;
 	c = &s->cluster;
-	fprintf(fp, "# autosync plan; format: docs/plan-format.md (autosync-plan(5))\n");
+	fprintf(fp, "# autosync plan; format: docs/plan-format.md "
+		    "(autosync-plan(5))\n");
 	fprintf(fp, "autosync_plan: %d\n", AUTOSYNC_PLAN_VERSION);
 	fprintf(fp, "hash: \"%s\"\n", plan->hash);
 	fprintf(fp, "inputs:\n  model: ");
@@ -369,31 +388,41 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp, autosync_error_t 
 	fprintf(fp, "\n  topology_hash: ");
 	wq(fp, plan->topo_hash);
 	fprintf(fp, "\n  cluster:\n");
-	fprintf(fp, "    nodes: %u\n    gpus_per_node: %u\n    intra_class: %s\n",
+	fprintf(fp,
+		"    nodes: %u\n    gpus_per_node: %u\n    intra_class: %s\n",
 		c->nodes, c->gpus_per_node, link_name(c->intra_class));
-	fprintf(fp, "    intra_bw: %.9g\n    intra_lat: %.9g\n    nics_per_node: %u\n",
-		c->intra_bw, c->intra_lat, c->nics_per_node);
-	fprintf(fp, "    nic_bw: %.9g\n    inter_lat: %.9g\n    nodes_per_switch: %u\n",
-		c->nic_bw, c->inter_lat, c->nodes_per_switch);
+	fprintf(
+	    fp,
+	    "    intra_bw: %.9g\n    intra_lat: %.9g\n    nics_per_node: %u\n",
+	    c->intra_bw, c->intra_lat, c->nics_per_node);
+	fprintf(
+	    fp,
+	    "    nic_bw: %.9g\n    inter_lat: %.9g\n    nodes_per_switch: %u\n",
+	    c->nic_bw, c->inter_lat, c->nodes_per_switch);
 	fprintf(fp, "strategy: ");
 	wq(fp, plan->strategy);
 	fprintf(fp, "\nreason: ");
 	wq(fp, plan->reason);
 	fprintf(fp, "\njob:\n  nccl_algo: %s\n  compression: %s\n",
-		autosync_algo_name(s->job_algo), autosync_compress_name(s->job_compress));
-	fprintf(fp, "  bucket_cap_bytes: %.0f\n  first_bucket_bytes: %.0f\n"
-		    "  cycle_time: %.9g\n",
+		autosync_algo_name(s->job_algo),
+		autosync_compress_name(s->job_compress));
+	fprintf(fp,
+		"  bucket_cap_bytes: %.0f\n  first_bucket_bytes: %.0f\n"
+		"  cycle_time: %.9g\n",
 		s->bucket_cap, s->first_bucket, s->cycle_time);
-	fprintf(fp, "prediction:\n  step_time: %.9g\n  forward: %.9g\n  backward: %.9g\n"
-		    "  optimizer: %.9g\n  communication: %.9g\n"
-		    "  exposed_communication: %.9g\n  bound: %.9g\n",
-		s->step_time, s->fwd_time, s->bwd_time, s->opt_time, s->comm_time,
-		s->exposed_comm, s->bound);
+	fprintf(fp,
+		"prediction:\n  step_time: %.9g\n  forward: %.9g\n  backward: "
+		"%.9g\n"
+		"  optimizer: %.9g\n  communication: %.9g\n"
+		"  exposed_communication: %.9g\n  bound: %.9g\n",
+		s->step_time, s->fwd_time, s->bwd_time, s->opt_time,
+		s->comm_time, s->exposed_comm, s->bound);
 	fprintf(fp, "baselines:%s\n", plan->nbase ? "" : " []");
 	for (size_t i = 0; i < plan->nbase; i++) {
 		fprintf(fp, "  - {name: ");
 		wq(fp, plan->base[i].name);
-		fprintf(fp, ", step_time: %.9g, applicable: %s}\n", plan->base[i].step,
+		fprintf(fp, ", step_time: %.9g, applicable: %s}\n",
+			plan->base[i].step,
 			plan->base[i].applicable ? "true" : "false");
 	}
 	fprintf(fp, "env:%s\n", plan->nenv ? "" : " {}");
@@ -410,17 +439,21 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp, autosync_error_t 
 		fprintf(fp, "  - id: %u\n    kind: %s\n", b->id,
 			b->kind == AUTOSYNC_SYNC_PS ? "ps" : "allreduce");
 		if (b->kind == AUTOSYNC_SYNC_PS)
-			fprintf(fp, "    servers: %u\n    local_aggregation: %s\n"
-				    "    local_replication: %s\n",
+			fprintf(fp,
+				"    servers: %u\n    local_aggregation: %s\n"
+				"    local_replication: %s\n",
 				b->servers, b->local_agg ? "true" : "false",
 				b->local_repl ? "true" : "false");
 		else
-			fprintf(fp, "    algorithm: %s\n    compression: %s\n%s",
-				autosync_algo_name(b->algo), autosync_compress_name(b->compress),
+			fprintf(fp,
+				"    algorithm: %s\n    compression: %s\n%s",
+				autosync_algo_name(b->algo),
+				autosync_compress_name(b->compress),
 				b->densify ? "    densify: true\n" : "");
-		fprintf(fp, "    bytes: %.0f\n    wire_bytes: %.0f\n", b->bytes, b->wire_bytes);
-		fprintf(fp, "    ready: %.9g\n    start: %.9g\n    end: %.9g\n", b->ready,
-			b->start, b->end);
+		fprintf(fp, "    bytes: %.0f\n    wire_bytes: %.0f\n", b->bytes,
+			b->wire_bytes);
+		fprintf(fp, "    ready: %.9g\n    start: %.9g\n    end: %.9g\n",
+			b->ready, b->start, b->end);
 		fprintf(fp, "    tensors: [");
 		for (size_t j = 0; j < b->ntensors; j++) {
 			if (j)
@@ -431,7 +464,8 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp, autosync_error_t 
 		if (b->kind == AUTOSYNC_SYNC_PS) {
 			fprintf(fp, "    tensor_servers: [");
 			for (size_t j = 0; j < b->ntensors; j++)
-				fprintf(fp, "%s%d", j ? ", " : "", plan->b[i].server[j]);
+				fprintf(fp, "%s%d", j ? ", " : "",
+					plan->b[i].server[j]);
 			fprintf(fp, "]\n");
 		}
 	}
@@ -443,14 +477,15 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp, autosync_error_t 
 }
 
 /* ------------------------------------------------------------ reader */
-#define NEED(node, name, where)                                                    \
-	do {                                                                       \
-		if (!((node) = ymap_get(&d, (where), (name)))) {                   \
-			errno = EINVAL;                                            \
-			autosync_errprintf(errp, "%s:%u: missing field '%s'",      \
-					   d.fname, ynode_line(where), (name));    \
-			goto fail;                                                 \
-		}                                                                  \
+#define NEED(node, name, where)                                               \
+	do {                                                                  \
+		if (!((node) = ymap_get(&d, (where), (name)))) {              \
+			errno = EINVAL;                                       \
+			autosync_errprintf(errp, "%s:%u: missing field '%s'", \
+					   d.fname, ynode_line(where),        \
+					   (name));                           \
+			goto fail;                                            \
+		}                                                             \
 	} while (0)
 
 static int dupstr(struct ydoc *d, yaml_node_t *n, const char *what, char **out,
@@ -468,7 +503,8 @@ static int dupstr(struct ydoc *d, yaml_node_t *n, const char *what, char **out,
 }
 
 static int enum_field(struct ydoc *d, yaml_node_t *n, const char *what,
-		      int (*conv)(const char *), int *out, autosync_error_t *errp)
+		      int (*conv)(const char *), int *out,
+		      autosync_error_t *errp)
 {
 	const char *s;
 	int v;
@@ -476,15 +512,16 @@ static int enum_field(struct ydoc *d, yaml_node_t *n, const char *what,
 		return -1;
 	if ((v = conv(s)) < 0) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: unknown value '%s'", d->fname,
-					  ynode_line(n), what, s);
+		return autosync_errprintf(errp, "%s:%u: %s: unknown value '%s'",
+					  d->fname, ynode_line(n), what, s);
 	}
 	*out = v;
 	return 0;
 }
 
-static int parse_bucket(struct ydoc *dd, yaml_node_t *bn, struct plan_bucket *pb,
-			size_t idx, autosync_error_t *errp)
+static int parse_bucket(struct ydoc *dd, yaml_node_t *bn,
+			struct plan_bucket *pb, size_t idx,
+			autosync_error_t *errp)
 {
 	struct ydoc d = *dd;
 	yaml_node_t *n, *tl;
@@ -500,7 +537,7 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn, struct plan_bucket *pb
 	NEED(n, "id", bn);
 	if (yget_u64(&d, n, "id", idx, idx, &v, errp) < 0)
 		goto fail;
-	b->id = (unsigned) v;
+	b->id = (unsigned)v;
 	NEED(n, "kind", bn);
 	if (yget_str(&d, n, "kind", &kind, errp) < 0)
 		goto fail;
@@ -509,37 +546,45 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn, struct plan_bucket *pb
 		NEED(n, "servers", bn);
 		if (yget_u64(&d, n, "servers", 1, 1000000, &v, errp) < 0)
 			goto fail;
-		b->servers = (unsigned) v;
+		b->servers = (unsigned)v;
 		NEED(n, "local_aggregation", bn);
-		if (yget_bool(&d, n, "local_aggregation", &b->local_agg, errp) < 0)
+		if (yget_bool(&d, n, "local_aggregation", &b->local_agg, errp) <
+		    0)
 			goto fail;
 		NEED(n, "local_replication", bn);
-		if (yget_bool(&d, n, "local_replication", &b->local_repl, errp) < 0)
+		if (yget_bool(&d, n, "local_replication", &b->local_repl,
+			      errp) < 0)
 			goto fail;
 	} else if (!strcmp(kind, "allreduce")) {
 		b->kind = AUTOSYNC_SYNC_ALLREDUCE;
 		NEED(n, "algorithm", bn);
-		if (enum_field(&d, n, "algorithm", autosync_algo_from_name, &b->algo, errp) < 0)
+		if (enum_field(&d, n, "algorithm", autosync_algo_from_name,
+			       &b->algo, errp) < 0)
 			goto fail;
 		NEED(n, "compression", bn);
-		if (enum_field(&d, n, "compression", autosync_compress_from_name,
-			       &b->compress, errp) < 0)
+		if (enum_field(&d, n, "compression",
+			       autosync_compress_from_name, &b->compress,
+			       errp) < 0)
 			goto fail;
 		if ((n = ymap_get(&d, bn, "densify")) &&
 		    yget_bool(&d, n, "densify", &b->densify, errp) < 0)
 			goto fail;
 	} else {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: %s: kind '%s' is not allreduce or ps",
-				   d.fname, ynode_line(n), what, kind);
+		autosync_errprintf(
+		    errp, "%s:%u: %s: kind '%s' is not allreduce or ps",
+		    d.fname, ynode_line(n), what, kind);
 		goto fail;
 	}
 	{
-		static const char *const tf[] = { "bytes", "wire_bytes", "ready", "start", "end" };
-		double *dst[] = { &b->bytes, &b->wire_bytes, &b->ready, &b->start, &b->end };
+		static const char *const tf[] = {"bytes", "wire_bytes", "ready",
+						 "start", "end"};
+		double *dst[] = {&b->bytes, &b->wire_bytes, &b->ready,
+				 &b->start, &b->end};
 		for (int i = 0; i < 5; i++) {
 			NEED(n, tf[i], bn);
-			if (yget_double(&d, n, tf[i], 0, 1e300, dst[i], errp) < 0)
+			if (yget_double(&d, n, tf[i], 0, 1e300, dst[i], errp) <
+			    0)
 				goto fail;
 		}
 		b->comm = b->end - b->start;
@@ -547,7 +592,8 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn, struct plan_bucket *pb
 	NEED(tl, "tensors", bn);
 	if (yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensors", errp) < 0)
 		goto fail;
-	nt = (size_t) (tl->data.sequence.items.top - tl->data.sequence.items.start);
+	nt = (size_t)(tl->data.sequence.items.top -
+		      tl->data.sequence.items.start);
 	if (!(pb->names = calloc(nt ? nt : 1, sizeof(char *))) ||
 	    !(pb->server = calloc(nt ? nt : 1, sizeof(int)))) {
 		errno = ENOMEM;
@@ -557,33 +603,41 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn, struct plan_bucket *pb
 	b->ntensors = nt;
 	for (j = 0; j < nt; j++) {
 		pb->server[j] = AUTOSYNC_NO_SERVER;
-		if (dupstr(&d, ydoc_node(&d, tl->data.sequence.items.start[j]), "tensors",
-			   &pb->names[j], errp) < 0)
+		if (dupstr(&d, ydoc_node(&d, tl->data.sequence.items.start[j]),
+			   "tensors", &pb->names[j], errp) < 0)
 			goto fail;
 	}
 	if (b->kind == AUTOSYNC_SYNC_PS) {
 		NEED(tl, "tensor_servers", bn);
-		if (yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensor_servers", errp) < 0)
+		if (yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensor_servers",
+			    errp) < 0)
 			goto fail;
-		if ((size_t) (tl->data.sequence.items.top - tl->data.sequence.items.start) != nt) {
+		if ((size_t)(tl->data.sequence.items.top -
+			     tl->data.sequence.items.start) != nt) {
 			errno = EINVAL;
-			autosync_errprintf(errp, "%s:%u: tensor_servers: %zu tensors need %zu values",
+			autosync_errprintf(errp,
+					   "%s:%u: tensor_servers: %zu tensors "
+					   "need %zu values",
 					   d.fname, ynode_line(tl), nt, nt);
 			goto fail;
 		}
 		for (j = 0; j < nt; j++) {
 			int64_t sv;
-			yaml_node_t *sn = ydoc_node(&d, tl->data.sequence.items.start[j]);
+			yaml_node_t *sn =
+			    ydoc_node(&d, tl->data.sequence.items.start[j]);
 			if (yget_i64(&d, sn, "tensor_servers", &sv, errp) < 0)
 				goto fail;
-			if (sv < -1 || sv >= (int64_t) b->servers) {
+			if (sv < -1 || sv >= (int64_t)b->servers) {
 				errno = EINVAL;
-				autosync_errprintf(errp, "%s:%u: tensor_servers: '%s' is not -1 or "
-						   "a server in [0, %u)",
-						   d.fname, ynode_line(sn), yscalar(sn), b->servers);
+				autosync_errprintf(
+				    errp,
+				    "%s:%u: tensor_servers: '%s' is not -1 or "
+				    "a server in [0, %u)",
+				    d.fname, ynode_line(sn), yscalar(sn),
+				    b->servers);
 				goto fail;
 			}
-			pb->server[j] = (int) sv;
+			pb->server[j] = (int)sv;
 		}
 	}
 	return 0;
@@ -591,12 +645,12 @@ fail:
 	return -1;
 }
 
-autosync_plan_t *autosync_plan_parse(const char *buf, size_t len, const char *fname,
-				     autosync_error_t *errp)
+autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
+				     const char *fname, autosync_error_t *errp)
 {
-	static const char *const top[] = { "autosync_plan", "hash", "inputs", "strategy",
-					   "reason", "job", "prediction", "baselines",
-					   "env", "buckets", NULL };
+	static const char *const top[] = {
+	    "autosync_plan", "hash",	  "inputs", "strategy", "reason", "job",
+	    "prediction",    "baselines", "env",    "buckets",	NULL};
 	struct ydoc d;
 	autosync_plan_t *plan = NULL;
 	yaml_node_t *root, *n, *in, *cl, *job, *pr, *sq;
@@ -622,27 +676,32 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len, const char *fn
 			found |= !strcmp(k, top[i]);
 		if (!found) {
 			errno = EINVAL;
-			autosync_errprintf(errp, "%s:%u: unknown key '%s'", d.fname,
-					   ynode_line(ydoc_node(&d, p->key)), k ? k : "?");
+			autosync_errprintf(
+			    errp, "%s:%u: unknown key '%s'", d.fname,
+			    ynode_line(ydoc_node(&d, p->key)), k ? k : "?");
 			goto fail;
 		}
 	}
 	if (!(n = ymap_get(&d, root, "autosync_plan"))) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s: not an autosync plan (no 'autosync_plan: 1')",
-				   d.fname);
+		autosync_errprintf(
+		    errp, "%s: not an autosync plan (no 'autosync_plan: 1')",
+		    d.fname);
 		goto fail;
 	}
 	if (yget_u64(&d, n, "autosync_plan", 1, UINT64_MAX, &v, errp) < 0)
 		goto fail;
 	if (v != AUTOSYNC_PLAN_VERSION) {
 		errno = ENOTSUP;
-		autosync_errprintf(errp, "%s:%u: plan format %" PRIu64
+		autosync_errprintf(errp,
+				   "%s:%u: plan format %" PRIu64
 				   " is not supported (this autosync reads %d)",
-				   d.fname, ynode_line(n), v, AUTOSYNC_PLAN_VERSION);
+				   d.fname, ynode_line(n), v,
+				   AUTOSYNC_PLAN_VERSION);
 		goto fail;
 	}
-	if ((n = ymap_get(&d, root, "hash")) && yget_str(&d, n, "hash", &hash, errp) < 0)
+	if ((n = ymap_get(&d, root, "hash")) &&
+	    yget_str(&d, n, "hash", &hash, errp) < 0)
 		goto fail;
 	NEED(in, "inputs", root);
 	if (yexpect(&d, in, YAML_MAPPING_NODE, "inputs", errp) < 0)
@@ -656,14 +715,14 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len, const char *fn
 	NEED(n, "batch_size", in);
 	if (yget_u64(&d, n, "batch_size", 1, 1u << 24, &v, errp) < 0)
 		goto fail;
-	plan->s.batch = (unsigned) v;
+	plan->s.batch = (unsigned)v;
 	NEED(n, "framework", in);
 	if (dupstr(&d, n, "framework", &plan->framework, errp) < 0)
 		goto fail;
 	if (autosync_framework_from_name(plan->framework) < 0) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: framework: unknown value '%s'", d.fname,
-				   ynode_line(n), plan->framework);
+		autosync_errprintf(errp, "%s:%u: framework: unknown value '%s'",
+				   d.fname, ynode_line(n), plan->framework);
 		goto fail;
 	}
 	NEED(n, "topology_hash", in);
@@ -678,41 +737,47 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len, const char *fn
 		NEED(n, "nodes", cl);
 		if (yget_u64(&d, n, "nodes", 1, 1000000, &v, errp) < 0)
 			goto fail;
-		c->nodes = (unsigned) v;
+		c->nodes = (unsigned)v;
 		NEED(n, "gpus_per_node", cl);
 		if (yget_u64(&d, n, "gpus_per_node", 1, 4096, &v, errp) < 0)
 			goto fail;
-		c->gpus_per_node = (unsigned) v;
+		c->gpus_per_node = (unsigned)v;
 		NEED(n, "intra_class", cl);
 		if (yget_str(&d, n, "intra_class", &cls, errp) < 0)
 			goto fail;
 		if ((c->intra_class = link_from_name(cls)) < 0) {
 			errno = EINVAL;
-			autosync_errprintf(errp, "%s:%u: intra_class: unknown value '%s'",
-					   d.fname, ynode_line(n), cls);
+			autosync_errprintf(
+			    errp, "%s:%u: intra_class: unknown value '%s'",
+			    d.fname, ynode_line(n), cls);
 			goto fail;
 		}
 		NEED(n, "intra_bw", cl);
-		if (yget_double(&d, n, "intra_bw", 0, 1e18, &c->intra_bw, errp) < 0)
+		if (yget_double(&d, n, "intra_bw", 0, 1e18, &c->intra_bw,
+				errp) < 0)
 			goto fail;
 		NEED(n, "intra_lat", cl);
-		if (yget_double(&d, n, "intra_lat", 0, 10, &c->intra_lat, errp) < 0)
+		if (yget_double(&d, n, "intra_lat", 0, 10, &c->intra_lat,
+				errp) < 0)
 			goto fail;
 		NEED(n, "nics_per_node", cl);
 		if (yget_u64(&d, n, "nics_per_node", 0, 1024, &v, errp) < 0)
 			goto fail;
-		c->nics_per_node = (unsigned) v;
+		c->nics_per_node = (unsigned)v;
 		NEED(n, "nic_bw", cl);
 		if (yget_double(&d, n, "nic_bw", 0, 1e18, &c->nic_bw, errp) < 0)
 			goto fail;
 		NEED(n, "inter_lat", cl);
-		if (yget_double(&d, n, "inter_lat", 0, 10, &c->inter_lat, errp) < 0)
+		if (yget_double(&d, n, "inter_lat", 0, 10, &c->inter_lat,
+				errp) < 0)
 			goto fail;
 		NEED(n, "nodes_per_switch", cl);
-		if (yget_u64(&d, n, "nodes_per_switch", 0, 1000000, &v, errp) < 0)
+		if (yget_u64(&d, n, "nodes_per_switch", 0, 1000000, &v, errp) <
+		    0)
 			goto fail;
-		c->nodes_per_switch = (unsigned) v;
-		snprintf(c->topo_hash, sizeof(c->topo_hash), "%s", plan->topo_hash);
+		c->nodes_per_switch = (unsigned)v;
+		snprintf(c->topo_hash, sizeof(c->topo_hash), "%s",
+			 plan->topo_hash);
 	}
 	NEED(n, "strategy", root);
 	if (dupstr(&d, n, "strategy", &plan->strategy, errp) < 0)
@@ -724,36 +789,41 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len, const char *fn
 	if (yexpect(&d, job, YAML_MAPPING_NODE, "job", errp) < 0)
 		goto fail;
 	NEED(n, "nccl_algo", job);
-	if (enum_field(&d, n, "nccl_algo", autosync_algo_from_name, &plan->s.job_algo,
-		       errp) < 0)
+	if (enum_field(&d, n, "nccl_algo", autosync_algo_from_name,
+		       &plan->s.job_algo, errp) < 0)
 		goto fail;
 	NEED(n, "compression", job);
 	if (enum_field(&d, n, "compression", autosync_compress_from_name,
 		       &plan->s.job_compress, errp) < 0)
 		goto fail;
 	NEED(n, "bucket_cap_bytes", job);
-	if (yget_double(&d, n, "bucket_cap_bytes", 0, 1e18, &plan->s.bucket_cap, errp) < 0)
-		goto fail;
-	NEED(n, "first_bucket_bytes", job);
-	if (yget_double(&d, n, "first_bucket_bytes", 0, 1e18, &plan->s.first_bucket,
+	if (yget_double(&d, n, "bucket_cap_bytes", 0, 1e18, &plan->s.bucket_cap,
 			errp) < 0)
 		goto fail;
+	NEED(n, "first_bucket_bytes", job);
+	if (yget_double(&d, n, "first_bucket_bytes", 0, 1e18,
+			&plan->s.first_bucket, errp) < 0)
+		goto fail;
 	NEED(n, "cycle_time", job);
-	if (yget_double(&d, n, "cycle_time", 0, 10, &plan->s.cycle_time, errp) < 0)
+	if (yget_double(&d, n, "cycle_time", 0, 10, &plan->s.cycle_time, errp) <
+	    0)
 		goto fail;
 	NEED(pr, "prediction", root);
 	if (yexpect(&d, pr, YAML_MAPPING_NODE, "prediction", errp) < 0)
 		goto fail;
 	{
-		static const char *const pf[] = { "step_time", "forward", "backward", "optimizer",
-						  "communication", "exposed_communication",
-						  "bound" };
-		double *dst[] = { &plan->s.step_time, &plan->s.fwd_time, &plan->s.bwd_time,
-				  &plan->s.opt_time, &plan->s.comm_time, &plan->s.exposed_comm,
-				  &plan->s.bound };
+		static const char *const pf[] = {
+		    "step_time", "forward",	  "backward",
+		    "optimizer", "communication", "exposed_communication",
+		    "bound"};
+		double *dst[] = {&plan->s.step_time, &plan->s.fwd_time,
+				 &plan->s.bwd_time,  &plan->s.opt_time,
+				 &plan->s.comm_time, &plan->s.exposed_comm,
+				 &plan->s.bound};
 		for (int i = 0; i < 7; i++) {
 			NEED(n, pf[i], pr);
-			if (yget_double(&d, n, pf[i], 0, 1e300, dst[i], errp) < 0)
+			if (yget_double(&d, n, pf[i], 0, 1e300, dst[i], errp) <
+			    0)
 				goto fail;
 		}
 	}
@@ -761,35 +831,44 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len, const char *fn
 	if (yexpect(&d, sq, YAML_SEQUENCE_NODE, "baselines", errp) < 0)
 		goto fail;
 	{
-		size_t nbase = (size_t) (sq->data.sequence.items.top - sq->data.sequence.items.start);
-		if (nbase && !(plan->base = calloc(nbase, sizeof(*plan->base)))) {
+		size_t nbase = (size_t)(sq->data.sequence.items.top -
+					sq->data.sequence.items.start);
+		if (nbase &&
+		    !(plan->base = calloc(nbase, sizeof(*plan->base)))) {
 			errno = ENOMEM;
 			goto fail;
 		}
 		for (size_t i = 0; i < nbase; i++) {
-			yaml_node_t *bn = ydoc_node(&d, sq->data.sequence.items.start[i]);
-			if (yexpect(&d, bn, YAML_MAPPING_NODE, "baselines[]", errp) < 0)
+			yaml_node_t *bn =
+			    ydoc_node(&d, sq->data.sequence.items.start[i]);
+			if (yexpect(&d, bn, YAML_MAPPING_NODE, "baselines[]",
+				    errp) < 0)
 				goto fail;
 			plan->nbase++;
 			NEED(n, "name", bn);
-			if (dupstr(&d, n, "name", &plan->base[i].name, errp) < 0)
+			if (dupstr(&d, n, "name", &plan->base[i].name, errp) <
+			    0)
 				goto fail;
 			NEED(n, "step_time", bn);
-			if (yget_double(&d, n, "step_time", 0, 1e300, &plan->base[i].step, errp) < 0)
+			if (yget_double(&d, n, "step_time", 0, 1e300,
+					&plan->base[i].step, errp) < 0)
 				goto fail;
 			NEED(n, "applicable", bn);
-			if (yget_bool(&d, n, "applicable", &plan->base[i].applicable, errp) < 0)
+			if (yget_bool(&d, n, "applicable",
+				      &plan->base[i].applicable, errp) < 0)
 				goto fail;
 		}
 	}
 	NEED(n, "env", root);
 	if (yexpect(&d, n, YAML_MAPPING_NODE, "env", errp) < 0)
 		goto fail;
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
-	     p++) {
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+	     p < n->data.mapping.pairs.top; p++) {
 		const char *k, *val;
-		if (yget_str(&d, ydoc_node(&d, p->key), "env name", &k, errp) < 0 ||
-		    yget_str(&d, ydoc_node(&d, p->value), "env value", &val, errp) < 0)
+		if (yget_str(&d, ydoc_node(&d, p->key), "env name", &k, errp) <
+			0 ||
+		    yget_str(&d, ydoc_node(&d, p->value), "env value", &val,
+			     errp) < 0)
 			goto fail;
 		if (plan_add_env(plan, k, val) < 0) {
 			errno = ENOMEM;
@@ -800,15 +879,18 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len, const char *fn
 	if (yexpect(&d, sq, YAML_SEQUENCE_NODE, "buckets", errp) < 0)
 		goto fail;
 	{
-		size_t nb = (size_t) (sq->data.sequence.items.top - sq->data.sequence.items.start);
+		size_t nb = (size_t)(sq->data.sequence.items.top -
+				     sq->data.sequence.items.start);
 		if (!(plan->b = calloc(nb ? nb : 1, sizeof(*plan->b)))) {
 			errno = ENOMEM;
 			goto fail;
 		}
 		for (size_t i = 0; i < nb; i++) {
 			plan->nb++;
-			if (parse_bucket(&d, ydoc_node(&d, sq->data.sequence.items.start[i]),
-					 &plan->b[i], i, errp) < 0)
+			if (parse_bucket(
+				&d,
+				ydoc_node(&d, sq->data.sequence.items.start[i]),
+				&plan->b[i], i, errp) < 0)
 				goto fail;
 		}
 	}
@@ -816,14 +898,16 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len, const char *fn
 	plan_compute_hash(plan);
 	if (hash && strcmp(hash, plan->hash)) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: hash: '%s' does not match the plan's "
-				   "decisions (%s): edited by hand? delete the hash line "
-				   "to accept the edit",
-				   d.fname, ynode_line(ymap_get(&d, root, "hash")), hash,
-				   plan->hash);
+		autosync_errprintf(
+		    errp,
+		    "%s:%u: hash: '%s' does not match the plan's "
+		    "decisions (%s): edited by hand? delete the hash line "
+		    "to accept the edit",
+		    d.fname, ynode_line(ymap_get(&d, root, "hash")), hash,
+		    plan->hash);
 		goto fail;
 	}
-	(void) s;
+	(void)s;
 	ydoc_free(&d);
 	return plan;
 fail:
@@ -867,18 +951,21 @@ static void svg_text(FILE *fp, const char *s)
 	}
 }
 
-int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp, autosync_error_t *errp)
+int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
+			    autosync_error_t *errp)
 {
 	const autosync_plan_summary_t *s;
 	const double W = 1100, L = 130, R = 30, plotw = W - L - R;
 	double tmax, scale, tick;
 	int H = 300;
-	static const char *const colors[] = { "#4e79a7", "#f28e2b", "#59a14f", "#e15759",
-					      "#76b7b2", "#edc948", "#b07aa1", "#ff9da7" };
+	static const char *const colors[] = {"#4e79a7", "#f28e2b", "#59a14f",
+					     "#e15759", "#76b7b2", "#edc948",
+					     "#b07aa1", "#ff9da7"};
 
 	if (!plan || !fp) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "plan_write_svg: invalid argument");
+		return autosync_errprintf(errp,
+					  "plan_write_svg: invalid argument");
 	}
 	s = &plan->s;
 	tmax = s->step_time > 0 ? s->step_time : 1e-3;
@@ -889,70 +976,105 @@ int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp, autosync_erro
 		tick *= 5;
 	else if (tmax / tick > 20)
 		tick *= 2;
-	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%d\" "
-		    "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
-	fprintf(fp, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(fp, "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">autosync plan: ");
+	fprintf(fp,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+		"height=\"%d\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n",
+		W, H);
+	fprintf(fp,
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(fp, "<text x=\"10\" y=\"20\" font-size=\"15\" "
+		    "font-weight=\"bold\">autosync plan: ");
 	svg_text(fp, plan->model);
-	fprintf(fp, " on %u x %u GPUs (", s->cluster.nodes, s->cluster.gpus_per_node);
+	fprintf(fp, " on %u x %u GPUs (", s->cluster.nodes,
+		s->cluster.gpus_per_node);
 	svg_text(fp, plan->framework);
 	fprintf(fp, ", ");
 	svg_text(fp, plan->strategy);
 	fprintf(fp, ")</text>\n");
-	fprintf(fp, "<text x=\"10\" y=\"40\">predicted step %.3f ms = forward %.3f + backward %.3f"
-		    " + exposed communication %.3f + optimizer %.3f; %zu buckets, "
-		    "communication %.3f ms; bound %.3f ms</text>\n",
+	fprintf(fp,
+		"<text x=\"10\" y=\"40\">predicted step %.3f ms = forward %.3f "
+		"+ backward %.3f"
+		" + exposed communication %.3f + optimizer %.3f; %zu buckets, "
+		"communication %.3f ms; bound %.3f ms</text>\n",
 		s->step_time * 1e3, s->fwd_time * 1e3, s->bwd_time * 1e3,
-		s->exposed_comm * 1e3, s->opt_time * 1e3, plan->nb, s->comm_time * 1e3,
-		s->bound * 1e3);
+		s->exposed_comm * 1e3, s->opt_time * 1e3, plan->nb,
+		s->comm_time * 1e3, s->bound * 1e3);
 	/* rows */
 	fprintf(fp, "<text x=\"10\" y=\"95\">compute</text>\n"
 		    "<text x=\"10\" y=\"155\">all-reduce</text>\n"
 		    "<text x=\"10\" y=\"215\">parameter server</text>\n");
-	fprintf(fp, "<rect x=\"%.2f\" y=\"75\" width=\"%.2f\" height=\"30\" fill=\"#9ecae1\">"
-		    "<title>forward %.6g s</title></rect>\n",
+	fprintf(fp,
+		"<rect x=\"%.2f\" y=\"75\" width=\"%.2f\" height=\"30\" "
+		"fill=\"#9ecae1\">"
+		"<title>forward %.6g s</title></rect>\n",
 		L, s->fwd_time * scale, s->fwd_time);
-	fprintf(fp, "<rect x=\"%.2f\" y=\"75\" width=\"%.2f\" height=\"30\" fill=\"#3182bd\">"
-		    "<title>backward %.6g s</title></rect>\n",
+	fprintf(fp,
+		"<rect x=\"%.2f\" y=\"75\" width=\"%.2f\" height=\"30\" "
+		"fill=\"#3182bd\">"
+		"<title>backward %.6g s</title></rect>\n",
 		L + s->fwd_time * scale, s->bwd_time * scale, s->bwd_time);
-	fprintf(fp, "<rect x=\"%.2f\" y=\"75\" width=\"%.2f\" height=\"30\" fill=\"#969696\">"
-		    "<title>optimizer %.6g s</title></rect>\n",
-		L + (s->step_time - s->opt_time) * scale, s->opt_time * scale, s->opt_time);
-	fprintf(fp, "<text x=\"%.2f\" y=\"70\" font-size=\"10\">fwd</text>"
-		    "<text x=\"%.2f\" y=\"70\" font-size=\"10\">bwd</text>\n",
+	fprintf(fp,
+		"<rect x=\"%.2f\" y=\"75\" width=\"%.2f\" height=\"30\" "
+		"fill=\"#969696\">"
+		"<title>optimizer %.6g s</title></rect>\n",
+		L + (s->step_time - s->opt_time) * scale, s->opt_time * scale,
+		s->opt_time);
+	fprintf(fp,
+		"<text x=\"%.2f\" y=\"70\" font-size=\"10\">fwd</text>"
+		"<text x=\"%.2f\" y=\"70\" font-size=\"10\">bwd</text>\n",
 		L + 2, L + s->fwd_time * scale + 2);
 	for (size_t i = 0; i < plan->nb; i++) {
 		const autosync_bucket_t *b = &plan->b[i].b;
 		double y = b->kind == AUTOSYNC_SYNC_PS ? 195 : 135;
 		double w = b->comm * scale;
-		fprintf(fp, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" "
-			    "stroke=\"#555\" stroke-width=\"1\"/>\n",
+		fprintf(fp,
+			"<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" "
+			"stroke=\"#555\" stroke-width=\"1\"/>\n",
 			L + b->ready * scale, y - 6, L + b->ready * scale, y);
-		fprintf(fp, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"30\" "
-			    "fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"><title>bucket %u: "
-			    "%zu tensors, %.0f bytes (%.0f on the wire), %s%s%s, ready %.6g s, "
-			    "start %.6g s, end %.6g s</title></rect>\n",
-			L + b->start * scale, y, w < 0.5 ? 0.5 : w, colors[i % 8], b->id,
-			b->ntensors, b->bytes, b->wire_bytes,
-			b->kind == AUTOSYNC_SYNC_PS ? "ps" : autosync_algo_name(b->algo),
-			b->compress ? " " : "", b->compress ? autosync_compress_name(b->compress) : "",
-			b->ready, b->start, b->end);
+		fprintf(
+		    fp,
+		    "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"30\" "
+		    "fill=\"%s\" stroke=\"white\" "
+		    "stroke-width=\"0.5\"><title>bucket %u: "
+		    "%zu tensors, %.0f bytes (%.0f on the wire), %s%s%s, ready "
+		    "%.6g s, "
+		    "start %.6g s, end %.6g s</title></rect>\n",
+		    L + b->start * scale, y, w < 0.5 ? 0.5 : w, colors[i % 8],
+		    b->id, b->ntensors, b->bytes, b->wire_bytes,
+		    b->kind == AUTOSYNC_SYNC_PS ? "ps"
+						: autosync_algo_name(b->algo),
+		    b->compress ? " " : "",
+		    b->compress ? autosync_compress_name(b->compress) : "",
+		    b->ready, b->start, b->end);
 		if (w > 30)
-			fprintf(fp, "<text x=\"%.2f\" y=\"%.0f\" font-size=\"10\" fill=\"white\">"
-				    "b%u</text>\n", L + b->start * scale + 3, y + 19, b->id);
+			fprintf(fp,
+				"<text x=\"%.2f\" y=\"%.0f\" font-size=\"10\" "
+				"fill=\"white\">"
+				"b%u</text>\n",
+				L + b->start * scale + 3, y + 19, b->id);
 	}
 	/* axis */
-	fprintf(fp, "<line x1=\"%.2f\" y1=\"240\" x2=\"%.2f\" y2=\"240\" stroke=\"black\"/>\n",
+	fprintf(fp,
+		"<line x1=\"%.2f\" y1=\"240\" x2=\"%.2f\" y2=\"240\" "
+		"stroke=\"black\"/>\n",
 		L, L + plotw);
 	for (int i = 0; i * tick <= tmax * 1.0001 && i < 200; i++) {
 		double x = L + i * tick * scale;
-		fprintf(fp, "<line x1=\"%.2f\" y1=\"240\" x2=\"%.2f\" y2=\"246\" stroke=\"black\"/>"
-			    "<text x=\"%.2f\" y=\"260\" font-size=\"10\" text-anchor=\"middle\">"
-			    "%.4g</text>\n", x, x, x, i * tick * 1e3);
+		fprintf(fp,
+			"<line x1=\"%.2f\" y1=\"240\" x2=\"%.2f\" y2=\"246\" "
+			"stroke=\"black\"/>"
+			"<text x=\"%.2f\" y=\"260\" font-size=\"10\" "
+			"text-anchor=\"middle\">"
+			"%.4g</text>\n",
+			x, x, x, i * tick * 1e3);
 	}
-	fprintf(fp, "<text x=\"%.2f\" y=\"280\" text-anchor=\"middle\">time (ms); ticks on the "
-		    "communication rows mark when each bucket's gradients are ready</text>\n",
+	fprintf(fp,
+		"<text x=\"%.2f\" y=\"280\" text-anchor=\"middle\">time (ms); "
+		"ticks on the "
+		"communication rows mark when each bucket's gradients are "
+		"ready</text>\n",
 		L + plotw / 2);
 	fprintf(fp, "</svg>\n");
 	if (ferror(fp)) {

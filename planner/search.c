@@ -30,9 +30,11 @@ struct autosync_planner {
 };
 
 /* ------------------------------------------------------------ names */
-static const char *const algo_names[] = { "auto", "ring", "tree", "hierarchical" };
-static const char *const comp_names[] = { "none", "fp16", "bf16" };
-static const char *const fw_names[] = { "generic", "pytorch-ddp", "horovod", "autodist" };
+static const char *const algo_names[] = {"auto", "ring", "tree",
+					 "hierarchical"};
+static const char *const comp_names[] = {"none", "fp16", "bf16"};
+static const char *const fw_names[] = {"generic", "pytorch-ddp", "horovod",
+				       "autodist"};
 
 const char *autosync_algo_name(int a)
 {
@@ -74,7 +76,8 @@ int autosync_framework_from_name(const char *n)
 	for (int i = 0; n && i < AUTOSYNC_FW_N; i++)
 		if (!strcmp(n, fw_names[i]))
 			return i;
-	if (n && (!strcmp(n, "pytorch") || !strcmp(n, "ddp") || !strcmp(n, "torch")))
+	if (n &&
+	    (!strcmp(n, "pytorch") || !strcmp(n, "ddp") || !strcmp(n, "torch")))
 		return AUTOSYNC_FW_PYTORCH_DDP;
 	if (n && (!strcmp(n, "tensorflow") || !strcmp(n, "tf")))
 		return AUTOSYNC_FW_AUTODIST;
@@ -84,21 +87,21 @@ int autosync_framework_from_name(const char *n)
 
 /* ------------------------------------------------------------ capabilities */
 struct caps {
-	int ps;              /* parameter servers */
-	int custom;          /* arbitrary bucket boundaries */
+	int ps;		     /* parameter servers */
+	int custom;	     /* arbitrary bucket boundaries */
 	int per_bucket_algo; /* algorithm per bucket (else one per job) */
-	int first;           /* a separate first-bucket size */
-	int cycle;           /* Horovod cycle time */
-	unsigned algos;      /* mask of enum autosync_algo */
-	unsigned comps;      /* mask of enum autosync_compress */
-	int densify;         /* all-reduce a sparse gradient as a dense one */
+	int first;	     /* a separate first-bucket size */
+	int cycle;	     /* Horovod cycle time */
+	unsigned algos;	     /* mask of enum autosync_algo */
+	unsigned comps;	     /* mask of enum autosync_compress */
+	int densify;	     /* all-reduce a sparse gradient as a dense one */
 };
 
 static const struct caps fw_caps[AUTOSYNC_FW_N] = {
-	[AUTOSYNC_FW_GENERIC] = { 1, 1, 1, 1, 0, 0xf, 0x7, 1 },
-	[AUTOSYNC_FW_PYTORCH_DDP] = { 0, 0, 0, 1, 0, 0x7, 0x7, 0 },
-	[AUTOSYNC_FW_HOROVOD] = { 0, 0, 0, 0, 1, 0xf, 0x3, 0 },
-	[AUTOSYNC_FW_AUTODIST] = { 1, 1, 1, 0, 0, 0x3, 0x1, 1 },
+    [AUTOSYNC_FW_GENERIC] = {1, 1, 1, 1, 0, 0xf, 0x7, 1},
+    [AUTOSYNC_FW_PYTORCH_DDP] = {0, 0, 0, 1, 0, 0x7, 0x7, 0},
+    [AUTOSYNC_FW_HOROVOD] = {0, 0, 0, 0, 1, 0xf, 0x3, 0},
+    [AUTOSYNC_FW_AUTODIST] = {1, 1, 1, 0, 0, 0x3, 0x1, 1},
 };
 
 /* ------------------------------------------------------------ planner */
@@ -121,7 +124,8 @@ void autosync_planner_destroy(autosync_planner_t *p)
 	free(p);
 }
 
-void autosync_planner_set_log(autosync_planner_t *p, autosync_log_f fn, void *arg)
+void autosync_planner_set_log(autosync_planner_t *p, autosync_log_f fn,
+			      void *arg)
 {
 	if (!p)
 		return;
@@ -129,8 +133,8 @@ void autosync_planner_set_log(autosync_planner_t *p, autosync_log_f fn, void *ar
 	p->logarg = arg;
 }
 
-__attribute__((format(printf, 3, 4))) static void plog(const autosync_planner_t *p,
-						       int level, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void
+plog(const autosync_planner_t *p, int level, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -142,22 +146,26 @@ __attribute__((format(printf, 3, 4))) static void plog(const autosync_planner_t 
 	p->log(level, buf, p->logarg);
 }
 
-int autosync_planner_set_cluster(autosync_planner_t *p, const autosync_cluster_t *c,
+int autosync_planner_set_cluster(autosync_planner_t *p,
+				 const autosync_cluster_t *c,
 				 autosync_error_t *errp)
 {
 	if (!p || !c) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "planner_set_cluster: invalid argument");
+		return autosync_errprintf(
+		    errp, "planner_set_cluster: invalid argument");
 	}
 	if (c->nodes < 1 || c->gpus_per_node < 1 || !(c->intra_bw > 0) ||
-	    !(c->nic_bw > 0) || !isfinite(c->intra_bw) || !isfinite(c->nic_bw) ||
-	    !(c->intra_lat >= 0) || !(c->inter_lat >= 0) || c->nodes > 1000000 ||
+	    !(c->nic_bw > 0) || !isfinite(c->intra_bw) ||
+	    !isfinite(c->nic_bw) || !(c->intra_lat >= 0) ||
+	    !(c->inter_lat >= 0) || c->nodes > 1000000 ||
 	    c->gpus_per_node > 4096) {
 		errno = EINVAL;
-		return autosync_errprintf(errp,
-					  "planner: invalid cluster (nodes %u, gpus %u, "
-					  "intra_bw %g, nic_bw %g)",
-					  c->nodes, c->gpus_per_node, c->intra_bw, c->nic_bw);
+		return autosync_errprintf(
+		    errp,
+		    "planner: invalid cluster (nodes %u, gpus %u, "
+		    "intra_bw %g, nic_bw %g)",
+		    c->nodes, c->gpus_per_node, c->intra_bw, c->nic_bw);
 	}
 	p->c = *c;
 	p->have_c = 1;
@@ -170,7 +178,8 @@ int autosync_planner_set_model(autosync_planner_t *p, const autosync_model_t *m,
 	if (!p || !m || m->n == 0) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "planner_set_model: %s",
-					  m ? "the model has no tensors" : "invalid argument");
+					  m ? "the model has no tensors"
+					    : "invalid argument");
 	}
 	p->m = m;
 	return 0;
@@ -184,7 +193,8 @@ int autosync_planner_set_costs(autosync_planner_t *p, const autosync_costs_t *k,
 	    !(k->intra_eff > 0) || !(k->inter_eff > 0) || k->launch < 0 ||
 	    k->uncertainty < 0) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "planner_set_costs: a rate is not positive");
+		return autosync_errprintf(
+		    errp, "planner_set_costs: a rate is not positive");
 	}
 	p->k = *k;
 	return 0;
@@ -195,7 +205,8 @@ int autosync_planner_set_framework(autosync_planner_t *p, int fw,
 {
 	if (!p || fw < 0 || fw >= AUTOSYNC_FW_N) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "planner: unknown framework %d", fw);
+		return autosync_errprintf(errp, "planner: unknown framework %d",
+					  fw);
 	}
 	p->fw = fw;
 	return 0;
@@ -212,7 +223,8 @@ int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
 {
 	if (!p || evals < 1) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "planner: the budget must be >= 1 evaluation");
+		return autosync_errprintf(
+		    errp, "planner: the budget must be >= 1 evaluation");
 	}
 	p->budget = evals;
 	return 0;
@@ -231,7 +243,8 @@ static int ready_check(autosync_planner_t *p, autosync_error_t *errp)
 	}
 	if (!p->m || !p->have_c) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "planner: set a model and a cluster first");
+		return autosync_errprintf(
+		    errp, "planner: set a model and a cluster first");
 	}
 	return 0;
 }
@@ -320,11 +333,12 @@ static int comp_ok(const struct search *S, int c)
  * fusion threshold and cycle time, one job-level algorithm, compression */
 static int sweep(struct search *S, int comp)
 {
-	static const double cycles[] = { 0.5e-3, 1e-3, 2.5e-3, 5e-3 };
+	static const double cycles[] = {0.5e-3, 1e-3, 2.5e-3, 5e-3};
 	struct strategy s;
 
 	for (int a = 0; a < AUTOSYNC_ALGO_NALGOS; a++) {
-		struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, a, comp, 0, 0, 0, 0 };
+		struct bcfg cfg = {
+		    AUTOSYNC_SYNC_ALLREDUCE, a, comp, 0, 0, 0, 0};
 		if (!algo_ok(S, a))
 			continue;
 		/* with custom buckets the dynamic program covers every capped
@@ -333,20 +347,31 @@ static int sweep(struct search *S, int comp)
 			continue;
 		for (int e = 0; e <= 22; e++) {
 			double cap = MiB * pow(2.0, e / 2.0);
-			size_t nc = S->cap->cycle ? sizeof(cycles) / sizeof(cycles[0]) : 1;
+			size_t nc = S->cap->cycle
+					? sizeof(cycles) / sizeof(cycles[0])
+					: 1;
 			for (size_t ci = 0; ci < nc; ci++) {
-				for (int f = 0; f < (S->cap->first && !S->cap->custom ? 2 : 1); f++) {
+				for (int f = 0;
+				     f <
+				     (S->cap->first && !S->cap->custom ? 2 : 1);
+				     f++) {
 					int rv;
 					if (strategy_init(&s, S->x.m->n) < 0)
 						return -1;
 					if (S->cap->cycle)
-						rv = build_horovod(&S->x, &s, cap, cycles[ci], &cfg);
+						rv = build_horovod(
+						    &S->x, &s, cap, cycles[ci],
+						    &cfg);
 					else
-						rv = build_capped(&S->x, &s, f ? 1 * MiB : 0, cap, &cfg);
+						rv = build_capped(
+						    &S->x, &s, f ? 1 * MiB : 0,
+						    cap, &cfg);
 					s.job_algo = a;
 					s.job_compress = comp;
-					snprintf(s.name, sizeof(s.name), "autosync-%s",
-						 S->cap->cycle ? "fusion" : "bucket-cap");
+					snprintf(s.name, sizeof(s.name),
+						 "autosync-%s",
+						 S->cap->cycle ? "fusion"
+							       : "bucket-cap");
 					if (rv < 0 || consider(S, &s) < 0) {
 						strategy_free(&s);
 						return -1;
@@ -370,8 +395,8 @@ struct unit {
 static double ucost(const struct search *S, const double *P, size_t i, size_t j,
 		    int a, int c, size_t U)
 {
-	const double *W = P + (size_t) c * (U + 1);
-	const double *C = P + (size_t) (AUTOSYNC_COMPRESS_N + c) * (U + 1);
+	const double *W = P + (size_t)c * (U + 1);
+	const double *C = P + (size_t)(AUTOSYNC_COMPRESS_N + c) * (U + 1);
 	double w = W[j] - W[i], cast = C[j] - C[i], t;
 	if (S->x.p <= 1)
 		return 0;
@@ -408,7 +433,8 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 	for (size_t d = 0; d < nd; d++) {
 		const autosync_tensor_t *T = &m->t[dense[d]];
 		double rd = S->x.ready[dense[d]];
-		double sz = autosync_dtype_size(T->dtype), b = (double) T->numel * sz;
+		double sz = autosync_dtype_size(T->dtype),
+		       b = (double)T->numel * sz;
 		if (!U || u[U - 1].ready != rd ||
 		    m->t[dense[u[U - 1].first]].dtype != T->dtype) {
 			u[U].first = d;
@@ -420,7 +446,7 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 		for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
 			int shrink = c && (T->dtype == AUTOSYNC_DT_FLOAT32 ||
 					   T->dtype == AUTOSYNC_DT_FLOAT64);
-			u[U - 1].wire[c] += shrink ? (double) T->numel * 2 : b;
+			u[U - 1].wire[c] += shrink ? (double)T->numel * 2 : b;
 			u[U - 1].cast[c] += shrink ? b : 0;
 		}
 	}
@@ -437,7 +463,8 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 			for (size_t j = i + 1; j < U && j < i + per; j++) {
 				w.n += u[j].n;
 				w.raw += u[j].raw;
-				w.ready = u[j].ready > w.ready ? u[j].ready : w.ready;
+				w.ready =
+				    u[j].ready > w.ready ? u[j].ready : w.ready;
 				for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
 					w.wire[c] += u[j].wire[c];
 					w.cast[c] += u[j].cast[c];
@@ -447,14 +474,15 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 		}
 		U = V;
 	}
-	if (!(P = calloc((size_t) 2 * AUTOSYNC_COMPRESS_N * (U + 1), sizeof(double))) ||
+	if (!(P = calloc((size_t)2 * AUTOSYNC_COMPRESS_N * (U + 1),
+			 sizeof(double))) ||
 	    !(f = malloc((U + 1) * sizeof(double))) ||
 	    !(from = malloc((U + 1) * sizeof(size_t))) ||
 	    !(ba = malloc(U + 1)) || !(bc = malloc(U + 1)))
 		goto out;
 	for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
-		double *W = P + (size_t) c * (U + 1);
-		double *C = P + (size_t) (AUTOSYNC_COMPRESS_N + c) * (U + 1);
+		double *W = P + (size_t)c * (U + 1);
+		double *C = P + (size_t)(AUTOSYNC_COMPRESS_N + c) * (U + 1);
 		for (size_t i = 0; i < U; i++) {
 			W[i + 1] = W[i] + u[i].wire[c];
 			C[i + 1] = C[i] + u[i].cast[c];
@@ -471,7 +499,8 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 					continue;
 				for (int a = 0; a < AUTOSYNC_ALGO_NALGOS; a++) {
 					double t;
-					if (job_algo >= 0 ? a != job_algo : !algo_ok(S, a))
+					if (job_algo >= 0 ? a != job_algo
+							  : !algo_ok(S, a))
 						continue;
 					t = ucost(S, P, i, j, a, c, U);
 					if (t < tmin) {
@@ -487,8 +516,8 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 			if (cand < best) {
 				best = cand;
 				from[j] = i;
-				ba[j] = (signed char) abest;
-				bc[j] = (signed char) cbest;
+				ba[j] = (signed char)abest;
+				bc[j] = (signed char)cbest;
 			}
 		}
 		f[j] = best;
@@ -501,14 +530,17 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 		size_t j = U;
 		while (j > 0) {
 			size_t i = from[j];
-			struct bcfg cfg = { AUTOSYNC_SYNC_ALLREDUCE, ba[j], bc[j], 0, 0, 0, 0 };
+			struct bcfg cfg = {
+			    AUTOSYNC_SYNC_ALLREDUCE, ba[j], bc[j], 0, 0, 0, 0};
 			long id = strategy_add_bucket(&s, &cfg);
 			if (id < 0)
 				goto out;
 			for (size_t q = i; q < j; q++)
-				for (size_t d = u[q].first; d < u[q].first + u[q].n; d++)
-					s.tb[dense[d]] = (size_t) id;
-			/* units were coarsened: ranges are contiguous in 'dense' */
+				for (size_t d = u[q].first;
+				     d < u[q].first + u[q].n; d++)
+					s.tb[dense[d]] = (size_t)id;
+			/* units were coarsened: ranges are contiguous in
+			 * 'dense' */
 			j = i;
 		}
 	}
@@ -517,9 +549,15 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 	/* sparse tensors: their own bucket, PS (sharded over every node) when
 	 * the framework can and it is faster, else all-gather */
 	for (size_t i = 0; i < nt; i++) {
-		struct bcfg ar = { AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0, 0 };
-		struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0,
-				   S->x.nodes, 0, 0, 0 };
+		struct bcfg ar = {
+		    AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0, 0};
+		struct bcfg ps = {AUTOSYNC_SYNC_PS,
+				  AUTOSYNC_ALGO_AUTO,
+				  0,
+				  S->x.nodes,
+				  0,
+				  0,
+				  0};
 		long id;
 		if (!m->t[i].sparse)
 			continue;
@@ -527,20 +565,24 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 		{
 			struct bcfg dn = ar;
 			const struct bcfg *pick = &ar;
-			double tb = sim_bucket_time(&S->x, &ar, &i, 1, s.server), tt;
+			double tb =
+				   sim_bucket_time(&S->x, &ar, &i, 1, s.server),
+			       tt;
 			dn.densify = 1;
 			if (S->cap->densify &&
-			    (tt = sim_bucket_time(&S->x, &dn, &i, 1, s.server)) < tb) {
+			    (tt = sim_bucket_time(&S->x, &dn, &i, 1,
+						  s.server)) < tb) {
 				tb = tt;
 				pick = &dn;
 			}
-			if (S->cap->ps && sim_bucket_time(&S->x, &ps, &i, 1, s.server) < tb)
+			if (S->cap->ps &&
+			    sim_bucket_time(&S->x, &ps, &i, 1, s.server) < tb)
 				pick = &ps;
 			id = strategy_add_bucket(&s, pick);
 		}
 		if (id < 0)
 			goto out;
-		s.tb[i] = (size_t) id;
+		s.tb[i] = (size_t)id;
 	}
 	s.job_algo = job_algo >= 0 ? job_algo : AUTOSYNC_ALGO_AUTO;
 	s.job_compress = AUTOSYNC_COMPRESS_NONE;
@@ -573,7 +615,13 @@ static int ps_sweep(struct search *S)
 	for (unsigned k = 1;; k = k * 2 > M && k != M ? M : k * 2) {
 		for (int repl = 0; repl < 2; repl++) {
 			struct strategy s;
-			struct bcfg ps = { AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0, k, 1, repl, 0 };
+			struct bcfg ps = {AUTOSYNC_SYNC_PS,
+					  AUTOSYNC_ALGO_AUTO,
+					  0,
+					  k,
+					  1,
+					  repl,
+					  0};
 			long *lb = malloc((m->nl ? m->nl : 1) * sizeof(long));
 			int rv = 0;
 			if (!lb || strategy_init(&s, m->n) < 0) {
@@ -583,14 +631,17 @@ static int ps_sweep(struct search *S)
 			for (size_t l = 0; l < m->nl; l++)
 				lb[l] = -1;
 			for (size_t i = 0; i < m->n && !rv; i++) {
-				/* one bucket per layer, contiguous layers merged so
-				 * that there are at most PS_MAX_BUCKETS */
+				/* one bucket per layer, contiguous layers
+				 * merged so that there are at most
+				 * PS_MAX_BUCKETS */
 				size_t l = m->t[i].layer_index /
-					   ((m->nl + PS_MAX_BUCKETS - 1) / PS_MAX_BUCKETS);
-				if (lb[l] < 0 && (lb[l] = strategy_add_bucket(&s, &ps)) < 0)
+					   ((m->nl + PS_MAX_BUCKETS - 1) /
+					    PS_MAX_BUCKETS);
+				if (lb[l] < 0 &&
+				    (lb[l] = strategy_add_bucket(&s, &ps)) < 0)
 					rv = -1;
 				else
-					s.tb[i] = (size_t) lb[l];
+					s.tb[i] = (size_t)lb[l];
 			}
 			snprintf(s.name, sizeof(s.name), "autosync-ps");
 			if (!rv)
@@ -649,7 +700,8 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 	if (S.cap->custom) {
 		if (S.cap->per_bucket_algo && dp_plan(&S, -1, 1) < 0)
 			goto nomem;
-		for (int a = 0; a < AUTOSYNC_ALGO_NALGOS && !S.cap->per_bucket_algo; a++)
+		for (int a = 0;
+		     a < AUTOSYNC_ALGO_NALGOS && !S.cap->per_bucket_algo; a++)
 			if (algo_ok(&S, a) && dp_plan(&S, a, 1) < 0)
 				goto nomem;
 	}
@@ -667,8 +719,9 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 		for (int c = 1; c < AUTOSYNC_COMPRESS_N; c++) {
 			if (!comp_ok(&S, c))
 				continue;
-			if (sweep(&S, c) < 0 || (S.cap->custom && S.cap->per_bucket_algo &&
-						 dp_plan(&S, -1, 1 | (1 << c)) < 0)) {
+			if (sweep(&S, c) < 0 ||
+			    (S.cap->custom && S.cap->per_bucket_algo &&
+			     dp_plan(&S, -1, 1 | (1 << c)) < 0)) {
 				strategy_free(&keep);
 				goto nomem;
 			}
@@ -682,25 +735,31 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 		}
 		strategy_free(&keep);
 	}
-	(void) t_plain;
+	(void)t_plain;
 	/* 4. never worse than the best applicable baseline; no-harm: a gain
 	 * below the model's uncertainty keeps that baseline */
-	if (bbest >= 0 && !(S.best_t < base_t[bbest] * (1.0 - p->k.uncertainty)))
+	if (bbest >= 0 &&
+	    !(S.best_t < base_t[bbest] * (1.0 - p->k.uncertainty)))
 		chosen_baseline = bbest;
 	if (chosen_baseline >= 0) {
 		if (strategy_copy(&S.best, &base[chosen_baseline], p->m->n) < 0)
 			goto nomem;
 		snprintf(reason, sizeof(reason),
-			 "kept baseline %s: the best searched plan (%.6g s) is not faster "
-			 "by more than the model uncertainty %.3g%%; %lu evaluations",
+			 "kept baseline %s: the best searched plan (%.6g s) is "
+			 "not faster "
+			 "by more than the model uncertainty %.3g%%; %lu "
+			 "evaluations",
 			 autosync_baseline_name(chosen_baseline), S.best_t,
 			 p->k.uncertainty * 100, p->evals);
 	} else {
 		snprintf(reason, sizeof(reason),
-			 "%s: predicted %.4g%% faster than the best applicable baseline "
+			 "%s: predicted %.4g%% faster than the best applicable "
+			 "baseline "
 			 "%s (%.6g s); %lu evaluations%s",
 			 S.best.name,
-			 bbest >= 0 ? 100.0 * (base_t[bbest] - S.best_t) / base_t[bbest] : 0,
+			 bbest >= 0 ? 100.0 * (base_t[bbest] - S.best_t) /
+					  base_t[bbest]
+				    : 0,
 			 bbest >= 0 ? autosync_baseline_name(bbest) : "(none)",
 			 bbest >= 0 ? base_t[bbest] : 0, p->evals,
 			 S.exhausted ? " (budget exhausted)" : "");
@@ -712,7 +771,8 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 		goto out;
 	/* the comparison table */
 	{
-		struct plan_baseline *pb = calloc(AUTOSYNC_BASELINE_N, sizeof(*pb));
+		struct plan_baseline *pb =
+		    calloc(AUTOSYNC_BASELINE_N, sizeof(*pb));
 		if (!pb)
 			goto nomem;
 		free(plan->base);
@@ -723,7 +783,8 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 			if (!(pb[b].name = xstrdup(autosync_baseline_name(b))))
 				goto nomem;
 			pb[b].step = base_t[b];
-			pb[b].applicable = autosync_baseline_applicable(b, p->fw);
+			pb[b].applicable =
+			    autosync_baseline_applicable(b, p->fw);
 		}
 	}
 	if (plan_compute_hash(plan) < 0)

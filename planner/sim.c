@@ -16,18 +16,18 @@
 /* ------------------------------------------------------------ formulas */
 static int bad(unsigned p, double n, double alpha, double bw)
 {
-	return p == 0 || !isfinite(n) || n < 0 || !isfinite(alpha) || alpha < 0 ||
-	       !isfinite(bw) || bw <= 0;
+	return p == 0 || !isfinite(n) || n < 0 || !isfinite(alpha) ||
+	       alpha < 0 || !isfinite(bw) || bw <= 0;
 }
 
-#define CHECK(p, n, a, b)                \
-	do {                             \
-		if (bad(p, n, a, b)) {   \
-			errno = EINVAL;  \
-			return -1;       \
-		}                        \
-		if ((p) == 1)            \
-			return 0;        \
+#define CHECK(p, n, a, b)               \
+	do {                            \
+		if (bad(p, n, a, b)) {  \
+			errno = EINVAL; \
+			return -1;      \
+		}                       \
+		if ((p) == 1)           \
+			return 0;       \
 	} while (0)
 
 static double clog2(unsigned p)
@@ -47,10 +47,11 @@ double autosync_sim_ring(unsigned p, double n, double alpha, double bw)
 double autosync_sim_rabenseifner(unsigned p, double n, double alpha, double bw)
 {
 	CHECK(p, n, alpha, bw);
-	return 2.0 * log2((double) p) * alpha + 2.0 * (p - 1) / p * n / bw;
+	return 2.0 * log2((double)p) * alpha + 2.0 * (p - 1) / p * n / bw;
 }
 
-double autosync_sim_recursive_doubling(unsigned p, double n, double alpha, double bw)
+double autosync_sim_recursive_doubling(unsigned p, double n, double alpha,
+				       double bw)
 {
 	CHECK(p, n, alpha, bw);
 	return clog2(p) * (alpha + n / bw);
@@ -59,19 +60,19 @@ double autosync_sim_recursive_doubling(unsigned p, double n, double alpha, doubl
 double autosync_sim_binary_tree(unsigned p, double n, double alpha, double bw)
 {
 	CHECK(p, n, alpha, bw);
-	return 2.0 * log2((double) p) * (alpha + n / bw);
+	return 2.0 * log2((double)p) * (alpha + n / bw);
 }
 
 double autosync_sim_double_tree(unsigned p, double n, double alpha, double bw)
 {
 	CHECK(p, n, alpha, bw);
-	return 2.0 * log2((double) p) * alpha + 2.0 * n / bw;
+	return 2.0 * log2((double)p) * alpha + 2.0 * n / bw;
 }
 
 double autosync_sim_allgather(unsigned p, double n, double alpha, double bw)
 {
 	CHECK(p, n, alpha, bw);
-	return (p - 1) * alpha + (double) (p - 1) / p * n / bw;
+	return (p - 1) * alpha + (double)(p - 1) / p * n / bw;
 }
 
 double autosync_sim_hier(unsigned m, unsigned g, double n, double a_in,
@@ -79,14 +80,16 @@ double autosync_sim_hier(unsigned m, unsigned g, double n, double a_in,
 {
 	double t = 0;
 
-	if (m == 0 || g == 0 || bad(1, n, a_in, bw_in) || bad(1, n, a_out, bw_out)) {
+	if (m == 0 || g == 0 || bad(1, n, a_in, bw_in) ||
+	    bad(1, n, a_out, bw_out)) {
 		errno = EINVAL;
 		return -1;
 	}
 	if (g > 1)
-		t += 2.0 * ((g - 1) * a_in + (double) (g - 1) / g * n / bw_in);
+		t += 2.0 * ((g - 1) * a_in + (double)(g - 1) / g * n / bw_in);
 	if (m > 1)
-		t += 2.0 * (m - 1) * a_out + 2.0 * (m - 1) / m * (n / g) / bw_out;
+		t += 2.0 * (m - 1) * a_out +
+		     2.0 * (m - 1) / m * (n / g) / bw_out;
 	return t;
 }
 
@@ -124,7 +127,7 @@ static void ar_coefficients(struct simctx *x);
 static int cmp_ready(const void *a, const void *b, void *arg)
 {
 	const struct simctx *x = arg;
-	size_t i = *(const size_t *) a, j = *(const size_t *) b;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
 	if (x->ready[i] < x->ready[j])
 		return -1;
 	if (x->ready[i] > x->ready[j])
@@ -161,10 +164,13 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 	x->nodes = c->nodes;
 	x->g = c->gpus_per_node;
 	x->p = c->nodes * c->gpus_per_node;
-	x->a_in = K->alpha_intra_override > 0 ? K->alpha_intra_override : c->intra_lat;
-	x->a_out = K->alpha_inter_override > 0 ? K->alpha_inter_override : c->inter_lat;
-	x->b_in = (K->bw_intra_override > 0 ? K->bw_intra_override : c->intra_bw) *
-		  K->intra_eff;
+	x->a_in = K->alpha_intra_override > 0 ? K->alpha_intra_override
+					      : c->intra_lat;
+	x->a_out = K->alpha_inter_override > 0 ? K->alpha_inter_override
+					       : c->inter_lat;
+	x->b_in =
+	    (K->bw_intra_override > 0 ? K->bw_intra_override : c->intra_bw) *
+	    K->intra_eff;
 	x->b_node = (K->bw_nic_override > 0 ? K->bw_nic_override : c->nic_bw) *
 		    (c->nics_per_node ? c->nics_per_node : 1) * K->inter_eff;
 	x->b_out = x->b_node / x->g;
@@ -172,7 +178,7 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 	    !(x->order = calloc(nt, sizeof(size_t))) ||
 	    !(x->layer_fwd = calloc(nl ? nl : 1, sizeof(double))) ||
 	    !(x->layer_bwd = calloc(nl ? nl : 1, sizeof(double))) ||
-	    !(x->scratch = calloc(3 * (size_t) x->nodes + 3, sizeof(double)))) {
+	    !(x->scratch = calloc(3 * (size_t)x->nodes + 3, sizeof(double)))) {
 		simctx_free(x);
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "planner: out of memory");
@@ -182,8 +188,9 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 		const autosync_layer_compute_t *L = &m->l[l];
 		double ff, fw_t, bw_t;
 		ff = L->fwd_flops >= 0 ? L->fwd_flops
-				       : 2.0 * (double) L->params * m->tokens;
-		fw_t = L->fwd_time >= 0 ? L->fwd_time : ff * m->batch / K->gpu_flops;
+				       : 2.0 * (double)L->params * m->tokens;
+		fw_t = L->fwd_time >= 0 ? L->fwd_time
+					: ff * m->batch / K->gpu_flops;
 		if (L->bwd_time >= 0)
 			bw_t = L->bwd_time;
 		else if (L->fwd_time < 0 && L->bwd_flops >= 0)
@@ -201,7 +208,8 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 		if (!lready) {
 			simctx_free(x);
 			errno = ENOMEM;
-			return autosync_errprintf(errp, "planner: out of memory");
+			return autosync_errprintf(errp,
+						  "planner: out of memory");
 		}
 		for (size_t l = nl; l-- > 0;) {
 			t += x->layer_bwd[l];
@@ -212,7 +220,7 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 		free(lready);
 	}
 	x->t_bwd = t - x->t_fwd;
-	x->t_opt = (double) m->bytes / K->opt_bw;
+	x->t_opt = (double)m->bytes / K->opt_bw;
 	if (x->p > 1)
 		ar_coefficients(x);
 	for (size_t i = 0; i < nt; i++)
@@ -242,9 +250,11 @@ static void ar_coefficients(struct simctx *x)
 			break;
 		case AUTOSYNC_ALGO_HIER:
 			if (x->nodes > 1 && x->g > 1) {
-				t0 = autosync_sim_hier(x->nodes, x->g, 0, x->a_in, x->b_in,
+				t0 = autosync_sim_hier(x->nodes, x->g, 0,
+						       x->a_in, x->b_in,
 						       x->a_out, x->b_out);
-				t1 = autosync_sim_hier(x->nodes, x->g, n, x->a_in, x->b_in,
+				t1 = autosync_sim_hier(x->nodes, x->g, n,
+						       x->a_in, x->b_in,
 						       x->a_out, x->b_out);
 				break;
 			}
@@ -257,7 +267,7 @@ static void ar_coefficients(struct simctx *x)
 		x->ar_a[al] = t0;
 		x->ar_b[al] = (t1 - t0) / n;
 		if (al != AUTOSYNC_ALGO_TREE && x->k.gamma > 0)
-			x->ar_b[al] += (double) (x->p - 1) / x->p * x->k.gamma;
+			x->ar_b[al] += (double)(x->p - 1) / x->p * x->k.gamma;
 	}
 }
 
@@ -269,8 +279,10 @@ double sim_ar_time(const struct simctx *x, int algo, double n)
 		return 0;
 	if (algo <= AUTOSYNC_ALGO_AUTO || algo >= AUTOSYNC_ALGO_NALGOS) {
 		/* NCCL's own choice, modelled as the better of ring and tree */
-		r = x->ar_a[AUTOSYNC_ALGO_RING] + x->ar_b[AUTOSYNC_ALGO_RING] * n;
-		t = x->ar_a[AUTOSYNC_ALGO_TREE] + x->ar_b[AUTOSYNC_ALGO_TREE] * n;
+		r = x->ar_a[AUTOSYNC_ALGO_RING] +
+		    x->ar_b[AUTOSYNC_ALGO_RING] * n;
+		t = x->ar_a[AUTOSYNC_ALGO_TREE] +
+		    x->ar_b[AUTOSYNC_ALGO_TREE] * n;
 		return r < t ? r : t;
 	}
 	return x->ar_a[algo] + x->ar_b[algo] * n;
@@ -286,7 +298,8 @@ static double wire_size(int dtype, int compress)
 
 /* all-reduce bucket: tensors list[0..n) */
 static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
-			const size_t *list, size_t n, double *bytes, double *wire)
+			const size_t *list, size_t n, double *bytes,
+			double *wire)
 {
 	const autosync_model_t *m = x->m;
 	double dense = 0, raw = 0, cast = 0, t = 0, sparse_n = 0;
@@ -296,17 +309,18 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 		const autosync_tensor_t *T = &m->t[list[i]];
 		double sz = autosync_dtype_size(T->dtype);
 		if (T->sparse && !cfg->densify) {
-			double row = (double) T->numel / (double) T->shape[0] * sz;
+			double row =
+			    (double)T->numel / (double)T->shape[0] * sz;
 			/* all-gather of every rank's rows + indices */
-			sparse_n += (double) T->rows_touched *
+			sparse_n += (double)T->rows_touched *
 				    (row + x->k.sparse_index_bytes);
-			raw += (double) T->rows_touched * row;
+			raw += (double)T->rows_touched * row;
 			continue;
 		}
-		raw += (double) T->numel * sz;
-		dense += (double) T->numel * wire_size(T->dtype, cfg->compress);
+		raw += (double)T->numel * sz;
+		dense += (double)T->numel * wire_size(T->dtype, cfg->compress);
 		if (wire_size(T->dtype, cfg->compress) != sz)
-			cast += (double) T->numel * sz;
+			cast += (double)T->numel * sz;
 	}
 	*bytes = raw;
 	*wire = dense + sparse_n * (p > 1 ? p - 1 : 0);
@@ -315,9 +329,13 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 	if (dense > 0)
 		t += sim_ar_time(x, cfg->algo, dense);
 	if (sparse_n > 0) {
-		double a = x->nodes > 1 ? (x->a_in > x->a_out ? x->a_in : x->a_out) : x->a_in;
-		double b = x->nodes > 1 ? (x->g > 1 && x->b_in < x->b_node ? x->b_in : x->b_node)
-					: x->b_in;
+		double a = x->nodes > 1
+			       ? (x->a_in > x->a_out ? x->a_in : x->a_out)
+			       : x->a_in;
+		double b = x->nodes > 1
+			       ? (x->g > 1 && x->b_in < x->b_node ? x->b_in
+								  : x->b_node)
+			       : x->b_in;
 		t += autosync_sim_allgather(p, sparse_n * p, a, b);
 	}
 	if (cast > 0)
@@ -334,7 +352,8 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 {
 	const autosync_model_t *m = x->m;
 	unsigned M = x->nodes, g = x->g, k = cfg->servers ? cfg->servers : 1;
-	double *push = x->scratch, *pull = x->scratch + M, *req = x->scratch + 2 * (size_t) M;
+	double *push = x->scratch, *pull = x->scratch + M,
+	       *req = x->scratch + 2 * (size_t)M;
 	double upush = 0, upull = 0, tpush = 0, tpull = 0, dense = 0, raw = 0;
 	double worst = 0, fixed, intra = 0, ureq = 0;
 
@@ -347,13 +366,14 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 		const autosync_tensor_t *T = &m->t[list[i]];
 		double sz = autosync_dtype_size(T->dtype), ps, pl;
 		if (T->sparse) {
-			double row = (double) T->numel / (double) T->shape[0] * sz;
-			double r = (double) T->rows_touched;
+			double row =
+			    (double)T->numel / (double)T->shape[0] * sz;
+			double r = (double)T->rows_touched;
 			ps = g * r * (row + x->k.sparse_index_bytes);
 			pl = g * r * row;
 			raw += r * row;
 		} else {
-			double b = (double) T->numel * sz;
+			double b = (double)T->numel * sz;
 			ps = cfg->local_agg ? b : g * b;
 			pl = cfg->local_repl ? b : g * b;
 			dense += b;
@@ -364,7 +384,7 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 			upull += pl / k;
 			ureq += 1;
 		} else {
-			unsigned sv = (unsigned) server[list[i]] % k;
+			unsigned sv = (unsigned)server[list[i]] % k;
 			push[sv] += ps;
 			pull[sv] += pl;
 			req[sv] += 1;
@@ -380,13 +400,18 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 	*bytes = raw;
 	*wire = tpush + tpull;
 	if (g > 1 && cfg->local_agg && dense > 0)
-		intra += (g - 1) * x->a_in + (double) (g - 1) / g * dense / x->b_in;
+		intra +=
+		    (g - 1) * x->a_in + (double)(g - 1) / g * dense / x->b_in;
 	if (g > 1 && cfg->local_repl && dense > 0)
-		intra += (g - 1) * x->a_in + (double) (g - 1) / g * dense / x->b_in;
+		intra +=
+		    (g - 1) * x->a_in + (double)(g - 1) / g * dense / x->b_in;
 	if (M == 1) {
-		/* one node: the server is the host; GPUs push and pull over PCIe */
-		double t = x->k.launch + intra + (tpush > tpull ? tpush : tpull) / x->k.host_bw +
-			   tpush / x->k.ps_update_bw + 2.0 * x->k.ps_msg * req[0];
+		/* one node: the server is the host; GPUs push and pull over
+		 * PCIe */
+		double t = x->k.launch + intra +
+			   (tpush > tpull ? tpush : tpull) / x->k.host_bw +
+			   tpush / x->k.ps_update_bw +
+			   2.0 * x->k.ps_msg * req[0];
 		if (nodet)
 			nodet[0] = t;
 		return t;
@@ -396,7 +421,8 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 		double out = (tpush - push[j]) + (M - 1) * pull[j];
 		double in = (M - 1) * push[j] + (tpull - pull[j]);
 		double v = (out > in ? out : in) / x->b_node + fixed +
-			   (M - 1) * push[j] / x->k.ps_update_bw + 2.0 * x->k.ps_msg * req[j];
+			   (M - 1) * push[j] / x->k.ps_update_bw +
+			   2.0 * x->k.ps_msg * req[j];
 		if (nodet)
 			nodet[j] = v;
 		if (v > worst)
@@ -489,7 +515,7 @@ long strategy_add_bucket(struct strategy *s, const struct bcfg *cfg)
 		s->cap = ncap;
 	}
 	s->cfg[s->nb] = *cfg;
-	return (long) s->nb++;
+	return (long)s->nb++;
 }
 
 /* ------------------------------------------------------------ timeline */
@@ -512,7 +538,8 @@ void simres_free(struct simres *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int simres_reserve(struct simres *r, size_t nb, size_t nt, unsigned nodes)
+static int simres_reserve(struct simres *r, size_t nb, size_t nt,
+			  unsigned nodes)
 {
 	if (r->nb >= nb && r->list && r->nnodes >= nodes)
 		return 0;
@@ -542,7 +569,7 @@ static int simres_reserve(struct simres *r, size_t nb, size_t nt, unsigned nodes
 static int cmp_bucket_r(const void *a, const void *b, void *arg)
 {
 	const struct simres *r = arg;
-	size_t i = *(const size_t *) a, j = *(const size_t *) b;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
 	if (r->ready[i] < r->ready[j])
 		return -1;
 	if (r->ready[i] > r->ready[j])
@@ -550,13 +577,14 @@ static int cmp_bucket_r(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j ? 1 : 0;
 }
 
-int simulate(const struct simctx *x, const struct strategy *s,
-	     struct simres *r, int detail)
+int simulate(const struct simctx *x, const struct strategy *s, struct simres *r,
+	     int detail)
 {
 	size_t nt = x->m->n, nb = s->nb;
-	double t, gfree = 0, comp_end = x->t_fwd + x->t_bwd, first_ready = -1, sum = 0;
+	double t, gfree = 0, comp_end = x->t_fwd + x->t_bwd, first_ready = -1,
+		  sum = 0;
 
-	(void) detail;
+	(void)detail;
 	if (simres_reserve(r, nb, nt, x->nodes) < 0)
 		return -1;
 	r->nb = nb;
@@ -585,10 +613,11 @@ int simulate(const struct simctx *x, const struct strategy *s,
 		if (!n) {
 			r->comm[b] = r->bytes[b] = r->wire[b] = 0;
 		} else if (s->cfg[b].kind == AUTOSYNC_SYNC_PS)
-			r->comm[b] = 0; /* computed with the per-node times below */
+			r->comm[b] =
+			    0; /* computed with the per-node times below */
 		else
-			r->comm[b] = ar_bucket(x, &s->cfg[b], l, n, &r->bytes[b],
-					       &r->wire[b]);
+			r->comm[b] = ar_bucket(x, &s->cfg[b], l, n,
+					       &r->bytes[b], &r->wire[b]);
 		r->border[b] = b;
 	}
 	qsort_r(r->border, nb, sizeof(size_t), cmp_bucket_r, r);
@@ -606,8 +635,9 @@ int simulate(const struct simctx *x, const struct strategy *s,
 			continue;
 		}
 		if (s->cfg[b].kind == AUTOSYNC_SYNC_PS) {
-			r->comm[b] = ps_bucket(x, &s->cfg[b], r->list + r->first[b], r->cnt[b],
-					       s->server, &r->bytes[b], &r->wire[b], r->nodet);
+			r->comm[b] = ps_bucket(
+			    x, &s->cfg[b], r->list + r->first[b], r->cnt[b],
+			    s->server, &r->bytes[b], &r->wire[b], r->nodet);
 			st = INFINITY;
 			en = 0;
 			for (unsigned j = 0; j < x->nodes; j++) {
@@ -639,7 +669,8 @@ int simulate(const struct simctx *x, const struct strategy *s,
 	r->step = (t > comp_end ? t : comp_end) + x->t_opt;
 	/* cost-models.md section 6 bound */
 	{
-		double b1 = comp_end, b2 = first_ready >= 0 ? first_ready + sum : 0, b3 = 0;
+		double b1 = comp_end,
+		       b2 = first_ready >= 0 ? first_ready + sum : 0, b3 = 0;
 		if (nb) {
 			size_t last = r->border[nb - 1];
 			b3 = comp_end + r->comm[last];

@@ -43,7 +43,7 @@ int read_file(const char *path, char **bufp, size_t *lenp,
 		if (len + 65536 + 1 > cap) {
 			size_t ncap = cap ? cap * 2 : 65536 + 1;
 			char *nb;
-			if (ncap > ((size_t) 1 << 31)) {
+			if (ncap > ((size_t)1 << 31)) {
 				errno = EFBIG;
 				saved = errno;
 				goto fail;
@@ -93,16 +93,16 @@ int ydoc_load(struct ydoc *d, const char *buf, size_t len, const char *fname,
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "%s: out of memory", d->fname);
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *) buf, len);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &d->doc)) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%lu:%lu: not valid YAML: %s%s%s",
-				   d->fname,
-				   (unsigned long) parser.problem_mark.line + 1,
-				   (unsigned long) parser.problem_mark.column + 1,
-				   parser.problem ? parser.problem : "error",
-				   parser.context ? " " : "",
-				   parser.context ? parser.context : "");
+		autosync_errprintf(
+		    errp, "%s:%lu:%lu: not valid YAML: %s%s%s", d->fname,
+		    (unsigned long)parser.problem_mark.line + 1,
+		    (unsigned long)parser.problem_mark.column + 1,
+		    parser.problem ? parser.problem : "error",
+		    parser.context ? " " : "",
+		    parser.context ? parser.context : "");
 		goto out;
 	}
 	d->loaded = 1;
@@ -142,14 +142,14 @@ yaml_node_t *ydoc_node(struct ydoc *d, int id)
 
 unsigned ynode_line(const yaml_node_t *n)
 {
-	return n ? (unsigned) n->start_mark.line + 1 : 0;
+	return n ? (unsigned)n->start_mark.line + 1 : 0;
 }
 
 const char *yscalar(const yaml_node_t *n)
 {
 	if (!n || n->type != YAML_SCALAR_NODE)
 		return NULL;
-	return (const char *) n->data.scalar.value;
+	return (const char *)n->data.scalar.value;
 }
 
 yaml_node_t *ymap_get(struct ydoc *d, yaml_node_t *map, const char *key)
@@ -158,8 +158,8 @@ yaml_node_t *ymap_get(struct ydoc *d, yaml_node_t *map, const char *key)
 
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return NULL;
-	for (pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
-	     pr++) {
+	for (pr = map->data.mapping.pairs.start;
+	     pr < map->data.mapping.pairs.top; pr++) {
 		const char *k = yscalar(ydoc_node(d, pr->key));
 		if (k && !strcmp(k, key))
 			return ydoc_node(d, pr->value);
@@ -191,18 +191,17 @@ int yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
 	}
 	if (n->type != type) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: expected %s, got %s%s%s%s",
-					  d->fname, ynode_line(n), what,
-					  type_name(type), type_name(n->type),
-					  yscalar(n) ? " '" : "",
-					  yscalar(n) ? yscalar(n) : "",
-					  yscalar(n) ? "'" : "");
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: expected %s, got %s%s%s%s", d->fname,
+		    ynode_line(n), what, type_name(type), type_name(n->type),
+		    yscalar(n) ? " '" : "", yscalar(n) ? yscalar(n) : "",
+		    yscalar(n) ? "'" : "");
 	}
 	return 0;
 }
 
-int yget_str(struct ydoc *d, yaml_node_t *n, const char *what,
-	     const char **out, autosync_error_t *errp)
+int yget_str(struct ydoc *d, yaml_node_t *n, const char *what, const char **out,
+	     autosync_error_t *errp)
 {
 	if (yexpect(d, n, YAML_SCALAR_NODE, what, errp) < 0)
 		return -1;
@@ -224,10 +223,10 @@ int yget_i64(struct ydoc *d, yaml_node_t *n, const char *what, int64_t *out,
 	if (!*s || *end || errno) {
 		int e = errno == ERANGE ? ERANGE : EINVAL;
 		errno = e;
-		return autosync_errprintf(errp, "%s:%u: %s: '%s' is not %s",
-					  d->fname, ynode_line(n), what, s,
-					  e == ERANGE ? "a representable integer"
-						      : "an integer");
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: '%s' is not %s", d->fname, ynode_line(n),
+		    what, s,
+		    e == ERANGE ? "a representable integer" : "an integer");
 	}
 	*out = v;
 	return 0;
@@ -252,17 +251,18 @@ int yget_u64(struct ydoc *d, yaml_node_t *n, const char *what, uint64_t min,
 	if (!*s || *end || errno) {
 		int e = errno == ERANGE ? EOVERFLOW : EINVAL;
 		errno = e;
-		return autosync_errprintf(errp, "%s:%u: %s: '%s' is not %s",
-					  d->fname, ynode_line(n), what, s,
-					  e == EOVERFLOW ? "a representable integer"
-							 : "an integer");
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: '%s' is not %s", d->fname, ynode_line(n),
+		    what, s,
+		    e == EOVERFLOW ? "a representable integer" : "an integer");
 	}
 	if (v < min || v > max) {
 		errno = v > max ? EOVERFLOW : EINVAL;
-		return autosync_errprintf(errp,
-					  "%s:%u: %s: '%s' is out of range [%" PRIu64
-					  ", %" PRIu64 "]",
-					  d->fname, ynode_line(n), what, s, min, max);
+		return autosync_errprintf(
+		    errp,
+		    "%s:%u: %s: '%s' is out of range [%" PRIu64 ", %" PRIu64
+		    "]",
+		    d->fname, ynode_line(n), what, s, min, max);
 	}
 	*out = v;
 	return 0;
@@ -281,13 +281,15 @@ int yget_double(struct ydoc *d, yaml_node_t *n, const char *what, double min,
 	v = strtod(s, &end);
 	if (!*s || *end || errno || !isfinite(v)) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: '%s' is not a finite number",
-					  d->fname, ynode_line(n), what, s);
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: '%s' is not a finite number", d->fname,
+		    ynode_line(n), what, s);
 	}
 	if (v < min || v > max) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: '%s' is out of range [%g, %g]",
-					  d->fname, ynode_line(n), what, s, min, max);
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: '%s' is out of range [%g, %g]", d->fname,
+		    ynode_line(n), what, s, min, max);
 	}
 	*out = v;
 	return 0;

@@ -54,21 +54,21 @@ unsigned autosync_dtype_size(int dtype);
 
 #define AUTOSYNC_MAX_DIMS 8
 /* Limits enforced by every loader (documented in docs/model-format.md). */
-#define AUTOSYNC_MAX_TENSORS 10000000ULL             /* 10^7 tensors */
-#define AUTOSYNC_MAX_TENSOR_ELEMS 1000000000000ULL   /* 10^12 per tensor */
-#define AUTOSYNC_MAX_MODEL_ELEMS 100000000000000ULL  /* 10^14 in all */
+#define AUTOSYNC_MAX_TENSORS 10000000ULL	    /* 10^7 tensors */
+#define AUTOSYNC_MAX_TENSOR_ELEMS 1000000000000ULL  /* 10^12 per tensor */
+#define AUTOSYNC_MAX_MODEL_ELEMS 100000000000000ULL /* 10^14 in all */
 
 /* One parameter tensor; a read-only view owned by its model. */
 typedef struct autosync_tensor {
-	const char *name;       /* unique within the model */
-	const char *layer;      /* module path that owns it */
-	int dtype;              /* enum autosync_dtype */
-	unsigned ndim;          /* 0 (scalar) .. AUTOSYNC_MAX_DIMS */
+	const char *name;  /* unique within the model */
+	const char *layer; /* module path that owns it */
+	int dtype;	   /* enum autosync_dtype */
+	unsigned ndim;	   /* 0 (scalar) .. AUTOSYNC_MAX_DIMS */
 	int64_t shape[AUTOSYNC_MAX_DIMS];
-	int sparse;             /* 1: sparse (embedding-row) gradient */
-	uint64_t rows_touched;  /* sparse: rows per step per rank */
-	uint64_t numel;         /* product of shape */
-	size_t layer_index;     /* index into the model's layers */
+	int sparse;	       /* 1: sparse (embedding-row) gradient */
+	uint64_t rows_touched; /* sparse: rows per step per rank */
+	uint64_t numel;	       /* product of shape */
+	size_t layer_index;    /* index into the model's layers */
 } autosync_tensor_t;
 
 /* Per-layer compute, for ONE sample (flops) or one step (times, seconds).
@@ -76,10 +76,10 @@ typedef struct autosync_tensor {
 typedef struct autosync_layer_compute {
 	const char *name;
 	double fwd_flops;
-	double bwd_flops;       /* < 0: bwd_fwd_ratio x fwd_flops */
-	double fwd_time;        /* s per step; overrides the flops */
+	double bwd_flops; /* < 0: bwd_fwd_ratio x fwd_flops */
+	double fwd_time;  /* s per step; overrides the flops */
 	double bwd_time;
-	uint64_t params;        /* elements of the layer's tensors */
+	uint64_t params; /* elements of the layer's tensors */
 } autosync_layer_compute_t;
 
 typedef struct autosync_model autosync_model_t;
@@ -104,7 +104,8 @@ int autosync_model_set_layer_flops(autosync_model_t *m, const char *layer,
 /* Per-GPU batch size (default 32) and tokens per sample (default 1; used
  * only to estimate FLOPs as 2 x params x tokens when a layer has none). */
 int autosync_model_set_batch(autosync_model_t *m, unsigned batch,
-			     unsigned tokens_per_sample, autosync_error_t *errp);
+			     unsigned tokens_per_sample,
+			     autosync_error_t *errp);
 
 /* Load a model file (docs/model-format.md). Errors name the file, the line
  * and the offending value. The caller owns the result. */
@@ -140,7 +141,7 @@ const autosync_tensor_t *autosync_model_tensor(const autosync_model_t *m,
 size_t autosync_model_nlayers(const autosync_model_t *m);
 const autosync_layer_compute_t *autosync_model_layer(const autosync_model_t *m,
 						     size_t i);
-uint64_t autosync_model_params(const autosync_model_t *m);  /* elements */
+uint64_t autosync_model_params(const autosync_model_t *m); /* elements */
 uint64_t autosync_model_bytes(const autosync_model_t *m);
 /* "flops", "time" or "estimated" (FLOPs from parameter counts). */
 const char *autosync_model_compute_source(const autosync_model_t *m);
@@ -157,24 +158,25 @@ const char *autosync_model_hash(const autosync_model_t *m);
  * when > 0, replace them.
  */
 typedef struct autosync_costs {
-	double launch;            /* s per collective call (launch + sync) 15e-6 */
-	double intra_eff;         /* fraction of intra_bw achieved        0.80 */
-	double inter_eff;         /* fraction of NIC bandwidth achieved   0.90 */
-	double alpha_intra_override;  /* s, 0 = cluster intra_lat */
-	double alpha_inter_override;  /* s, 0 = cluster inter_lat */
-	double bw_intra_override;     /* B/s, 0 = cluster intra_bw */
-	double bw_nic_override;       /* B/s per NIC, 0 = cluster nic_bw */
-	double gamma;             /* s per byte reduced on the GPU          0 */
-	double gpu_flops;         /* effective FLOP/s of one GPU        100e12 */
-	double bwd_fwd_ratio;     /* backward / forward FLOPs               2 */
-	double cast_bw;           /* B/s read by a fp32<->16-bit cast   1.0e12 */
-	double cast_launch;       /* s per cast kernel                     5e-6 */
-	double ps_update_bw;      /* B/s a PS server sums on its CPU      20e9 */
-	double ps_msg;            /* s per PS request per server           20e-6 */
-	double host_bw;           /* B/s GPU<->host copy (PS on one node) 20e9 */
-	double opt_bw;            /* B/s of parameters the optimizer updates 400e9 */
-	double sparse_index_bytes;/* bytes per row index                    8 */
-	double uncertainty;       /* relative model uncertainty (no-harm)  0.02 */
+	double launch;	  /* s per collective call (launch + sync) 15e-6 */
+	double intra_eff; /* fraction of intra_bw achieved        0.80 */
+	double inter_eff; /* fraction of NIC bandwidth achieved   0.90 */
+	double alpha_intra_override; /* s, 0 = cluster intra_lat */
+	double alpha_inter_override; /* s, 0 = cluster inter_lat */
+	double bw_intra_override;    /* B/s, 0 = cluster intra_bw */
+	double bw_nic_override;	     /* B/s per NIC, 0 = cluster nic_bw */
+	double gamma;	      /* s per byte reduced on the GPU          0 */
+	double gpu_flops;     /* effective FLOP/s of one GPU        100e12 */
+	double bwd_fwd_ratio; /* backward / forward FLOPs               2 */
+	double cast_bw;	      /* B/s read by a fp32<->16-bit cast   1.0e12 */
+	double cast_launch;   /* s per cast kernel                     5e-6 */
+	double ps_update_bw;  /* B/s a PS server sums on its CPU      20e9 */
+	double ps_msg;	      /* s per PS request per server           20e-6 */
+	double host_bw;	      /* B/s GPU<->host copy (PS on one node) 20e9 */
+	double opt_bw; /* B/s of parameters the optimizer updates 400e9 */
+	double
+	    sparse_index_bytes; /* bytes per row index                    8 */
+	double uncertainty;	/* relative model uncertainty (no-harm)  0.02 */
 } autosync_costs_t;
 
 void autosync_costs_default(autosync_costs_t *k);
@@ -219,7 +221,7 @@ enum autosync_algo {
 	AUTOSYNC_ALGO_AUTO = 0, /* NCCL chooses: modelled as min(ring, tree) */
 	AUTOSYNC_ALGO_RING,
 	AUTOSYNC_ALGO_TREE,
-	AUTOSYNC_ALGO_HIER,     /* 2-level: intra ring, inter ring per rail */
+	AUTOSYNC_ALGO_HIER, /* 2-level: intra ring, inter ring per rail */
 	AUTOSYNC_ALGO_NALGOS
 };
 enum autosync_compress {
@@ -231,25 +233,30 @@ enum autosync_compress {
 /* Framework capability sets (docs/planner.md has the table). */
 enum autosync_framework {
 	AUTOSYNC_FW_GENERIC = 0, /* everything the plan format can say */
-	AUTOSYNC_FW_PYTORCH_DDP, /* all-reduce; bucket cap + first bucket; job-level algo; fp16/bf16 hook */
-	AUTOSYNC_FW_HOROVOD,     /* all-reduce; fusion threshold + cycle; job-level algo incl. hierarchical; fp16 */
-	AUTOSYNC_FW_AUTODIST,    /* PS and all-reduce per tensor, groups, no compression */
+	AUTOSYNC_FW_PYTORCH_DDP, /* all-reduce; bucket cap + first bucket;
+				    job-level algo; fp16/bf16 hook */
+	AUTOSYNC_FW_HOROVOD,  /* all-reduce; fusion threshold + cycle; job-level
+				 algo incl. hierarchical; fp16 */
+	AUTOSYNC_FW_AUTODIST, /* PS and all-reduce per tensor, groups, no
+				 compression */
 	AUTOSYNC_FW_N
 };
-const char *autosync_algo_name(int algo);          /* "auto", "ring", ... */
-int autosync_algo_from_name(const char *name);     /* -1 EINVAL */
-const char *autosync_compress_name(int c);         /* "none", "fp16", "bf16" */
+const char *autosync_algo_name(int algo);      /* "auto", "ring", ... */
+int autosync_algo_from_name(const char *name); /* -1 EINVAL */
+const char *autosync_compress_name(int c);     /* "none", "fp16", "bf16" */
 int autosync_compress_from_name(const char *name);
-const char *autosync_framework_name(int fw);       /* "generic", "pytorch-ddp", "horovod", "autodist" */
-int autosync_framework_from_name(const char *name);/* also "pytorch", "ddp", "tensorflow" */
+const char *autosync_framework_name(
+    int fw); /* "generic", "pytorch-ddp", "horovod", "autodist" */
+int autosync_framework_from_name(
+    const char *name); /* also "pytorch", "ddp", "tensorflow" */
 
 /* The built-in baselines, in this order. */
 enum autosync_baseline {
-	AUTOSYNC_BASELINE_DDP = 0,          /* "ddp-default" */
-	AUTOSYNC_BASELINE_HOROVOD,          /* "horovod-default" */
-	AUTOSYNC_BASELINE_PS_LB,            /* "ps-loadbalanced" */
-	AUTOSYNC_BASELINE_PARALLAX,         /* "parallax" */
-	AUTOSYNC_BASELINE_AR_PER_TENSOR,    /* "allreduce-per-tensor" */
+	AUTOSYNC_BASELINE_DDP = 0,	 /* "ddp-default" */
+	AUTOSYNC_BASELINE_HOROVOD,	 /* "horovod-default" */
+	AUTOSYNC_BASELINE_PS_LB,	 /* "ps-loadbalanced" */
+	AUTOSYNC_BASELINE_PARALLAX,	 /* "parallax" */
+	AUTOSYNC_BASELINE_AR_PER_TENSOR, /* "allreduce-per-tensor" */
 	AUTOSYNC_BASELINE_N
 };
 const char *autosync_baseline_name(int b);
@@ -308,21 +315,21 @@ unsigned long autosync_planner_evals(const autosync_planner_t *p);
 /* A bucket of a plan (read-only view; owned by the plan). Times are from
  * the start of the step (forward begins at 0). */
 typedef struct autosync_bucket {
-	unsigned id;            /* position in ready order */
-	int kind;               /* enum autosync_sync_kind */
-	int algo;               /* all-reduce: enum autosync_algo */
-	int compress;           /* enum autosync_compress */
-	unsigned servers;       /* PS: servers on nodes 0..servers-1 */
-	int local_agg;          /* PS: aggregate dense gradients per node first */
-	int local_repl;         /* PS: pull parameters once per node */
-	int densify;            /* all-reduce: sparse gradients sent dense */
+	unsigned id;	  /* position in ready order */
+	int kind;	  /* enum autosync_sync_kind */
+	int algo;	  /* all-reduce: enum autosync_algo */
+	int compress;	  /* enum autosync_compress */
+	unsigned servers; /* PS: servers on nodes 0..servers-1 */
+	int local_agg;	  /* PS: aggregate dense gradients per node first */
+	int local_repl;	  /* PS: pull parameters once per node */
+	int densify;	  /* all-reduce: sparse gradients sent dense */
 	size_t ntensors;
-	const char *const *tensors;  /* ntensors names */
-	const int *server;           /* PS: server of each tensor or AUTOSYNC_NO_SERVER */
-	double bytes;           /* gradient bytes per rank (uncompressed) */
-	double wire_bytes;      /* bytes one rank puts on the wire */
+	const char *const *tensors; /* ntensors names */
+	const int *server; /* PS: server of each tensor or AUTOSYNC_NO_SERVER */
+	double bytes;	   /* gradient bytes per rank (uncompressed) */
+	double wire_bytes; /* bytes one rank puts on the wire */
 	double ready, start, end; /* s */
-	double comm;            /* end - start, s */
+	double comm;		  /* end - start, s */
 } autosync_bucket_t;
 
 void autosync_plan_destroy(autosync_plan_t *plan);
@@ -333,15 +340,15 @@ typedef struct autosync_plan_summary {
 	const char *topo_hash;
 	autosync_cluster_t cluster;
 	unsigned batch;
-	int job_algo;           /* job-level NCCL algorithm (AUTO = no hint) */
+	int job_algo; /* job-level NCCL algorithm (AUTO = no hint) */
 	int job_compress;
-	double bucket_cap;      /* bytes, 0 = custom buckets */
-	double first_bucket;    /* bytes, 0 = none */
-	double cycle_time;      /* s, 0 = none */
+	double bucket_cap;   /* bytes, 0 = custom buckets */
+	double first_bucket; /* bytes, 0 = none */
+	double cycle_time;   /* s, 0 = none */
 	double step_time, fwd_time, bwd_time, opt_time;
-	double comm_time;       /* sum of bucket comm */
-	double exposed_comm;    /* step - (fwd + bwd + opt) */
-	double bound;           /* cost-models.md section 6 lower bound */
+	double comm_time;    /* sum of bucket comm */
+	double exposed_comm; /* step - (fwd + bwd + opt) */
+	double bound;	     /* cost-models.md section 6 lower bound */
 	size_t nbuckets;
 	size_t nbaselines;
 	size_t nenv;
@@ -355,8 +362,8 @@ const autosync_bucket_t *autosync_plan_bucket(const autosync_plan_t *plan,
 int autosync_plan_baseline(const autosync_plan_t *plan, size_t i,
 			   const char **name, double *step_time,
 			   int *applicable);
-int autosync_plan_env(const autosync_plan_t *plan, size_t i,
-		      const char **name, const char **value);
+int autosync_plan_env(const autosync_plan_t *plan, size_t i, const char **name,
+		      const char **value);
 /* 16 hex digits: hash of the decisions (buckets, env, job settings). */
 const char *autosync_plan_hash(const autosync_plan_t *plan);
 

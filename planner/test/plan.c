@@ -30,9 +30,10 @@ static autosync_cluster_t cluster(unsigned nodes, unsigned g)
 	return c;
 }
 
-static autosync_plan_t *make_plan(const char *model, int fw, int baseline, unsigned nodes)
+static autosync_plan_t *make_plan(const char *model, int fw, int baseline,
+				  unsigned nodes)
 {
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_model_t *m = autosync_model_open(model, catalog, &err);
 	autosync_planner_t *p = autosync_planner_create(&err);
 	autosync_cluster_t c = cluster(nodes, 8);
@@ -41,8 +42,9 @@ static autosync_plan_t *make_plan(const char *model, int fw, int baseline, unsig
 	if (m && p && autosync_planner_set_model(p, m, &err) == 0 &&
 	    autosync_planner_set_cluster(p, &c, &err) == 0 &&
 	    autosync_planner_set_framework(p, fw, &err) == 0)
-		pl = baseline >= 0 ? autosync_planner_baseline(p, baseline, &err)
-				   : autosync_plan(p, &err);
+		pl = baseline >= 0
+			 ? autosync_planner_baseline(p, baseline, &err)
+			 : autosync_plan(p, &err);
 	if (!pl)
 		diag("make_plan %s: %s", model, err.text);
 	autosync_planner_destroy(p);
@@ -61,7 +63,7 @@ static char *to_text(const autosync_plan_t *pl, size_t *len)
 
 static void round_trip(const char *model, int fw, int baseline, unsigned nodes)
 {
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_plan_t *pl = make_plan(model, fw, baseline, nodes), *back;
 	char *t1, *t2 = NULL;
 	size_t l1 = 0, l2 = 0;
@@ -74,19 +76,22 @@ static void round_trip(const char *model, int fw, int baseline, unsigned nodes)
 	t1 = to_text(pl, &l1);
 	back = autosync_plan_parse(t1, l1, "rt.yaml", &err);
 	ok(back != NULL, "%s/%s/%d: the plan parses back%s%s", model,
-	   autosync_framework_name(fw), baseline, back ? "" : ": ", back ? "" : err.text);
+	   autosync_framework_name(fw), baseline, back ? "" : ": ",
+	   back ? "" : err.text);
 	if (back) {
 		t2 = to_text(back, &l2);
-		ok(l1 == l2 && !memcmp(t1, t2, l1), "%s: write(parse(write(p))) == write(p)",
-		   model);
-		is(autosync_plan_hash(back), autosync_plan_hash(pl), "%s: same hash", model);
+		ok(l1 == l2 && !memcmp(t1, t2, l1),
+		   "%s: write(parse(write(p))) == write(p)", model);
+		is(autosync_plan_hash(back), autosync_plan_hash(pl),
+		   "%s: same hash", model);
 		autosync_plan_summary(pl, &a);
 		autosync_plan_summary(back, &b);
 		ok(a.nbuckets == b.nbuckets && a.nbaselines == b.nbaselines &&
-			   a.nenv == b.nenv && a.cluster.nodes == b.cluster.nodes &&
-			   !strcmp(a.cluster.topo_hash, b.cluster.topo_hash),
+		       a.nenv == b.nenv && a.cluster.nodes == b.cluster.nodes &&
+		       !strcmp(a.cluster.topo_hash, b.cluster.topo_hash),
 		   "%s: same structure", model);
-		near(b.step_time, a.step_time, a.step_time * 1e-8, "%s: same prediction", model);
+		near(b.step_time, a.step_time, a.step_time * 1e-8,
+		     "%s: same prediction", model);
 	}
 	free(t1);
 	free(t2);
@@ -94,13 +99,15 @@ static void round_trip(const char *model, int fw, int baseline, unsigned nodes)
 	autosync_plan_destroy(pl);
 }
 
-static void bad_plan(const char *text, const char *want1, const char *want2, const char *what)
+static void bad_plan(const char *text, const char *want1, const char *want2,
+		     const char *what)
 {
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_plan_t *pl;
 	errno = 0;
 	pl = autosync_plan_parse(text, strlen(text), "bad-plan.yaml", &err);
-	ok(!pl && errno && strstr(err.text, want1) && (!want2 || strstr(err.text, want2)),
+	ok(!pl && errno && strstr(err.text, want1) &&
+	       (!want2 || strstr(err.text, want2)),
 	   "%s: %s", what, err.text);
 	autosync_plan_destroy(pl);
 }
@@ -112,7 +119,7 @@ static char *replace(const char *s, const char *from, const char *to)
 	if (!p)
 		bail_out("replace: '%s' not found", from);
 	r = malloc(strlen(s) + strlen(to) + 1);
-	memcpy(r, s, (size_t) (p - s));
+	memcpy(r, s, (size_t)(p - s));
 	strcpy(r + (p - s), to);
 	strcat(r, p + strlen(from));
 	return r;
@@ -134,30 +141,35 @@ static void bad_plans(void)
 	bad_plan(b, "bad-plan.yaml:", "unknown value", "unknown algorithm");
 	free(b);
 	b = replace(t, "tensors: [\"", "tensors: [\"renamed.");
-	bad_plan(b, "bad-plan.yaml:3", "does not match", "edited by hand: hash mismatch");
+	bad_plan(b, "bad-plan.yaml:3", "does not match",
+		 "edited by hand: hash mismatch");
 	free(b);
 	{
 		/* deleting the hash line accepts an edit */
-		char *h = strstr(t, "hash: \""), *e = h ? strchr(h, '\n') : NULL;
-		autosync_error_t err = { "" };
+		char *h = strstr(t, "hash: \""),
+		     *e = h ? strchr(h, '\n') : NULL;
+		autosync_error_t err = {""};
 		autosync_plan_t *q;
 		b = strdup(t);
 		memmove(b + (h - t), b + (e - t) + 1, strlen(e + 1) + 1);
 		q = autosync_plan_parse(b, strlen(b), "nohash.yaml", &err);
-		ok(q != NULL, "a plan without a hash line is accepted%s%s", q ? "" : ": ",
-		   q ? "" : err.text);
+		ok(q != NULL, "a plan without a hash line is accepted%s%s",
+		   q ? "" : ": ", q ? "" : err.text);
 		autosync_plan_destroy(q);
 		free(b);
 	}
 	b = replace(t, "  nodes:", "  nodez:");
 	bad_plan(b, "bad-plan.yaml:", "'nodes'", "missing cluster field");
 	free(b);
-	bad_plan("autosync_plan: 1\n", "bad-plan.yaml", "missing field 'inputs'", "no inputs");
+	bad_plan("autosync_plan: 1\n", "bad-plan.yaml",
+		 "missing field 'inputs'", "no inputs");
 	bad_plan("a: [\n", "bad-plan.yaml:", "not valid YAML", "not YAML");
-	bad_plan("foo: 1\n", "bad-plan.yaml:1", "unknown key 'foo'", "unknown top-level key");
+	bad_plan("foo: 1\n", "bad-plan.yaml:1", "unknown key 'foo'",
+		 "unknown top-level key");
 	{
-		autosync_error_t err = { "" };
-		ok(!autosync_plan_load("/nonexistent/p.yaml", &err) && errno == ENOENT,
+		autosync_error_t err = {""};
+		ok(!autosync_plan_load("/nonexistent/p.yaml", &err) &&
+		       errno == ENOENT,
 		   "missing plan file: ENOENT");
 	}
 	free(t);
@@ -178,26 +190,29 @@ static void two_processes(void)
 		bail_out("pipe: %s", strerror(errno));
 	fflush(stdout);
 	if ((pid = fork()) == 0) {
-		autosync_plan_t *pl = make_plan("gpt2", AUTOSYNC_FW_GENERIC, -1, 16);
+		autosync_plan_t *pl =
+		    make_plan("gpt2", AUTOSYNC_FW_GENERIC, -1, 16);
 		size_t l;
 		char *t = pl ? to_text(pl, &l) : NULL;
 		close(fd[0]);
-		if (t && write(fd[1], t, l) != (ssize_t) l)
+		if (t && write(fd[1], t, l) != (ssize_t)l)
 			_exit(1);
 		_exit(t ? 0 : 1);
 	}
 	close(fd[1]);
-	while (lc < sizeof(child) && (r = read(fd[0], child + lc, sizeof(child) - lc)) > 0)
-		lc += (size_t) r;
+	while (lc < sizeof(child) &&
+	       (r = read(fd[0], child + lc, sizeof(child) - lc)) > 0)
+		lc += (size_t)r;
 	close(fd[0]);
 	waitpid(pid, &st, 0);
 	{
-		autosync_plan_t *pl = make_plan("gpt2", AUTOSYNC_FW_GENERIC, -1, 16);
+		autosync_plan_t *pl =
+		    make_plan("gpt2", AUTOSYNC_FW_GENERIC, -1, 16);
 		mine = pl ? to_text(pl, &lm) : NULL;
 		autosync_plan_destroy(pl);
 	}
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && mine && lm == lc && lm > 0 &&
-		   !memcmp(mine, child, lm),
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && mine && lm == lc &&
+	       lm > 0 && !memcmp(mine, child, lm),
 	   "a forked process computes the same plan bytes (%zu)", lm);
 	free(mine);
 }
@@ -230,35 +245,44 @@ static void cli(void)
 		 "'nodes=8,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us' "
 		 "-o %s/a.yaml --timeline %s/a.svg > %s/a.out && "
 		 "'%s' plan --catalog '%s' --model bert-large --network "
-		 "'nodes=8,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us' -o %s/b.yaml --explain "
+		 "'nodes=8,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us' -o "
+		 "%s/b.yaml --explain "
 		 "> %s/b.out && cmp -s %s/a.yaml %s/b.yaml",
 		 exe, catalog, dir, dir, dir, exe, catalog, dir, dir, dir, dir);
-	ok(run(cmd) == 0, "two runs of 'autosync plan' write identical plan files");
-	snprintf(cmd, sizeof(cmd), "grep -q 'ddp-default' %s/a.out && grep -q 'comm ms' %s/b.out",
+	ok(run(cmd) == 0,
+	   "two runs of 'autosync plan' write identical plan files");
+	snprintf(cmd, sizeof(cmd),
+		 "grep -q 'ddp-default' %s/a.out && grep -q 'comm ms' %s/b.out",
 		 dir, dir);
-	ok(run(cmd) == 0, "the report has the comparison table; --explain the buckets");
+	ok(run(cmd) == 0,
+	   "the report has the comparison table; --explain the buckets");
 	snprintf(cmd, sizeof(cmd), "%s/a.svg", dir);
 	fp = fopen(cmd, "r");
 	n = fp ? fread(buf, 1, sizeof(buf) - 1, fp) : 0;
 	buf[n] = '\0';
 	if (fp)
 		fclose(fp);
-	ok(strstr(buf, "<svg") && strstr(buf, "bert-large"), "--timeline writes an SVG");
+	ok(strstr(buf, "<svg") && strstr(buf, "bert-large"),
+	   "--timeline writes an SVG");
 	{
-		autosync_error_t err = { "" };
+		autosync_error_t err = {""};
 		autosync_plan_t *pl;
 		snprintf(cmd, sizeof(cmd), "%s/a.yaml", dir);
 		pl = autosync_plan_load(cmd, &err);
-		ok(pl != NULL, "the CLI's plan file loads%s%s", pl ? "" : ": ", pl ? "" : err.text);
+		ok(pl != NULL, "the CLI's plan file loads%s%s", pl ? "" : ": ",
+		   pl ? "" : err.text);
 		autosync_plan_destroy(pl);
 	}
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --catalog '%s' --model nonesuch 2>/dev/null; test $? = 1", exe,
-		 catalog);
+		 "'%s' plan --catalog '%s' --model nonesuch 2>/dev/null; test "
+		 "$? = 1",
+		 exe, catalog);
 	ok(run(cmd) == 0, "unknown model: exit 1");
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --catalog '%s' --model resnet50 --baseline nope 2>/dev/null; "
-		 "test $? = 2", exe, catalog);
+		 "'%s' plan --catalog '%s' --model resnet50 --baseline nope "
+		 "2>/dev/null; "
+		 "test $? = 2",
+		 exe, catalog);
 	ok(run(cmd) == 0, "unknown baseline: usage error 2");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	run(cmd);
@@ -266,18 +290,21 @@ static void cli(void)
 
 static void svg(void)
 {
-	autosync_plan_t *pl = make_plan("resnet50", AUTOSYNC_FW_PYTORCH_DDP, -1, 4);
+	autosync_plan_t *pl =
+	    make_plan("resnet50", AUTOSYNC_FW_PYTORCH_DDP, -1, 4);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
 	ok(autosync_plan_write_svg(pl, fp, NULL) == 0, "write_svg");
 	fclose(fp);
-	ok(buf && strstr(buf, "</svg>") && strstr(buf, "backward") && strstr(buf, "bucket 0"),
+	ok(buf && strstr(buf, "</svg>") && strstr(buf, "backward") &&
+	       strstr(buf, "bucket 0"),
 	   "the SVG shows compute and buckets");
 	free(buf);
 	autosync_plan_destroy(pl);
 	errno = 0;
-	ok(autosync_plan_write_svg(NULL, stdout, NULL) < 0 && errno == EINVAL, "NULL plan");
+	ok(autosync_plan_write_svg(NULL, stdout, NULL) < 0 && errno == EINVAL,
+	   "NULL plan");
 }
 
 int main(void)
@@ -285,14 +312,16 @@ int main(void)
 	const char *src = getenv("AUTOSYNC_SRCDIR");
 
 	plan(NO_PLAN);
-	snprintf(catalog, sizeof(catalog), "%s/planner/catalog", src ? src : "..");
+	snprintf(catalog, sizeof(catalog), "%s/planner/catalog",
+		 src ? src : "..");
 	round_trip("resnet50", AUTOSYNC_FW_GENERIC, -1, 4);
 	round_trip("resnet50", AUTOSYNC_FW_PYTORCH_DDP, -1, 4);
 	round_trip("bert-base", AUTOSYNC_FW_HOROVOD, -1, 8);
 	round_trip("ncf", AUTOSYNC_FW_AUTODIST, -1, 8);
 	round_trip("ncf", AUTOSYNC_FW_GENERIC, AUTOSYNC_BASELINE_PS_LB, 8);
 	round_trip("ncf", AUTOSYNC_FW_GENERIC, AUTOSYNC_BASELINE_PARALLAX, 1);
-	round_trip("densenet121", AUTOSYNC_FW_HOROVOD, AUTOSYNC_BASELINE_HOROVOD, 2);
+	round_trip("densenet121", AUTOSYNC_FW_HOROVOD,
+		   AUTOSYNC_BASELINE_HOROVOD, 2);
 	bad_plans();
 	two_processes();
 	cli();

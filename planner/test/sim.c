@@ -18,30 +18,41 @@ static char catalog[4096];
 
 static void formulas(void)
 {
-	/* cost-models.md section 2: n = 1e8 B, alpha = 5 us, B = 12.5 GB/s, p = 16 */
+	/* cost-models.md section 2: n = 1e8 B, alpha = 5 us, B = 12.5 GB/s, p =
+	 * 16 */
 	const double n = 1e8, a = 5e-6, B = 12.5e9;
-	static const struct { unsigned p; double want; } ring[] = {
-		{ 16, 15.150e-3 }, { 2, 8.010e-3 }, { 1, 0 }, { 4, 12.030e-3 },
+	static const struct {
+		unsigned p;
+		double want;
+	} ring[] = {
+	    {16, 15.150e-3},
+	    {2, 8.010e-3},
+	    {1, 0},
+	    {4, 12.030e-3},
 	};
 	double load[8];
 
 	for (size_t i = 0; i < sizeof(ring) / sizeof(ring[0]); i++)
-		near(autosync_sim_ring(ring[i].p, n, a, B), ring[i].want, 1e-12, "ring p=%u",
-		     ring[i].p);
-	near(autosync_sim_rabenseifner(16, n, a, B), 15.040e-3, 1e-12, "Rabenseifner");
+		near(autosync_sim_ring(ring[i].p, n, a, B), ring[i].want, 1e-12,
+		     "ring p=%u", ring[i].p);
+	near(autosync_sim_rabenseifner(16, n, a, B), 15.040e-3, 1e-12,
+	     "Rabenseifner");
 	near(autosync_sim_recursive_doubling(16, n, a, B), 32.02e-3, 1e-12,
 	     "recursive doubling");
-	near(autosync_sim_binary_tree(16, n, a, B), 64.04e-3, 1e-12, "binary tree");
-	near(autosync_sim_double_tree(16, n, a, B), 16.04e-3, 1e-12, "double binary tree");
-	near(autosync_sim_allgather(16, n, a, B), 15 * a + 15.0 / 16 * n / B, 1e-12,
-	     "all-gather");
+	near(autosync_sim_binary_tree(16, n, a, B), 64.04e-3, 1e-12,
+	     "binary tree");
+	near(autosync_sim_double_tree(16, n, a, B), 16.04e-3, 1e-12,
+	     "double binary tree");
+	near(autosync_sim_allgather(16, n, a, B), 15 * a + 15.0 / 16 * n / B,
+	     1e-12, "all-gather");
 	/* hierarchical: m = 2, g = 8: intra 1.764 ms + inter 1.010 ms */
-	near(autosync_sim_hier(2, 8, n, 1e-6, 100e9, 5e-6, 12.5e9), 2.774e-3, 1e-12,
-	     "2-level hierarchical");
-	near(autosync_sim_hier(1, 8, n, 1e-6, 100e9, 5e-6, 12.5e9), 1.764e-3, 1e-12,
-	     "hierarchical on one node = its intra part");
+	near(autosync_sim_hier(2, 8, n, 1e-6, 100e9, 5e-6, 12.5e9), 2.774e-3,
+	     1e-12, "2-level hierarchical");
+	near(autosync_sim_hier(1, 8, n, 1e-6, 100e9, 5e-6, 12.5e9), 1.764e-3,
+	     1e-12, "hierarchical on one node = its intra part");
 	near(autosync_sim_hier(2, 1, n, 1e-6, 100e9, 5e-6, 12.5e9),
-	     2 * 5e-6 + 1e8 / 12.5e9, 1e-12, "hierarchical, one GPU per node = inter part");
+	     2 * 5e-6 + 1e8 / 12.5e9, 1e-12,
+	     "hierarchical, one GPU per node = inter part");
 	/* PS co-located, section 3: 8 nodes, full duplex, M bytes per worker */
 	for (int i = 0; i < 8; i++)
 		load[i] = n / 8;
@@ -61,20 +72,26 @@ static void formulas(void)
 	near(autosync_sim_ps_colocated(2, 2, load, B), 1.0 * n / B, 1e-12,
 	     "two nodes: symmetric whatever the split");
 	errno = 0;
-	ok(autosync_sim_ring(0, n, a, B) < 0 && errno == EINVAL, "p = 0: EINVAL");
+	ok(autosync_sim_ring(0, n, a, B) < 0 && errno == EINVAL,
+	   "p = 0: EINVAL");
 	errno = 0;
-	ok(autosync_sim_ring(4, -1, a, B) < 0 && errno == EINVAL, "n < 0: EINVAL");
+	ok(autosync_sim_ring(4, -1, a, B) < 0 && errno == EINVAL,
+	   "n < 0: EINVAL");
 	errno = 0;
-	ok(autosync_sim_ring(4, n, a, 0) < 0 && errno == EINVAL, "bw = 0: EINVAL");
+	ok(autosync_sim_ring(4, n, a, 0) < 0 && errno == EINVAL,
+	   "bw = 0: EINVAL");
 	errno = 0;
-	ok(autosync_sim_ring(4, n, a, NAN) < 0 && errno == EINVAL, "NaN: EINVAL");
+	ok(autosync_sim_ring(4, n, a, NAN) < 0 && errno == EINVAL,
+	   "NaN: EINVAL");
 	errno = 0;
-	ok(autosync_sim_ps_colocated(2, 3, load, B) < 0 && errno == EINVAL, "k > m: EINVAL");
+	ok(autosync_sim_ps_colocated(2, 3, load, B) < 0 && errno == EINVAL,
+	   "k > m: EINVAL");
 	/* more nodes never make ring cheaper per byte */
 	{
 		int mono = 1;
 		for (unsigned p = 2; p < 4096; p++)
-			if (autosync_sim_ring(p + 1, n, a, B) < autosync_sim_ring(p, n, a, B))
+			if (autosync_sim_ring(p + 1, n, a, B) <
+			    autosync_sim_ring(p, n, a, B))
 				mono = 0;
 		ok(mono, "ring time per byte never drops as p grows (2..4096)");
 	}
@@ -110,10 +127,11 @@ static autosync_costs_t ideal_costs(void)
 	return k;
 }
 
-static autosync_planner_t *planner(const autosync_model_t *m, autosync_cluster_t c,
-				   autosync_costs_t k, int fw)
+static autosync_planner_t *planner(const autosync_model_t *m,
+				   autosync_cluster_t c, autosync_costs_t k,
+				   int fw)
 {
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_planner_t *p = autosync_planner_create(&err);
 	if (!p || autosync_planner_set_model(p, m, &err) < 0 ||
 	    autosync_planner_set_cluster(p, &c, &err) < 0 ||
@@ -139,8 +157,9 @@ static double baseline_step(const autosync_model_t *m, autosync_cluster_t c,
 
 static autosync_model_t *parse(const char *text)
 {
-	autosync_error_t err = { "" };
-	autosync_model_t *m = autosync_model_parse(text, strlen(text), "test", &err);
+	autosync_error_t err = {""};
+	autosync_model_t *m =
+	    autosync_model_parse(text, strlen(text), "test", &err);
 	if (!m)
 		bail_out("model: %s", err.text);
 	return m;
@@ -148,8 +167,9 @@ static autosync_model_t *parse(const char *text)
 
 static void cluster_level(void)
 {
-	autosync_model_t *m = parse("autosync_model: 1\nname: one\ntensors:\n"
-				    "  - {name: w, dtype: float32, shape: [25000000]}\n");
+	autosync_model_t *m =
+	    parse("autosync_model: 1\nname: one\ntensors:\n"
+		  "  - {name: w, dtype: float32, shape: [25000000]}\n");
 	autosync_costs_t k = ideal_costs();
 	double ring, tree, t;
 
@@ -159,32 +179,39 @@ static void cluster_level(void)
 	tree = autosync_sim_double_tree(16, 1e8, 5e-6, 100e9);
 	t = baseline_step(m, cluster(2, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR);
 	near(t, ring < tree ? ring : tree, 1e-9,
-	     "one 100 MB tensor on 2x8: NCCL 'auto' = min(ring, tree) = %.6g s", t);
+	     "one 100 MB tensor on 2x8: NCCL 'auto' = min(ring, tree) = %.6g s",
+	     t);
 	k.launch = 20e-6;
-	near(baseline_step(m, cluster(2, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR),
-	     (ring < tree ? ring : tree) + 20e-6, 1e-9, "launch overhead per collective");
+	near(
+	    baseline_step(m, cluster(2, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR),
+	    (ring < tree ? ring : tree) + 20e-6, 1e-9,
+	    "launch overhead per collective");
 	k.launch = 0;
 	/* one node: intra links only */
-	near(baseline_step(m, cluster(1, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR),
-	     fmin(autosync_sim_ring(8, 1e8, 1e-6, 100e9),
-		  autosync_sim_double_tree(8, 1e8, 1e-6, 100e9)),
-	     1e-9, "one node x 8 GPUs");
-	near(baseline_step(m, cluster(1, 1), k, AUTOSYNC_BASELINE_AR_PER_TENSOR), 0, 1e-9,
-	     "one GPU: nothing to synchronize");
+	near(
+	    baseline_step(m, cluster(1, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR),
+	    fmin(autosync_sim_ring(8, 1e8, 1e-6, 100e9),
+		 autosync_sim_double_tree(8, 1e8, 1e-6, 100e9)),
+	    1e-9, "one node x 8 GPUs");
+	near(
+	    baseline_step(m, cluster(1, 1), k, AUTOSYNC_BASELINE_AR_PER_TENSOR),
+	    0, 1e-9, "one GPU: nothing to synchronize");
 	/* efficiency factors scale the bandwidth */
 	k.inter_eff = 0.5;
 	k.intra_eff = 0.5;
-	near(baseline_step(m, cluster(2, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR),
-	     fmin(autosync_sim_ring(16, 1e8, 5e-6, 50e9),
-		  autosync_sim_double_tree(16, 1e8, 5e-6, 50e9)),
-	     1e-9, "efficiency 0.5 halves the bandwidth");
+	near(
+	    baseline_step(m, cluster(2, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR),
+	    fmin(autosync_sim_ring(16, 1e8, 5e-6, 50e9),
+		 autosync_sim_double_tree(16, 1e8, 5e-6, 50e9)),
+	    1e-9, "efficiency 0.5 halves the bandwidth");
 	autosync_model_destroy(m);
 
 	/* PS with link accounting: 8 equal tensors on 8 nodes x 1 GPU, one
 	 * server each (ps-loadbalanced): the busiest NIC carries
 	 * 2(p-1)/p M (= cost-models.md section 3, co-located, k = p) */
-	m = parse("autosync_model: 1\nname: ps\ntensors:\n"
-		  "  - {name: w, dtype: float32, shape: [1250000], repeat: 8}\n");
+	m = parse(
+	    "autosync_model: 1\nname: ps\ntensors:\n"
+	    "  - {name: w, dtype: float32, shape: [1250000], repeat: 8}\n");
 	k = ideal_costs();
 	k.alpha_inter_override = 1e-15;
 	{
@@ -208,49 +235,60 @@ static void overlap(void)
 	 * per layer; 1 node x 2 GPUs at 1 GB/s, alpha 0: each all-reduce
 	 * takes n/B = 4 ms. Gradients ready at 5, 7, 9 ms; the serialized
 	 * network ends at 5+4, max(7,9)+4, max(9,13)+4 = 17 ms. */
-	autosync_model_t *m = parse(
-		"autosync_model: 1\nname: ov\ntensors:\n"
-		"  - {name: l0.w, dtype: float32, shape: [1000000]}\n"
-		"  - {name: l1.w, dtype: float32, shape: [1000000]}\n"
-		"  - {name: l2.w, dtype: float32, shape: [1000000]}\n"
-		"layers:\n"
-		"  - {name: l0, fwd_time: 0.001, bwd_time: 0.002}\n"
-		"  - {name: l1, fwd_time: 0.001, bwd_time: 0.002}\n"
-		"  - {name: l2, fwd_time: 0.001, bwd_time: 0.002}\n");
+	autosync_model_t *m =
+	    parse("autosync_model: 1\nname: ov\ntensors:\n"
+		  "  - {name: l0.w, dtype: float32, shape: [1000000]}\n"
+		  "  - {name: l1.w, dtype: float32, shape: [1000000]}\n"
+		  "  - {name: l2.w, dtype: float32, shape: [1000000]}\n"
+		  "layers:\n"
+		  "  - {name: l0, fwd_time: 0.001, bwd_time: 0.002}\n"
+		  "  - {name: l1, fwd_time: 0.001, bwd_time: 0.002}\n"
+		  "  - {name: l2, fwd_time: 0.001, bwd_time: 0.002}\n");
 	autosync_cluster_t c = cluster(1, 2);
 	autosync_costs_t k = ideal_costs();
 	autosync_planner_t *p;
 	autosync_plan_t *pl;
 	autosync_plan_summary_t s;
-	static const double want[3][3] = { { 5e-3, 5e-3, 9e-3 },
-					   { 7e-3, 9e-3, 13e-3 },
-					   { 9e-3, 13e-3, 17e-3 } };
+	static const double want[3][3] = {
+	    {5e-3, 5e-3, 9e-3}, {7e-3, 9e-3, 13e-3}, {9e-3, 13e-3, 17e-3}};
 
 	c.intra_bw = 1e9;
 	c.intra_lat = 0;
 	p = planner(m, c, k, AUTOSYNC_FW_GENERIC);
-	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_AR_PER_TENSOR, NULL);
-	ok(pl && autosync_plan_summary(pl, &s) == 0 && s.nbuckets == 3, "3 buckets");
+	pl =
+	    autosync_planner_baseline(p, AUTOSYNC_BASELINE_AR_PER_TENSOR, NULL);
+	ok(pl && autosync_plan_summary(pl, &s) == 0 && s.nbuckets == 3,
+	   "3 buckets");
 	if (pl) {
 		near(s.fwd_time, 3e-3, 1e-12, "forward 3 ms");
 		near(s.bwd_time, 6e-3, 1e-12, "backward 6 ms");
-		near(s.step_time, 17e-3 + s.opt_time, 1e-9, "step = last sync end + optimizer");
-		near(s.exposed_comm, 8e-3, 1e-9, "8 ms of communication exposed");
+		near(s.step_time, 17e-3 + s.opt_time, 1e-9,
+		     "step = last sync end + optimizer");
+		near(s.exposed_comm, 8e-3, 1e-9,
+		     "8 ms of communication exposed");
 		near(s.bound, 17e-3 + s.opt_time, 1e-9,
 		     "bound: first ready + sum of comm = 17 ms");
 		for (int b = 0; b < 3; b++) {
-			const autosync_bucket_t *bk = autosync_plan_bucket(pl, (size_t) b);
-			near(bk->ready, want[b][0], 1e-12, "bucket %d ready", b);
-			near(bk->start, want[b][1], 1e-12, "bucket %d start", b);
+			const autosync_bucket_t *bk =
+			    autosync_plan_bucket(pl, (size_t)b);
+			near(bk->ready, want[b][0], 1e-12, "bucket %d ready",
+			     b);
+			near(bk->start, want[b][1], 1e-12, "bucket %d start",
+			     b);
 			near(bk->end, want[b][2], 1e-12, "bucket %d end", b);
-			is(bk->tensors[0], b == 0 ? "l2.w" : b == 1 ? "l1.w" : "l0.w",
+			is(bk->tensors[0],
+			   b == 0   ? "l2.w"
+			   : b == 1 ? "l1.w"
+				    : "l0.w",
 			   "bucket %d holds the layer in reverse order", b);
 		}
 	}
 	autosync_plan_destroy(pl);
 	pl = autosync_plan(p, NULL);
-	ok(pl && autosync_plan_summary(pl, &s) == 0 && s.step_time <= 17e-3 + s.opt_time + 1e-12,
-	   "the search is not slower than per-tensor (%.6g s)", pl ? s.step_time : -1);
+	ok(pl && autosync_plan_summary(pl, &s) == 0 &&
+	       s.step_time <= 17e-3 + s.opt_time + 1e-12,
+	   "the search is not slower than per-tensor (%.6g s)",
+	   pl ? s.step_time : -1);
 	autosync_plan_destroy(pl);
 	autosync_planner_destroy(p);
 	autosync_model_destroy(m);
@@ -258,28 +296,28 @@ static void overlap(void)
 
 /* tensors t0..t9 in registration order, sizes in MiB, one layer each */
 static const char baseline_model[] =
-	"autosync_model: 1\nname: bl\ntensors:\n"
-	"  - {name: t0, dtype: float32, shape: [262144]}\n"      /* 1 MiB */
-	"  - {name: t1, dtype: float16, shape: [1048576]}\n"     /* 2 MiB fp16 */
-	"  - {name: t2, dtype: float32, shape: [262144]}\n"      /* 1 */
-	"  - {name: t3, dtype: float32, shape: [262144]}\n"      /* 1 */
-	"  - {name: t4, dtype: float32, shape: [7864320]}\n"     /* 30 */
-	"  - {name: t5, dtype: float32, shape: [1310720]}\n"     /* 5 */
-	"  - {name: t6, dtype: float32, shape: [2621440]}\n"     /* 10 */
-	"  - {name: t7, dtype: float32, shape: [2621440]}\n"     /* 10 */
-	"  - {name: t8, dtype: float32, shape: [157286]}\n"      /* 0.6 */
-	"  - {name: t9, dtype: float32, shape: [131072]}\n"      /* 0.5 */
-	"layers:\n"
-	"  - {name: t0, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t1, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t2, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t3, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t4, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t5, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t6, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t7, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t8, fwd_time: 0.0002, bwd_time: 0.00045}\n"
-	"  - {name: t9, fwd_time: 0.0002, bwd_time: 0.00045}\n";
+    "autosync_model: 1\nname: bl\ntensors:\n"
+    "  - {name: t0, dtype: float32, shape: [262144]}\n"	 /* 1 MiB */
+    "  - {name: t1, dtype: float16, shape: [1048576]}\n" /* 2 MiB fp16 */
+    "  - {name: t2, dtype: float32, shape: [262144]}\n"	 /* 1 */
+    "  - {name: t3, dtype: float32, shape: [262144]}\n"	 /* 1 */
+    "  - {name: t4, dtype: float32, shape: [7864320]}\n" /* 30 */
+    "  - {name: t5, dtype: float32, shape: [1310720]}\n" /* 5 */
+    "  - {name: t6, dtype: float32, shape: [2621440]}\n" /* 10 */
+    "  - {name: t7, dtype: float32, shape: [2621440]}\n" /* 10 */
+    "  - {name: t8, dtype: float32, shape: [157286]}\n"	 /* 0.6 */
+    "  - {name: t9, dtype: float32, shape: [131072]}\n"	 /* 0.5 */
+    "layers:\n"
+    "  - {name: t0, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t1, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t2, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t3, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t4, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t5, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t6, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t7, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t8, fwd_time: 0.0002, bwd_time: 0.00045}\n"
+    "  - {name: t9, fwd_time: 0.0002, bwd_time: 0.00045}\n";
 
 static void check_buckets(const autosync_plan_t *pl, const char *const *want,
 			  const char *what)
@@ -298,7 +336,8 @@ static void check_buckets(const autosync_plan_t *pl, const char *const *want,
 		snprintf(got + l, sizeof(got) - l, "%s{", b ? " " : "");
 		for (size_t j = 0; j < bk->ntensors; j++) {
 			l = strlen(got);
-			snprintf(got + l, sizeof(got) - l, "%s%s", j ? "," : "", bk->tensors[j]);
+			snprintf(got + l, sizeof(got) - l, "%s%s", j ? "," : "",
+				 bk->tensors[j]);
 		}
 		l = strlen(got);
 		snprintf(got + l, sizeof(got) - l, "}");
@@ -307,44 +346,52 @@ static void check_buckets(const autosync_plan_t *pl, const char *const *want,
 		char w[512] = "";
 		for (size_t i = 0; i < nw; i++) {
 			size_t l = strlen(w);
-			snprintf(w + l, sizeof(w) - l, "%s%s", i ? " " : "", want[i]);
+			snprintf(w + l, sizeof(w) - l, "%s%s", i ? " " : "",
+				 want[i]);
 		}
 		good = !strcmp(w, got);
 		is(got, w, "%s buckets", what);
 	}
-	(void) good;
+	(void)good;
 }
 
 static void baselines(void)
 {
 	autosync_model_t *m = parse(baseline_model);
-	autosync_planner_t *p = planner(m, cluster(4, 2), ideal_costs(), AUTOSYNC_FW_GENERIC);
+	autosync_planner_t *p =
+	    planner(m, cluster(4, 2), ideal_costs(), AUTOSYNC_FW_GENERIC);
 	autosync_plan_t *pl;
 	autosync_plan_summary_t s;
-	static const char *const ddp[] = { "{t9,t8}", "{t7,t6,t5}", "{t4}", "{t1}",
-					   "{t3,t2,t0}", NULL };
-	static const char *const hvd[] = { "{t9,t8}", "{t7,t6}", "{t5,t4}", "{t3,t2}", "{t1}",
-					   "{t0}", NULL };
-	static const char *const pt[] = { "{t9}", "{t8}", "{t7}", "{t6}", "{t5}", "{t4}",
-					  "{t3}", "{t2}", "{t1}", "{t0}", NULL };
+	static const char *const ddp[] = {"{t9,t8}", "{t7,t6,t5}", "{t4}",
+					  "{t1}",    "{t3,t2,t0}", NULL};
+	static const char *const hvd[] = {
+	    "{t9,t8}", "{t7,t6}", "{t5,t4}", "{t3,t2}", "{t1}", "{t0}", NULL};
+	static const char *const pt[] = {"{t9}", "{t8}", "{t7}", "{t6}",
+					 "{t5}", "{t4}", "{t3}", "{t2}",
+					 "{t1}", "{t0}", NULL};
 	/* AutoDist greedy by bytes in graph order on 4 servers */
-	static const int ps_server[10] = { 0, 1, 2, 3, 0, 2, 3, 1, 2, 2 };
+	static const int ps_server[10] = {0, 1, 2, 3, 0, 2, 3, 1, 2, 2};
 
 	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_DDP, NULL);
-	check_buckets(pl, ddp, "ddp-default (1 MiB first, 25 MiB, per dtype, reverse order)");
+	check_buckets(
+	    pl, ddp,
+	    "ddp-default (1 MiB first, 25 MiB, per dtype, reverse order)");
 	autosync_plan_summary(pl, &s);
-	ok(s.bucket_cap == 25 * MiB && s.first_bucket == 1 * MiB, "ddp caps recorded");
+	ok(s.bucket_cap == 25 * MiB && s.first_bucket == 1 * MiB,
+	   "ddp caps recorded");
 	autosync_plan_destroy(pl);
 
 	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_HOROVOD, NULL);
 	check_buckets(pl, hvd, "horovod-default (128 MiB, 1 ms cycles)");
 	autosync_plan_summary(pl, &s);
-	ok(s.bucket_cap == 128 * MiB && s.cycle_time == 1e-3, "horovod knobs recorded");
+	ok(s.bucket_cap == 128 * MiB && s.cycle_time == 1e-3,
+	   "horovod knobs recorded");
 	near(autosync_plan_bucket(pl, 0)->ready, 3e-3, 1e-12,
 	     "horovod: the first fusion waits for the 3 ms cycle tick");
 	autosync_plan_destroy(pl);
 
-	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_AR_PER_TENSOR, NULL);
+	pl =
+	    autosync_planner_baseline(p, AUTOSYNC_BASELINE_AR_PER_TENSOR, NULL);
 	check_buckets(pl, pt, "allreduce-per-tensor");
 	autosync_plan_destroy(pl);
 
@@ -353,12 +400,16 @@ static void baselines(void)
 	{
 		int good = s.nbuckets == 10;
 		for (size_t b = 0; good && b < s.nbuckets; b++) {
-			const autosync_bucket_t *bk = autosync_plan_bucket(pl, b);
+			const autosync_bucket_t *bk =
+			    autosync_plan_bucket(pl, b);
 			int idx = bk->tensors[0][1] - '0';
-			good = bk->kind == AUTOSYNC_SYNC_PS && bk->servers == 4 &&
-			       bk->server[0] == ps_server[idx] && bk->local_agg && !bk->local_repl;
+			good = bk->kind == AUTOSYNC_SYNC_PS &&
+			       bk->servers == 4 &&
+			       bk->server[0] == ps_server[idx] &&
+			       bk->local_agg && !bk->local_repl;
 		}
-		ok(good, "ps-loadbalanced: greedy least-loaded server in graph order");
+		ok(good, "ps-loadbalanced: greedy least-loaded server in graph "
+			 "order");
 	}
 	autosync_plan_destroy(pl);
 
@@ -372,78 +423,94 @@ static void baselines(void)
 
 	/* parallax with a sparse embedding among 300 variables: groups of 128
 	 * by variable index (the sparse one skipped), the sparse one on PS */
-	m = parse("autosync_model: 1\nname: px\ntensors:\n"
-		  "  - {name: a, dtype: float32, shape: [8], repeat: 5}\n"
-		  "  - {name: emb, dtype: float32, shape: [1000, 8], sparse: true, "
-		  "rows_touched: 10}\n"
-		  "  - {name: b, dtype: float32, shape: [8], repeat: 294}\n");
+	m = parse(
+	    "autosync_model: 1\nname: px\ntensors:\n"
+	    "  - {name: a, dtype: float32, shape: [8], repeat: 5}\n"
+	    "  - {name: emb, dtype: float32, shape: [1000, 8], sparse: true, "
+	    "rows_touched: 10}\n"
+	    "  - {name: b, dtype: float32, shape: [8], repeat: 294}\n");
 	p = planner(m, cluster(2, 2), ideal_costs(), AUTOSYNC_FW_GENERIC);
 	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_PARALLAX, NULL);
 	autosync_plan_summary(pl, &s);
 	{
-		size_t sizes[4] = { 0 }, nps = 0, nar = 0;
+		size_t sizes[4] = {0}, nps = 0, nar = 0;
 		for (size_t b = 0; b < s.nbuckets; b++) {
-			const autosync_bucket_t *bk = autosync_plan_bucket(pl, b);
+			const autosync_bucket_t *bk =
+			    autosync_plan_bucket(pl, b);
 			if (bk->kind == AUTOSYNC_SYNC_PS) {
 				nps++;
-				ok(!strcmp(bk->tensors[0], "emb") && bk->server[0] == 0,
-				   "parallax: the sparse variable goes to PS server 0");
+				ok(!strcmp(bk->tensors[0], "emb") &&
+				       bk->server[0] == 0,
+				   "parallax: the sparse variable goes to PS "
+				   "server 0");
 			} else if (nar < 4)
 				sizes[nar++] = bk->ntensors;
 		}
 		/* 'b.*' share one layer: groups 1 and 2 are ready together and
 		 * keep their creation order; group 0 holds 'a.*', ready last */
-		ok(nps == 1 && nar == 3 && sizes[0] == 128 && sizes[1] == 300 - 256 &&
-			   sizes[2] == 127,
-		   "parallax groups: idx // 128 -> 128, 44, then 127 (+ the sparse one) "
-		   "(%zu %zu %zu)", sizes[0], sizes[1], sizes[2]);
+		ok(nps == 1 && nar == 3 && sizes[0] == 128 &&
+		       sizes[1] == 300 - 256 && sizes[2] == 127,
+		   "parallax groups: idx // 128 -> 128, 44, then 127 (+ the "
+		   "sparse one) "
+		   "(%zu %zu %zu)",
+		   sizes[0], sizes[1], sizes[2]);
 	}
 	autosync_plan_destroy(pl);
 	autosync_planner_destroy(p);
 	autosync_model_destroy(m);
 
-	ok(!autosync_baseline_applicable(AUTOSYNC_BASELINE_PS_LB, AUTOSYNC_FW_PYTORCH_DDP),
+	ok(!autosync_baseline_applicable(AUTOSYNC_BASELINE_PS_LB,
+					 AUTOSYNC_FW_PYTORCH_DDP),
 	   "DDP cannot run a parameter server");
-	ok(autosync_baseline_from_name("parallax") == AUTOSYNC_BASELINE_PARALLAX &&
-		   autosync_baseline_from_name("nope") < 0, "baseline names");
+	ok(autosync_baseline_from_name("parallax") ==
+		   AUTOSYNC_BASELINE_PARALLAX &&
+	       autosync_baseline_from_name("nope") < 0,
+	   "baseline names");
 }
 
 /* more bandwidth never predicts slower; more nodes never make a collective
  * cheaper per byte; the search never loses to an applicable baseline */
 static void properties(void)
 {
-	static const char *const models[] = { "resnet50", "bert-base", "ncf", "vgg16" };
-	static const unsigned nodes[] = { 1, 2, 8, 64 };
-	autosync_error_t err = { "" };
+	static const char *const models[] = {"resnet50", "bert-base", "ncf",
+					     "vgg16"};
+	static const unsigned nodes[] = {1, 2, 8, 64};
+	autosync_error_t err = {""};
 	int mono_bw = 1, mono_nodes = 1, never_worse = 1, checked = 0;
 
 	for (size_t mi = 0; mi < sizeof(models) / sizeof(models[0]); mi++) {
-		autosync_model_t *m = autosync_model_open(models[mi], catalog, &err);
+		autosync_model_t *m =
+		    autosync_model_open(models[mi], catalog, &err);
 		if (!m) {
 			ok(0, "%s: %s", models[mi], err.text);
 			continue;
 		}
-		for (size_t ni = 0; ni < sizeof(nodes) / sizeof(nodes[0]); ni++) {
+		for (size_t ni = 0; ni < sizeof(nodes) / sizeof(nodes[0]);
+		     ni++) {
 			for (int fw = 0; fw < AUTOSYNC_FW_N; fw++) {
-				double prev = INFINITY, prevb[AUTOSYNC_BASELINE_N];
+				double prev = INFINITY,
+				       prevb[AUTOSYNC_BASELINE_N];
 				for (int b = 0; b < AUTOSYNC_BASELINE_N; b++)
 					prevb[b] = INFINITY;
 				for (double f = 1; f <= 8; f *= 2) {
-					autosync_cluster_t c = cluster(nodes[ni], 8);
+					autosync_cluster_t c =
+					    cluster(nodes[ni], 8);
 					autosync_costs_t k;
 					autosync_planner_t *p;
 					autosync_plan_t *pl;
 					autosync_plan_summary_t s;
 					autosync_costs_default(&k);
-					/* the no-harm fallback (keep a baseline unless the
-					 * gain beats the uncertainty) is not monotone by
+					/* the no-harm fallback (keep a baseline
+					 * unless the gain beats the
+					 * uncertainty) is not monotone by
 					 * design; test the search itself */
 					k.uncertainty = 0;
 					c.nic_bw *= f;
 					c.intra_bw *= f;
 					p = planner(m, c, k, fw);
 					pl = autosync_plan(p, &err);
-					if (!pl || autosync_plan_summary(pl, &s) < 0) {
+					if (!pl ||
+					    autosync_plan_summary(pl, &s) < 0) {
 						ok(0, "plan: %s", err.text);
 						autosync_planner_destroy(p);
 						continue;
@@ -451,25 +518,39 @@ static void properties(void)
 					checked++;
 					if (s.step_time > prev * (1 + 1e-12)) {
 						mono_bw = 0;
-						diag("%s %u nodes fw %d: %g -> %g with x%g bandwidth",
-						     models[mi], nodes[ni], fw, prev, s.step_time, f);
+						diag("%s %u nodes fw %d: %g -> "
+						     "%g with x%g bandwidth",
+						     models[mi], nodes[ni], fw,
+						     prev, s.step_time, f);
 					}
 					prev = s.step_time;
-					for (size_t b = 0; b < s.nbaselines; b++) {
+					for (size_t b = 0; b < s.nbaselines;
+					     b++) {
 						const char *name;
 						double t;
 						int app;
-						autosync_plan_baseline(pl, b, &name, &t, &app);
-						if (t > prevb[b] * (1 + 1e-12)) {
+						autosync_plan_baseline(
+						    pl, b, &name, &t, &app);
+						if (t >
+						    prevb[b] * (1 + 1e-12)) {
 							mono_bw = 0;
-							diag("%s: baseline %s slower with more bandwidth",
+							diag("%s: baseline %s "
+							     "slower with more "
+							     "bandwidth",
 							     models[mi], name);
 						}
 						prevb[b] = t;
-						if (app && s.step_time > t * (1 + 1e-12)) {
+						if (app &&
+						    s.step_time >
+							t * (1 + 1e-12)) {
 							never_worse = 0;
-							diag("%s %u nodes fw %d: plan %g > %s %g", models[mi],
-							     nodes[ni], fw, s.step_time, name, t);
+							diag("%s %u nodes fw "
+							     "%d: plan %g > %s "
+							     "%g",
+							     models[mi],
+							     nodes[ni], fw,
+							     s.step_time, name,
+							     t);
 						}
 					}
 					autosync_plan_destroy(pl);
@@ -484,7 +565,9 @@ static void properties(void)
 				autosync_costs_t k;
 				double t;
 				autosync_costs_default(&k);
-				t = baseline_step(m, cluster(n, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR);
+				t = baseline_step(
+				    m, cluster(n, 8), k,
+				    AUTOSYNC_BASELINE_AR_PER_TENSOR);
 				if (t < prevt * (1 - 1e-12))
 					mono_nodes = 0;
 				prevt = t;
@@ -492,14 +575,16 @@ static void properties(void)
 		}
 		autosync_model_destroy(m);
 	}
-	ok(checked > 0 && mono_bw, "more bandwidth never predicts slower (%d plans)", checked);
-	ok(mono_nodes, "more nodes never make the all-reduce of a model faster");
+	ok(checked > 0 && mono_bw,
+	   "more bandwidth never predicts slower (%d plans)", checked);
+	ok(mono_nodes,
+	   "more nodes never make the all-reduce of a model faster");
 	ok(never_worse, "never slower than the best applicable baseline");
 }
 
 static void determinism(void)
 {
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_model_t *m = autosync_model_open("bert-base", catalog, &err);
 	char *b1 = NULL, *b2 = NULL;
 	size_t l1 = 0, l2 = 0;
@@ -527,7 +612,8 @@ int main(void)
 	const char *src = getenv("AUTOSYNC_SRCDIR");
 
 	plan(NO_PLAN);
-	snprintf(catalog, sizeof(catalog), "%s/planner/catalog", src ? src : "..");
+	snprintf(catalog, sizeof(catalog), "%s/planner/catalog",
+		 src ? src : "..");
 	formulas();
 	cluster_level();
 	overlap();
