@@ -125,22 +125,20 @@ void plan_set_env(const struct simctx *x, const struct strategy *s,
 		plan_add_env(plan, "NCCL_ALGO", nccl_algo_env(algo));
 	switch (x->fw) {
 	case AUTOSYNC_FW_PYTORCH_DDP:
-		if (s->bucket_cap > 0) {
-			snprintf(v, sizeof(v), "%.9g", s->bucket_cap / MiB);
-			plan_add_env(plan, "AUTOSYNC_DDP_BUCKET_CAP_MB", v);
-			snprintf(v, sizeof(v), "%.9g", s->first_bucket / MiB);
-			plan_add_env(plan, "AUTOSYNC_DDP_FIRST_BUCKET_MB", v);
-		}
+		/* always explicit: 0 / 0 = one bucket per tensor */
+		snprintf(v, sizeof(v), "%.9g", s->bucket_cap / MiB);
+		plan_add_env(plan, "AUTOSYNC_DDP_BUCKET_CAP_MB", v);
+		snprintf(v, sizeof(v), "%.9g", s->first_bucket / MiB);
+		plan_add_env(plan, "AUTOSYNC_DDP_FIRST_BUCKET_MB", v);
 		plan_add_env(plan, "AUTOSYNC_DDP_COMM_HOOK",
 			     autosync_compress_name(s->job_compress));
 		break;
 	case AUTOSYNC_FW_HOROVOD:
-		if (s->bucket_cap > 0 || s->cycle > 0) {
-			snprintf(v, sizeof(v), "%.0f", s->bucket_cap);
-			plan_add_env(plan, "HOROVOD_FUSION_THRESHOLD", v);
-			snprintf(v, sizeof(v), "%.9g", s->cycle * 1e3);
-			plan_add_env(plan, "HOROVOD_CYCLE_TIME", v);
-		}
+		/* always explicit: 0 / 0 = no fusion, no cycle wait */
+		snprintf(v, sizeof(v), "%.0f", s->bucket_cap);
+		plan_add_env(plan, "HOROVOD_FUSION_THRESHOLD", v);
+		snprintf(v, sizeof(v), "%.9g", s->cycle * 1e3);
+		plan_add_env(plan, "HOROVOD_CYCLE_TIME", v);
 		if (!mixed && algo == AUTOSYNC_ALGO_HIER)
 			plan_add_env(plan, "HOROVOD_HIERARCHICAL_ALLREDUCE",
 				     "1");

@@ -753,13 +753,12 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 			 p->k.uncertainty * 100, p->evals);
 	} else {
 		snprintf(reason, sizeof(reason),
-			 "%s: predicted %.4g%% faster than the best applicable "
-			 "baseline "
+			 "%s: predicted %.6g s, %.4gx the speed of the best "
+			 "applicable baseline "
 			 "%s (%.6g s); %lu evaluations%s",
-			 S.best.name,
-			 bbest >= 0 ? 100.0 * (base_t[bbest] - S.best_t) /
-					  base_t[bbest]
-				    : 0,
+			 S.best.name, S.best_t,
+			 bbest >= 0 && S.best_t > 0 ? base_t[bbest] / S.best_t
+						    : 0,
 			 bbest >= 0 ? autosync_baseline_name(bbest) : "(none)",
 			 bbest >= 0 ? base_t[bbest] : 0, p->evals,
 			 S.exhausted ? " (budget exhausted)" : "");

@@ -232,12 +232,12 @@ static void cli(void)
 	size_t n;
 
 	if (!bd) {
-		skip(6, "AUTOSYNC_BUILDDIR not set");
+		skip(9, "AUTOSYNC_BUILDDIR not set");
 		return;
 	}
 	snprintf(exe, sizeof(exe), "%s/cli/autosync", bd);
 	if (access(exe, X_OK) < 0 || !mkdtemp(dir)) {
-		skip(6, "cli/autosync not built");
+		skip(9, "cli/autosync not built");
 		return;
 	}
 	snprintf(cmd, sizeof(cmd),
@@ -284,6 +284,33 @@ static void cli(void)
 		 "test $? = 2",
 		 exe, catalog);
 	ok(run(cmd) == 0, "unknown baseline: usage error 2");
+	/* without -o the whole of stdout is a plan (the report as comments) */
+	snprintf(cmd, sizeof(cmd),
+		 "printf 'launch: 5e-5\\ngpu_flops: 2e14\\n' > %s/cal.yaml && "
+		 "'%s' plan --catalog '%s' --model ncf --framework generic "
+		 "--network nodes=4,gpus=4 --calibration %s/cal.yaml "
+		 "--baseline parallax > %s/c.yaml",
+		 dir, exe, catalog, dir, dir);
+	ok(run(cmd) == 0, "--calibration and --baseline");
+	{
+		autosync_error_t err = {""};
+		autosync_plan_t *pl;
+		autosync_plan_summary_t s;
+		snprintf(cmd, sizeof(cmd), "%s/c.yaml", dir);
+		pl = autosync_plan_load(cmd, &err);
+		ok(pl && autosync_plan_summary(pl, &s) == 0 &&
+		       !strcmp(s.strategy, "parallax") && s.cluster.nodes == 4,
+		   "stdout without -o is a loadable plan%s%s", pl ? "" : ": ",
+		   pl ? "" : err.text);
+		autosync_plan_destroy(pl);
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "printf 'launchh: 1\\n' > %s/bad.yaml && "
+		 "'%s' plan --catalog '%s' --model ncf --calibration "
+		 "%s/bad.yaml 2> %s/err.txt; test $? = 1 && "
+		 "grep -q 'bad.yaml:1' %s/err.txt",
+		 dir, exe, catalog, dir, dir, dir);
+	ok(run(cmd) == 0, "a bad calibration file is named with its line");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	run(cmd);
 }
