@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "autosync/siteconf.h"
+#include "autosync/planner.h"
 #include "autosync/topology.h"
 
 #define NAME_MAX_LEN 32
@@ -167,21 +168,19 @@ static int h_path(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 static int h_framework(struct ctx *c, const char *key, yaml_node_t *v,
 		       void *dst)
 {
-	static const char *const known[] = { "pytorch-ddp", "horovod",
-					     "tensorflow-ps", "any" };
 	const char *s;
 	char b[80];
 
 	if (want_scalar(c, key, v, &s) < 0)
 		return -1;
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (!strcmp(s, known[i])) {
-			snprintf((char *) dst, NAME_MAX_LEN, "%s", s);
-			return 0;
-		}
+	/* the planner's names, so that what validates here also plans */
+	if (strlen(s) < NAME_MAX_LEN && autosync_framework_from_name(s) >= 0) {
+		snprintf((char *) dst, NAME_MAX_LEN, "%s", s);
+		return 0;
+	}
 	problem(c, v,
 		"'%s': bad value '%s' (expected pytorch-ddp, horovod, "
-		"tensorflow-ps or any)", key, q(s, b, sizeof(b)));
+		"autodist or generic)", key, q(s, b, sizeof(b)));
 	return -1;
 }
 

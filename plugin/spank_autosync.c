@@ -15,11 +15,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -27,7 +29,9 @@
 #include "args.h"
 #include "autosync/common.h"
 #include "autosync/siteconf.h"
+#include "jobfs.h"
 #include "pconf.h"
+#include "step.h"
 
 SPANK_PLUGIN(autosync, 1);
 
@@ -38,13 +42,26 @@ static struct autosync_context {
 	int pconf_ok;          /* plugstack arguments parsed cleanly */
 	char pconf_err[MSG_MAX];
 	struct as_args args;
+	int explain;            /* --autosync-explain */
+	autosync_siteconf_t *site; /* loaded once per process */
+	int site_tried;
+	char site_err[MSG_MAX];
+	int mode;               /* effective mode, remote */
+	int plan_step;          /* 1: this step is planned (not batch/extern) */
+	uint32_t job, step, nnodes, nodeid;
+	uid_t uid;
+	gid_t gid;
+	char jobdir[PATH_MAX];
+	struct as_step_out *out; /* the plan and what to inject */
+	char node[64];
 	char deferred[MSG_MAX]; /* a problem to report in task_init */
 	int deferred_fatal;     /* 1: fail the tasks (required mode) */
 	int injected;           /* user_init set the task environment */
-} context = { .args = { .mode = AS_MODE_UNSET } };
+} context = { .args = { .mode = AS_MODE_UNSET }, .mode = AS_MODE_UNSET };
 
 static int cb_mode(int val, const char *optarg, int remote);
 static int cb_model(int val, const char *optarg, int remote);
+static int cb_explain(int val, const char *optarg, int remote);
 
 static struct spank_option options[] = {
 	{ "autosync", "auto|off|required|PLAN",
@@ -57,6 +74,10 @@ static struct spank_option options[] = {
 	  "resnet50, bert-large) or the path of a model file; implies "
 	  "--autosync=auto",
 	  1, 0, (spank_opt_cb_f) cb_model },
+	{ "autosync-explain", NULL,
+	  "[autosync] print a summary of the chosen plan on the job's "
+	  "standard error (from its first task)",
+	  0, 1, (spank_opt_cb_f) cb_explain },
 	SPANK_OPTIONS_TABLE_END
 };
 
@@ -136,6 +157,14 @@ static int cb_model(int val, const char *optarg, int remote)
 					       AS_SRC_OPTION, "--autosync-model",
 					       err, sizeof(err)),
 			     err, remote);
+}
+
+static int cb_explain(int val, const char *optarg, int remote)
+{
+	(void) optarg;
+	(void) remote;
+	context.explain = val;
+	return 0;
 }
 
 /* Environment fallbacks, lower precedence than any option. On the user's
@@ -235,85 +264,299 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
-{
-	spank_context_t c = spank_context();
+/* Slurm's special step ids (slurm.h): only real job steps are planned. */
+#define STEP_SPECIAL_MIN 0xfffffff0u
 
-	load_pconf(ac, av);
-	if (c == S_CTX_LOCAL || c == S_CTX_ALLOCATOR)
-		return apply_env(sp, 0);
-	if (c == S_CTX_REMOTE)
-		(void) apply_env(sp, 1);
-	return 0;
-}
-
-int slurm_spank_user_init(spank_t sp, int ac, char **av)
+/* The site config, read once per process; NULL when none is configured or
+ * it is broken (then site_err says why). */
+static autosync_siteconf_t *site(void)
 {
 	autosync_error_t err = { .text = "" };
-	autosync_siteconf_t *site = NULL;
-	int site_default = AS_MODE_OFF, mode, fatal;
-	char partition[128];
 
-	load_pconf(ac, av);
-	mode = as_args_effective_mode(&context.args, AS_MODE_OFF);
-	fatal = mode == AS_MODE_REQUIRED || (context.pconf_ok && context.pconf.strict);
+	if (context.site_tried || !context.pconf_ok || !context.pconf.config[0])
+		return context.site;
+	context.site_tried = 1;
+	if (!(context.site = autosync_siteconf_load(context.pconf.config, &err)))
+		snprintf(context.site_err, sizeof(context.site_err),
+			 "autosync: site config: %s", err.text);
+	return context.site;
+}
+
+/* Work out, in slurmstepd, whether this step is autosync's and who it is
+ * for. Returns 0 when there is nothing to do, 1 when there is. */
+static int remote_mode(spank_t sp)
+{
+	char partition[128];
+	int site_default = AS_MODE_OFF;
+	autosync_siteconf_t *s;
+
+	if (context.mode != AS_MODE_UNSET)
+		return context.mode != AS_MODE_OFF;
+	context.mode = as_args_effective_mode(&context.args, AS_MODE_OFF);
 	if (!context.pconf_ok) {
-		if (mode != AS_MODE_UNSET && mode != AS_MODE_OFF)
-			defer(fatal, "%s; running without autosync",
-			      context.pconf_err);
+		if (context.mode != AS_MODE_OFF)
+			defer(context.mode == AS_MODE_REQUIRED,
+			      "%s; running without autosync", context.pconf_err);
+		context.mode = AS_MODE_OFF;
 		return 0;
 	}
-	if (context.pconf.config[0]) {
-		site = autosync_siteconf_load(context.pconf.config, &err);
-		if (!site) {
-			if (mode != AS_MODE_OFF)
-				defer(fatal,
-				      "autosync: site config: %s; running "
-				      "without autosync", err.text);
-			return 0;
-		}
+	s = site();
+	if (context.pconf.config[0] && !s) {
+		if (context.mode != AS_MODE_OFF)
+			defer(context.mode == AS_MODE_REQUIRED || context.pconf.strict,
+			      "%s; running without autosync", context.site_err);
+		context.mode = AS_MODE_OFF;
+		return 0;
+	}
+	if (s) {
 		if (spank_getenv(sp, "SLURM_JOB_PARTITION", partition,
 				 sizeof(partition)) != ESPANK_SUCCESS)
 			partition[0] = '\0';
 		site_default = autosync_siteconf_default_mode(
-				       site, partition[0] ? partition : NULL) ==
+				       s, partition[0] ? partition : NULL) ==
 				       AUTOSYNC_SITE_MODE_AUTO
 			       ? AS_MODE_AUTO
 			       : AS_MODE_OFF;
 	}
-	mode = as_args_effective_mode(&context.args, site_default);
-	if (mode == AS_MODE_OFF || mode == AS_MODE_UNSET)
-		goto out; /* not asked for: the step sees nothing of autosync */
+	context.mode = as_args_effective_mode(&context.args, site_default);
+	if (context.mode == AS_MODE_OFF)
+		return 0;
+	{
+		static const int bit[] = {
+			[AS_MODE_AUTO] = AUTOSYNC_ALLOW_AUTO,
+			[AS_MODE_REQUIRED] = AUTOSYNC_ALLOW_REQUIRED,
+			[AS_MODE_PLAN] = AUTOSYNC_ALLOW_PLAN,
+		};
+		if (context.args.mode_src != AS_SRC_NONE &&
+		    !autosync_siteconf_mode_allowed(s, bit[context.mode])) {
+			defer(0, "autosync: --autosync=%s is not allowed on this "
+			      "cluster; running without autosync",
+			      as_mode_name(context.mode));
+			context.mode = AS_MODE_OFF;
+			return 0;
+		}
+	}
+	if (spank_get_item(sp, S_JOB_ID, &context.job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &context.step) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_UID, &context.uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &context.gid) != ESPANK_SUCCESS) {
+		defer(context.mode == AS_MODE_REQUIRED,
+		      "autosync: cannot read the step's ids; running without "
+		      "autosync");
+		context.mode = AS_MODE_OFF;
+		return 0;
+	}
+	if (spank_get_item(sp, S_JOB_NNODES, &context.nnodes) != ESPANK_SUCCESS)
+		context.nnodes = 0;
+	if (spank_get_item(sp, S_JOB_NODEID, &context.nodeid) != ESPANK_SUCCESS)
+		context.nodeid = 0;
+	/* The batch script and the extern step only pass the options on (to
+	 * the sruns inside); real steps are planned. */
+	context.plan_step = context.step < STEP_SPECIAL_MIN && context.nnodes > 0;
+	return 1;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	spank_context_t c = spank_context();
+	char base[PATH_MAX], name[128], err[PATH_MAX + 256];
+	const char *rd;
+
+	load_pconf(ac, av);
+	if (c == S_CTX_LOCAL || c == S_CTX_ALLOCATOR)
+		return apply_env(sp, 0);
+	if (c != S_CTX_REMOTE)
+		return 0;
+	(void) apply_env(sp, 1);
+	if (!remote_mode(sp) || !context.plan_step)
+		return 0;
+	/* The job directory is made here, as root, so that a root-owned
+	 * runtime_dir works too; the user gets it (0700) and user_init then
+	 * writes into it with the user's own credentials. */
+	rd = site() ? autosync_siteconf_runtime_dir(site()) : "";
+	snprintf(base, sizeof(base), "%s", rd[0] ? rd : "/tmp");
+	snprintf(name, sizeof(name), "autosync-%u-%u.%u.%u",
+		 (unsigned) context.uid, context.job, context.step,
+		 context.nodeid);
+	if (as_jobdir_make(base, name, context.uid, context.gid, context.jobdir,
+			   sizeof(context.jobdir), err, sizeof(err)) < 0) {
+		context.jobdir[0] = '\0';
+		defer(context.mode == AS_MODE_REQUIRED,
+		      "autosync: job directory: %s; running without autosync",
+		      err);
+	}
+	return 0;
+}
+
+static const char *inherited_injected;
+
+/* Did the user set 'name'? Variables that an earlier autosync step set
+ * (listed in the inherited AUTOSYNC_INJECTED) do not count. */
+static int user_has_env(const char *name, void *arg)
+{
+	spank_t sp = arg;
+	char buf[8];
+	spank_err_t rc = spank_getenv(sp, name, buf, sizeof(buf));
+	size_t n = strlen(name);
+
+	if (rc == ESPANK_ENV_NOEXIST)
+		return 0;
+	for (const char *p = inherited_injected; p && *p;) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+			return 0;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return 1;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	struct as_step_in in;
+	char cvd[1024], sgpus[1024], jgpus[1024], cwd[PATH_MAX], inj[2048];
+	int have_cvd, have_sgpus, have_jgpus, have_cwd;
+	int fatal;
+
+	load_pconf(ac, av);
+	if (!remote_mode(sp))
+		return 0; /* not asked for: the step sees nothing of autosync */
+	fatal = context.mode == AS_MODE_REQUIRED || context.pconf.strict;
 
 	if (set_env(sp, "AUTOSYNC_MODE",
-		    mode == AS_MODE_PLAN ? context.args.plan_path
-					 : as_mode_name(mode)) < 0)
-		goto out;
+		    context.mode == AS_MODE_PLAN ? context.args.plan_path
+						 : as_mode_name(context.mode)) < 0)
+		return 0;
 	if (context.args.model[0] &&
 	    set_env(sp, "AUTOSYNC_MODEL", context.args.model) < 0)
-		goto out;
+		return 0;
 	context.injected = 1;
-out:
-	autosync_siteconf_destroy(site);
+	if (!context.plan_step || !context.jobdir[0])
+		return 0;
+
+	if (!(context.out = calloc(1, sizeof(*context.out)))) {
+		defer(fatal, "autosync: out of memory; running without autosync");
+		return 0;
+	}
+	have_cvd = spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)) == ESPANK_SUCCESS;
+	have_sgpus = spank_getenv(sp, "SLURM_STEP_GPUS", sgpus, sizeof(sgpus)) == ESPANK_SUCCESS;
+	have_jgpus = spank_getenv(sp, "SLURM_JOB_GPUS", jgpus, sizeof(jgpus)) == ESPANK_SUCCESS;
+	have_cwd = spank_getenv(sp, "PWD", cwd, sizeof(cwd)) == ESPANK_SUCCESS;
+	if (spank_getenv(sp, "SLURMD_NODENAME", context.node,
+			 sizeof(context.node)) != ESPANK_SUCCESS &&
+	    gethostname(context.node, sizeof(context.node)) < 0)
+		snprintf(context.node, sizeof(context.node), "unknown");
+	inherited_injected = spank_getenv(sp, "AUTOSYNC_INJECTED", inj,
+					  sizeof(inj)) == ESPANK_SUCCESS ? inj : NULL;
+	in = (struct as_step_in) {
+		.model = context.args.model,
+		.site = site(),
+		.plan_file = context.mode == AS_MODE_PLAN ? context.args.plan_path : NULL,
+		.nnodes = context.nnodes,
+		.uid = context.uid,
+		.cuda_visible_devices = have_cvd ? cvd : NULL,
+		.step_gpus = have_sgpus ? sgpus : NULL,
+		.job_gpus = have_jgpus ? jgpus : NULL,
+		.cwd = have_cwd ? cwd : NULL,
+		.jobdir = context.jobdir,
+		.has_env = user_has_env,
+		.env_arg = sp,
+	};
+	/* user_init runs with the user's effective uid: the model and plan
+	 * files are read with the user's rights. */
+	if (as_step_plan(&in, context.out) < 0) {
+		defer(fatal, "autosync: %s; running without autosync",
+		      context.out->err);
+		free(context.out);
+		context.out = NULL;
+		inherited_injected = NULL;
+		return 0;
+	}
+	inherited_injected = NULL;
+	for (size_t i = 0; i < context.out->nenv; i++)
+		if (set_env(sp, context.out->env[i].name,
+			    context.out->env[i].value) < 0)
+			break;
+	plog(AUTOSYNC_LOG_INFO,
+	     "autosync: job %u step %u node %s: plan %s, topology %s, model "
+	     "%s, planned in %.1f ms", context.job, context.step, context.node,
+	     context.out->plan_hash, context.out->topo_hash,
+	     context.args.model[0] ? context.args.model : "(plan file)",
+	     context.out->plan_ms);
 	return 0;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-	uint32_t gtid = 0;
+	uint32_t gtid = 0, ltid = 0;
+	int first;
 
 	load_pconf(ac, av);
-	if (!context.deferred[0])
+	first = spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid) == ESPANK_SUCCESS &&
+		gtid == 0;
+	if (context.deferred[0]) {
+		if (context.deferred_fatal) {
+			slurm_error("%s", context.deferred);
+			return -1;
+		}
+		/* One warning per step, from its first task, on the user's
+		 * stderr. */
+		if (first)
+			dprintf(STDERR_FILENO, "%s\n", context.deferred);
 		return 0;
-	if (context.deferred_fatal) {
-		slurm_error("%s", context.deferred);
-		return -1;
 	}
-	/* One warning per step, from its first task, on the user's stderr. */
-	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &gtid) == ESPANK_SUCCESS &&
-	    gtid == 0)
-		dprintf(STDERR_FILENO, "%s\n", context.deferred);
+	if (!context.out)
+		return 0;
+	/* the task's NIC: local rank r drives GPU r of the allocation */
+	if (context.out->nranks &&
+	    spank_get_item(sp, S_TASK_ID, &ltid) == ESPANK_SUCCESS) {
+		unsigned r = ltid % context.out->nranks;
+		for (size_t i = 0; i < context.out->rank_nenv[r]; i++)
+			(void) spank_setenv(sp, context.out->rank_env[r][i].name,
+					    context.out->rank_env[r][i].value, 1);
+	}
+	if (context.explain && first)
+		dprintf(STDERR_FILENO, "%s", context.out->summary);
 	return 0;
+}
+
+/* At the end of a planned step: one feedback record from this node, with
+ * what the job reported through AUTOSYNC_REPORT, then clean up. */
+static void finish_step(void)
+{
+	autosync_feedback_rec_t *r = &context.out->rec;
+	autosync_error_t err = { .text = "" };
+	char path[PATH_MAX + 16], ferr[PATH_MAX + 128], *buf = NULL, *line = NULL;
+	size_t len = 0;
+	const char *log = site() ? autosync_siteconf_feedback_path(site()) : "";
+	struct passwd pw, *pwp = NULL;
+	char pwbuf[4096];
+
+	if (log[0]) {
+		r->time = (int64_t) time(NULL);
+		r->job = context.job;
+		r->step = context.step;
+		r->uid = (uint32_t) context.uid;
+		if (getpwuid_r(context.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp)
+			snprintf(r->user, sizeof(r->user), "%s", pw.pw_name);
+		snprintf(r->node, sizeof(r->node), "%s", context.node);
+		/* The report is the user's file and we are root here: only a
+		 * regular file the user alone owns, never through a link. */
+		snprintf(path, sizeof(path), "%s/report", context.jobdir);
+		if (as_read_file(path, 1u << 20, context.uid, &buf, &len, ferr,
+				 sizeof(ferr)) == 0) {
+			if (as_step_parse_report(buf, r, ferr, sizeof(ferr)) < 0)
+				plog(AUTOSYNC_LOG_INFO, "autosync: report %s: %s",
+				     path, ferr);
+			free(buf);
+		}
+		if (autosync_feedback_format(r, &line, &len, &err) < 0 ||
+		    autosync_feedback_append(log, line, len,
+					     autosync_siteconf_feedback_max_bytes(site()),
+					     autosync_siteconf_feedback_keep(site()),
+					     &err) < 0)
+			plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
+		free(line);
+	}
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -321,7 +564,16 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void) sp;
 	(void) ac;
 	(void) av;
+	if (spank_context() == S_CTX_REMOTE) {
+		if (context.out)
+			finish_step();
+		if (context.jobdir[0])
+			as_jobdir_remove(context.jobdir);
+	}
+	free(context.out);
+	autosync_siteconf_destroy(context.site);
 	memset(&context, 0, sizeof(context));
 	context.args.mode = AS_MODE_UNSET;
+	context.mode = AS_MODE_UNSET;
 	return 0;
 }

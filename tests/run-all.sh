@@ -63,7 +63,7 @@ fi
 step "integration tests on a real Slurm"
 so=_build/plain/plugin/.libs/spank_autosync.so
 if [ -f "$so" ]; then
-  tests/run-integration.sh "$src/$so" >_build/integration.log 2>&1
+  tests/run-integration.sh _build/plain >_build/integration.log 2>&1
   cat _build/integration.log | grep -E '^(#|    (ok|not ok|#)|\[|integration)' | sed 's/^    /  /'
   count_tap <(sed 's/^    //' _build/integration.log) "integration"
 else

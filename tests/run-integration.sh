@@ -1,25 +1,43 @@
 #!/usr/bin/env bash
-# run-integration.sh PLUGIN_SO - start the test Slurm cluster with PLUGIN_SO
-# registered, then run every tests/integration/*.sh twice: submitting as
-# root and as the unprivileged user 'astest'. Prints each TAP line and ends
-# with "N passed, N failed". Run as root.
+# run-integration.sh BUILDDIR - start the test Slurm cluster with the
+# plugin built in BUILDDIR registered, then run every tests/integration/*.sh
+# twice: submitting as root and as the unprivileged user 'astest'. Prints
+# each TAP line and ends with "N passed, N failed". Run as root.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-plugin=${1:?usage: run-integration.sh PATH/TO/spank_autosync.so}
+build=$(cd "${1:?usage: run-integration.sh BUILDDIR}" && pwd)
+src=$(cd "$here/.." && pwd)
+plugin=$build/plugin/.libs/spank_autosync.so
+lib=/var/lib/autosync-test
 user=${AUTOSYNC_TEST_USER:-astest}
 site_dir=/var/lib/autosync-test/etc
 [ "$(id -u)" = 0 ] || { echo "run-integration.sh: run as root" >&2; exit 1; }
 
 id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
-install -d -m 0755 /var/lib/autosync-test "$site_dir"
-cat > "$site_dir/autosync.yaml" <<'YAML'
+# Everything the tests' users must read is copied outside the checkout
+# (which may sit in a directory only root can enter).
+install -d -m 0755 $lib "$site_dir" $lib/bin $lib/models $lib/feedback
+install -m 0755 "$build/cli/autosync" $lib/bin/autosync
+install -m 0644 "$src"/planner/catalog/*.yaml $lib/models/
+# the fake GPUs' node: a real 4 x A100 + 4 x HDR machine (JUWELS Booster)
+install -m 0644 "$src/../shared/fixtures/topologies/hwloc-juwels-booster-4xA100-4xHDR.xml" $lib/topo.xml
+# and one with fewer GPUs than Slurm hands out, to provoke a mismatch
+install -m 0644 "$src/../shared/fixtures/topologies/hwloc-supermicro-x9drg-3xM2075-1xIB-wholeio.xml" $lib/topo3.xml
+cat > "$site_dir/autosync.yaml" <<YAML
 # site config used by the integration tests
 version: 1
 default_mode: off
+catalog_dir: $lib/models
+topology_xml: $lib/topo.xml
+plan_budget_ms: 2000
 network:
-  nic_bandwidth: 100Gbit/s
+  nic_bandwidth: 200Gbit/s
   latency: 2us
-  nics_per_node: 2
+  nodes_per_switch: 16
+feedback:
+  path: $lib/feedback/feedback.jsonl
+  max_bytes: 64MiB
+  keep: 2
 YAML
 chmod 0644 "$site_dir/autosync.yaml"
 
@@ -30,7 +48,7 @@ pass=0 fail=0
 for t in "$here"/integration/[0-9]*.sh; do
   for u in root "$user"; do
     echo "# $(basename "$t") as $u"
-    out=$(IT_USER=$u IT_SITE="$site_dir/autosync.yaml" timeout 600 bash "$t" 2>&1); rc=$?
+    out=$(IT_USER=$u IT_SITE="$site_dir/autosync.yaml" IT_LIB=$lib timeout 600 bash "$t" 2>&1); rc=$?
     echo "$out" | sed 's/^/    /'
     p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
     # a script that died without a plan counts as one failure

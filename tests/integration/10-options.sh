@@ -16,23 +16,23 @@ for cmd in srun sbatch salloc; do
 done
 
 # --- injection on all three nodes --------------------------------------
-out=$(as_user srun -N3 -n3 --autosync=auto --autosync-model=resnet50 bash -c "$vars" 2>&1 | sort)
+out=$(as_user srun -N3 -n3 --autosync=auto --autosync-model=resnet50 bash -c "$vars" 2>/dev/null | sort)
 is "$out" "node1 auto resnet50
 node2 auto resnet50
 node3 auto resnet50" "srun -N3 --autosync=auto --autosync-model=resnet50: every node's task sees both"
 
-out=$(as_user srun -N3 --ntasks-per-node=2 --autosync-model=bert-large bash -c "$vars" 2>&1 | sort | uniq -c | awk '{print $1, $2, $3, $4}')
+out=$(as_user srun -N3 --ntasks-per-node=2 --autosync-model=bert-large bash -c "$vars" 2>/dev/null | sort | uniq -c | awk '{print $1, $2, $3, $4}')
 is "$out" "2 node1 auto bert-large
 2 node2 auto bert-large
 2 node3 auto bert-large" "a model alone implies auto, in every task (6 tasks)"
 
-out=$(as_user srun -n1 -w node1 --autosync bash -c "$vars" 2>&1)
+out=$(as_user srun -n1 -w node1 --autosync bash -c "$vars" 2>/dev/null)
 is "$out" "node1 auto unset" "--autosync without a value means auto; no model: AUTOSYNC_MODEL unset"
 
-out=$(as_user srun -n1 -w node1 --autosync=required --autosync-model=vgg16 bash -c "$vars" 2>&1)
+out=$(as_user srun -n1 -w node1 --autosync=required --autosync-model=vgg16 bash -c "$vars" 2>/dev/null)
 is "$out" "node1 required vgg16" "--autosync=required is passed on"
 
-out=$(as_user srun -n1 -w node1 --autosync=/tmp/plan.yaml bash -c "$vars" 2>&1)
+out=$(as_user srun -n1 -w node1 --autosync=/tmp/plan.yaml bash -c "$vars" 2>/dev/null)
 is "$out" "node1 /tmp/plan.yaml unset" "--autosync=PATH is passed on"
 
 # --- nothing asked, or off: nothing injected ----------------------------
@@ -61,16 +61,16 @@ err=$(as_user srun -n1 "--autosync-model=" true 2>&1); rc=$?
 is "$rc" 255 "empty model refused"
 
 # --- environment fallbacks ----------------------------------------------
-out=$(as_user_env AUTOSYNC_MODE=auto AUTOSYNC_MODEL=inception-v3 -- srun -n1 -w node1 bash -c "$vars" 2>&1)
-is "$out" "node1 auto inception-v3" "AUTOSYNC_MODE/AUTOSYNC_MODEL from the environment"
-out=$(as_user_env AUTOSYNC_MODE=off -- srun -n1 -w node1 --autosync=auto bash -c "$vars" 2>&1)
+out=$(as_user_env AUTOSYNC_MODE=auto AUTOSYNC_MODEL=inception_v3 -- srun -n1 -w node1 bash -c "$vars" 2>/dev/null)
+is "$out" "node1 auto inception_v3" "AUTOSYNC_MODE/AUTOSYNC_MODEL from the environment"
+out=$(as_user_env AUTOSYNC_MODE=off -- srun -n1 -w node1 --autosync=auto bash -c "$vars" 2>/dev/null)
 is "$out" "node1 auto unset" "the command line beats AUTOSYNC_MODE"
 out=$(as_user_env AUTOSYNC_MODE=auto AUTOSYNC_MODEL=resnet50 -- srun -n1 --autosync=off bash -c 'env | grep "^AUTOSYNC_" | sort' 2>&1)
 is "$out" "AUTOSYNC_MODE=auto
 AUTOSYNC_MODEL=resnet50" "--autosync=off beats AUTOSYNC_MODE=auto: the user's own variables are left as they were, nothing added"
 err=$(as_user_env AUTOSYNC_MODE=sometimes -- srun -n1 true 2>&1); rc=$?
 like "$err" "autosync: invalid AUTOSYNC_MODE value 'sometimes' $(sed 's/[()]/\\&/g' <<<"$MSG_TAIL")" "a bad AUTOSYNC_MODE is refused by name (rc $rc)"
-out=$(as_user_env SLURM_SPANK__SLURM_SPANK_OPTION_autosync_autosync_model=densenet121 -- srun -n1 -w node1 bash -c "$vars" 2>&1)
+out=$(as_user_env SLURM_SPANK__SLURM_SPANK_OPTION_autosync_autosync_model=densenet121 -- srun -n1 -w node1 bash -c "$vars" 2>/dev/null)
 is "$out" "node1 auto densenet121" "SPANK's own environment form of the option"
 
 # --- batch jobs ---------------------------------------------------------

@@ -73,3 +73,19 @@ set_plugin_args() {
 }
 # Restore the default arguments the runner started the cluster with.
 reset_plugin_args() { set_plugin_args "config=$IT_SITE"; }
+
+IT_LIB=${IT_LIB:-/var/lib/autosync-test}
+AUTOSYNC=$IT_LIB/bin/autosync
+FEEDBACK=$IT_LIB/feedback/feedback.jsonl
+# use_site NAME 'yaml lines…': a variant of the test site config (the
+# defaults, with the given top-level keys replaced), and point the plugin
+# at it for the next steps.
+use_site() {
+  local f=$IT_LIB/etc/$1.yaml keys
+  keys=$(printf '%s\n' "$2" | sed -n 's/^\([a-z_]*\):.*/\1/p' | paste -sd'|')
+  { awk -v k="^(${keys:-none}):" '
+      /^[a-z_]+:/ { skip = ($0 ~ k) } skip && /^  / { next } !($0 ~ k) || !/^[a-z_]+:/ { if (!skip) print }' "$IT_SITE"
+    printf '%s\n' "$2"; } > "$f"
+  chmod 0644 "$f"
+  set_plugin_args "config=$f"
+}

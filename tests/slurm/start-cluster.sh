@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # start-cluster.sh - a throw-away Slurm 22.05 cluster on this host for the
 # integration tests: slurmctld + N slurmd "nodes" (multiple-slurmd), fake
-# GPUs as gres (/dev/null links), munge (or auth/none), and the freshly
+# GPUs as gres (char devices 1:3, like /dev/null), munge (or auth/none), and the freshly
 # built autosync plugin registered through a generated plugstack drop-in.
 #
 # Idempotent: a second run restarts nothing unless the generated config
@@ -120,7 +120,16 @@ CONF
 
 if [ "$GPUS" -gt 0 ]; then
   install -d -m 0755 $FAKEGPU
-  for i in $(seq 0 $((GPUS-1))); do ln -sfn /dev/null $FAKEGPU/nvidia$i; done
+  # character devices with /dev/null's numbers (slurmd wants char or block
+  # devices, else tasks get no CUDA_VISIBLE_DEVICES); a /dev/null link where
+  # mknod is not allowed
+  for i in $(seq 0 $((GPUS-1))); do
+    f=$FAKEGPU/nvidia$i
+    [ -c "$f" ] && [ ! -L "$f" ] && continue
+    rm -f "$f"
+    mknod -m 0666 "$f" c 1 3 2>/dev/null || ln -sfn /dev/null "$f"
+    CHANGED=1
+  done
   printf 'AutoDetect=off\nNodeName=%s Name=gpu File=%s/nvidia[0-%d]\n' \
     "$node_list" "$FAKEGPU" $((GPUS-1)) | write_if_changed $ETC/gres.conf 0644
 elif [ -e $ETC/gres.conf ]; then

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Planning at job start on every node: what the tasks get, that every node
+# agrees, that users' settings survive, feedback, and every failure in
+# fail-open and required modes.
+. "$(dirname "$0")/lib.sh"
+diag "running as $IT_USER"
+reset_plugin_args
+
+show='echo "$SLURMD_NODENAME $SLURM_LOCALID ${AUTOSYNC_PLAN_HASH-unset} ${NCCL_IB_HCA-unset} $(test -r "$NCCL_TOPO_FILE" && echo topo) $(test -r "$AUTOSYNC_PLAN" && echo plan)"'
+
+# --- the plan reaches every task ----------------------------------------
+out=$(as_user srun -N3 --ntasks-per-node=2 --gpus-per-node=2 --autosync=auto --autosync-model=bert-large bash -c "$show" 2>&1 | sort)
+diag "$out"
+is "$(awk '{print $1, $2, $4, $5, $6}' <<<"$out")" "node1 0 =mlx5_0:1 topo plan
+node1 1 =mlx5_1:1 topo plan
+node2 0 =mlx5_0:1 topo plan
+node2 1 =mlx5_1:1 topo plan
+node3 0 =mlx5_0:1 topo plan
+node3 1 =mlx5_1:1 topo plan" "6 tasks on 3 nodes: plan, NCCL topology, and each local rank's nearest NIC"
+is "$(awk '{print $3}' <<<"$out" | sort -u | wc -l)" 1 "all three nodes report the same plan hash"
+like "$(awk '{print $3; exit}' <<<"$out")" '^[0-9a-f]{16}$' "a 16-digit plan hash"
+hash=$(awk '{print $3; exit}' <<<"$out")
+
+out=$(as_user srun -N1 -n4 --gpus=4 --autosync-model=bert-large bash -c 'echo "$SLURM_LOCALID $NCCL_IB_HCA"' 2>&1 | sort)
+is "$out" "0 =mlx5_0:1
+1 =mlx5_1:1
+2 =mlx5_2:1
+3 =mlx5_3:1" "4 GPUs on one node: 4 different NICs, as the topology dictates"
+
+# the plan file is the CLI's plan file
+out=$(as_user srun -N1 -n1 --gpus=2 --autosync-model=resnet50 bash -c 'grep -c "^autosync_plan: 1$" "$AUTOSYNC_PLAN"; grep -c "class=\"0x0302" "$NCCL_TOPO_FILE"; stat -c %a "$(dirname "$AUTOSYNC_PLAN")"' 2>&1)
+is "$out" "1
+2
+700" "a versioned plan file, an NCCL XML with the 2 allocated GPUs, a private job directory"
+out=$(as_user srun -N1 -n1 --autosync-model=resnet50 bash -c 'ls -d "$(dirname "$AUTOSYNC_PLAN")"' 2>&1)
+sleep 0.5
+check "the job directory is removed at the end of the step" test ! -e "$out"
+
+# --- batch jobs -----------------------------------------------------------
+cat > "$IT_WORK/plan.sh" <<JOB
+#!/bin/bash
+#SBATCH --autosync-model=resnet50
+#SBATCH -N 3
+#SBATCH --ntasks-per-node=1
+#SBATCH --gpus-per-node=1
+#SBATCH -o $IT_WORK/plan.out
+echo "batch \${AUTOSYNC_MODEL-unset} \${AUTOSYNC_PLAN-unset}"
+srun bash -c '$show'
+JOB
+chmod 0755 "$IT_WORK/plan.sh"; [ "$IT_USER" = root ] || chown "$IT_USER" "$IT_WORK/plan.sh"
+as_user sbatch --wait "$IT_WORK/plan.sh" >/dev/null 2>&1
+out=$(sort "$IT_WORK/plan.out")
+is "$(head -1 <<<"$out")" "batch resnet50 unset" "#SBATCH --autosync-model: the batch script itself gets the option, no plan"
+is "$(grep ^node <<<"$out" | awk '{print $1, $2, $4, $5, $6}')" "node1 0 =mlx5_0:1 topo plan
+node2 0 =mlx5_0:1 topo plan
+node3 0 =mlx5_0:1 topo plan" "#SBATCH --autosync-model: the srun step inside is planned on every node"
+is "$(grep ^node <<<"$out" | awk '{print $3}' | sort -u | wc -l)" 1 "batch: the same plan hash on every node"
+
+# --- the user's own settings survive ------------------------------------
+out=$(as_user_env NCCL_IB_HCA==mlx5_3:1 NCCL_TOPO_FILE=/home/mine.xml AUTOSYNC_DDP_BUCKET_CAP_MB=99 -- \
+  srun -N1 -n2 --gpus=2 --autosync-model=resnet50 bash -c 'echo "$NCCL_IB_HCA $NCCL_TOPO_FILE $AUTOSYNC_DDP_BUCKET_CAP_MB"; grep -A4 "^skipped_env" "$AUTOSYNC_PLAN" | tr -d " \n"; echo' 2>&1 | sort -u)
+is "$out" "=mlx5_3:1 /home/mine.xml 99
+skipped_env:-NCCL_TOPO_FILE-AUTOSYNC_DDP_BUCKET_CAP_MB-NCCL_IB_HCA" "users' NCCL and framework variables are never overwritten, and the plan records them"
+
+# --- --autosync-explain, --autosync=PATH -------------------------------
+out=$(as_user srun -N3 -n3 --gpus-per-node=2 --autosync-model=bert-large --autosync-explain true 2>&1)
+like "$out" "^autosync: plan for bert-large on 3 node\\(s\\) x 2 GPU\\(s\\), framework pytorch-ddp$" "--autosync-explain: the summary on the terminal"
+is "$(grep -c '^autosync: plan for' <<<"$out")" 1 "once per step"
+like "$(srun --help 2>&1)" "--autosync-explain" "--autosync-explain is in srun --help"
+
+as_user "$AUTOSYNC" plan --model vgg16 --catalog "$IT_LIB/models" --topology "$IT_LIB/topo.xml" --gpus-per-node 2 --nodes 2 -o "$IT_WORK/vgg.yaml" >/dev/null 2>&1
+want=$(sed -n 's/^hash: "\(.*\)"$/\1/p' "$IT_WORK/vgg.yaml")
+out=$(as_user srun -N2 -n2 --gpus-per-node=2 "--autosync=$IT_WORK/vgg.yaml" bash -c 'echo $AUTOSYNC_PLAN_HASH' 2>&1 | sort -u)
+is "$out" "$want" "--autosync=PATH: the given plan is used on every node"
+echo "autosync_plan: 1" > "$IT_WORK/bad-plan.yaml"
+out=$(as_user srun -N1 -n1 "--autosync=$IT_WORK/bad-plan.yaml" bash -c 'echo "task ${AUTOSYNC_PLAN-unset}"' 2>&1)
+like "$out" "^autosync: plan file: $IT_WORK/bad-plan.yaml:.*; running without autosync$" "a bad plan file: one-line warning"
+like "$out" "task unset" "and the task runs without a plan"
+
+# --- failures, fail-open and required ------------------------------------
+# fail_both NAME EXPECTED-MESSAGE-REGEX SRUN-ARGS...
+fail_both() {
+  local name=$1 msg=$2; shift 2
+  local o
+  o=$(as_user srun -N2 -n2 "$@" --autosync=auto bash -c 'echo "ran ${AUTOSYNC_PLAN-unset}"' 2>&1)
+  like "$o" "^autosync: $msg; running without autosync$" "$name: one-line warning"
+  is "$(grep -c '^ran unset$' <<<"$o")" 2 "$name: the step runs exactly as without autosync"
+  is "$(grep -c '^autosync:' <<<"$o")" 1 "$name: warned once"
+  o=$(as_user srun -N2 -n2 "$@" --autosync=required bash -c 'echo ran' 2>&1)
+  like "$o" "autosync: $msg" "$name, required: the same message"
+  unlike "$o" "^ran" "$name, required: the step does not run"
+}
+fail_both "unknown model" "model: model 'nosuchmodel': not in the catalog .*" --autosync-model=nosuchmodel
+fail_both "unreadable model file" "model file /nonexistent/m.yaml: No such file or directory" --autosync-model=/nonexistent/m.yaml
+printf 'autosync_model: 1\nname: x\ntensors:\n  - {name: w, shape: [-3], dtype: float32}\n' > "$IT_WORK/bad-model.yaml"; chmod 0644 "$IT_WORK/bad-model.yaml"
+fail_both "invalid model file" "model: $IT_WORK/bad-model.yaml:[0-9]+: .*" "--autosync-model=$IT_WORK/bad-model.yaml"
+ln -sf /etc/shadow "$IT_WORK/shadow.yaml"
+fail_both "a symlink to a root-only file" "model file $IT_WORK/shadow.yaml: is a symbolic link \\(give the file itself\\)" "--autosync-model=$IT_WORK/shadow.yaml"
+if [ "$IT_USER" != root ]; then
+  install -m 0600 /dev/null "$IT_LIB/secret.yaml"
+  fail_both "a root-only model file" "model file $IT_LIB/secret.yaml: Permission denied" "--autosync-model=$IT_LIB/secret.yaml"
+fi
+use_site threegpus "topology_xml: $IT_LIB/topo3.xml"
+fail_both "a GPU the node's topology does not have" "topology: SLURM_STEP_GPUS=0,1,2,3: GPU 3 does not exist \\(this node has 3 GPUs\\)" --autosync-model=resnet50 --gpus-per-node=4
+
+printf '<topology version="3.0">\n' > "$IT_LIB/bad-topo.xml"; chmod 0644 "$IT_LIB/bad-topo.xml"
+use_site badtopo "topology_xml: $IT_LIB/bad-topo.xml"
+fail_both "no hwloc data" "topology: .*bad-topo.xml.*" --autosync-model=resnet50
+# a model of 20,000 tensors plans in far more than 1 ms
+awk 'BEGIN { print "autosync_model: 1\nname: wide\nframework: pytorch-ddp\ntensors:"; for (i = 0; i < 20000; i++) printf "  - {name: t%d, shape: [512, 64], dtype: float32}\n", i }' > "$IT_WORK/wide.yaml"
+chmod 0644 "$IT_WORK/wide.yaml"
+use_site budget "plan_budget_ms: 1"
+fail_both "planner over budget" "planning took [0-9]+ ms, over the site's budget of 1 ms" "--autosync-model=$IT_WORK/wide.yaml"
+full=$IT_LIB/full
+mkdir -p "$full"
+if mountpoint -q "$full" || mount -t tmpfs -o size=64k,mode=1777 tmpfs "$full" 2>/dev/null; then
+  head -c 1M /dev/zero > "$full/fill" 2>/dev/null
+  use_site full "runtime_dir: $full"
+  fail_both "full disk" "$full/autosync-[0-9]+-[0-9.]+/plan.yaml: disk full" --autosync-model=bert-large
+  umount "$full" 2>/dev/null
+else
+  ok 0 "# SKIP full disk: cannot mount a tmpfs here"
+fi
+reset_plugin_args
+
+# --- feedback: 50 steps at once, every record whole ------------------------
+before=$(wc -l < "$FEEDBACK" 2>/dev/null || echo 0)
+for i in $(seq 50); do
+  as_user srun -N3 -n3 --autosync-model=resnet50 bash -c 'printf "0.25\n0.5\n" > "$AUTOSYNC_REPORT"; echo "$SLURM_JOB_ID"' >"$IT_WORK/j$i.out" 2>&1 &
+done
+wait
+jobs=$(cat "$IT_WORK"/j*.out | grep -E '^[0-9]+$' | sort -u)
+is "$(wc -l <<<"$jobs")" 50 "50 steps ran"
+sleep 1
+recs=$(tail -n +"$((before + 1))" "$FEEDBACK" | python3 -c '
+import json, sys
+jobs = set(int(j) for j in sys.argv[1].split())
+n = bad = 0
+for line in sys.stdin:
+    try:
+        r = json.loads(line)
+    except ValueError:
+        bad += 1
+        continue
+    if r["job"] in jobs and r["measured_count"] == 2 and abs(r["measured_mean_s"] - 0.375) < 1e-9 and r["model"] == "resnet50" and r["nodes"] == 3:
+        n += 1
+print(n, bad)' "$jobs")
+is "$recs" "150 0" "exactly 50 x 3 well-formed records, with the jobs' measured step times"
+out=$("$AUTOSYNC" feedback --file "$FEEDBACK" --model resnet50 --summary 2>&1)
+like "$out" "^resnet50 +[0-9]+ +[0-9]+ +[0-9.]+ +375.000 " "autosync feedback (the admin's view: the log is 0640) summarises them"
+
+is "$(sinfo -h -N -o '%T' | grep -Ecv '^(idle|mixed|allocated)$')" 0 "no node drained or down"
+done_testing
