@@ -216,7 +216,10 @@ int main(void)
 	const char *src = getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".";
 
 	plan(NO_PLAN);
-	snprintf(fixtures, sizeof(fixtures), "%s/../shared/fixtures/topologies", src);
+	if (getenv("AUTOSYNC_FIXTURES"))
+		snprintf(fixtures, sizeof(fixtures), "%s", getenv("AUTOSYNC_FIXTURES"));
+	else
+		snprintf(fixtures, sizeof(fixtures), "%s/../shared/fixtures/topologies", src);
 	snprintf(catalog, sizeof(catalog), "%s/planner/catalog", src);
 	if (!mkdtemp(dir))
 		bail_out("mkdtemp");
