@@ -953,9 +953,9 @@ int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
 			    autosync_error_t *errp)
 {
 	const autosync_plan_summary_t *s;
-	const double W = 1100, L = 130, R = 30, plotw = W - L - R;
+	const double W = 1100, L = 150, R = 30, plotw = W - L - R;
 	double tmax, scale, tick;
-	int H = 300;
+	int H = 300 + (plan->nbase ? 30 + 22 * (int)plan->nbase : 0);
 	static const char *const colors[] = {"#4e79a7", "#f28e2b", "#59a14f",
 					     "#e15759", "#76b7b2", "#edc948",
 					     "#b07aa1", "#ff9da7"};
@@ -1074,6 +1074,32 @@ int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
 		"communication rows mark when each bucket's gradients are "
 		"ready</text>\n",
 		L + plotw / 2);
+	/* the comparison with the baselines on the same time axis */
+	if (plan->nbase)
+		fprintf(
+		    fp,
+		    "<text x=\"10\" y=\"310\" font-weight=\"bold\">predicted "
+		    "step time of each baseline (grey: not executable by "
+		    "this framework)</text>\n");
+	for (size_t i = 0; i < plan->nbase; i++) {
+		double y = 320 + 22.0 * (double)i, t = plan->base[i].step;
+		double w = (t < tmax * 1.1 ? t : tmax * 1.1) * scale;
+		fprintf(fp, "<text x=\"10\" y=\"%.0f\">", y + 13);
+		svg_text(fp, plan->base[i].name);
+		fprintf(
+		    fp,
+		    "</text><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
+		    "height=\"16\" fill=\"%s\"/><text x=\"%.2f\" y=\"%.0f\" "
+		    "font-size=\"11\">%.3f ms (%.2fx this plan)%s</text>\n",
+		    L, y, w, plan->base[i].applicable ? "#bab0ac" : "#e0e0e0",
+		    L + (w < plotw - 190 ? w + 4 : 4), y + 12, t * 1e3,
+		    tmax > 0 ? t / tmax : 0,
+		    t > tmax * 1.1 ? " (clipped)" : "");
+	}
+	fprintf(fp,
+		"<line x1=\"%.2f\" y1=\"60\" x2=\"%.2f\" y2=\"%d\" "
+		"stroke=\"#d62728\" stroke-dasharray=\"4,3\"/>\n",
+		L + tmax * scale, L + tmax * scale, H - 5);
 	fprintf(fp, "</svg>\n");
 	if (ferror(fp)) {
 		errno = EIO;
