@@ -955,7 +955,7 @@ int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
 	const autosync_plan_summary_t *s;
 	const double W = 1100, L = 150, R = 30, plotw = W - L - R;
 	double tmax, scale, tick;
-	int H = 300 + (plan->nbase ? 30 + 22 * (int)plan->nbase : 0);
+	int H;
 	static const char *const colors[] = {"#4e79a7", "#f28e2b", "#59a14f",
 					     "#e15759", "#76b7b2", "#edc948",
 					     "#b07aa1", "#ff9da7"};
@@ -966,6 +966,7 @@ int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
 					  "plan_write_svg: invalid argument");
 	}
 	s = &plan->s;
+	H = 300 + (plan->nbase ? 30 + 22 * (int)plan->nbase : 0);
 	tmax = s->step_time > 0 ? s->step_time : 1e-3;
 	scale = plotw / tmax;
 	/* a round tick interval: 1, 2 or 5 x 10^k, about 10 ticks */
