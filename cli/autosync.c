@@ -16,6 +16,8 @@ static const struct command {
 	{ "plan", autosync_cmd_plan, "plan gradient synchronization for a model" },
 	{ "config", autosync_cmd_config, "validate a site config (config check FILE)" },
 	{ "feedback", autosync_cmd_feedback, "list feedback records: predicted vs measured" },
+	{ "bench", autosync_cmd_bench, "trial run: replay training steps of a plan over MPI" },
+	{ "launch", autosync_cmd_launch, "apply a plan without the SPANK plugin, then exec a command" },
 };
 
 static void usage(FILE *fp)

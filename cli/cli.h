@@ -7,5 +7,7 @@ int autosync_cmd_topo(int argc, char **argv);
 int autosync_cmd_plan(int argc, char **argv);
 int autosync_cmd_config(int argc, char **argv);
 int autosync_cmd_feedback(int argc, char **argv);
+int autosync_cmd_bench(int argc, char **argv);
+int autosync_cmd_launch(int argc, char **argv);
 
 #endif
