@@ -563,22 +563,29 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 			continue;
 		s.server[i] = AUTOSYNC_NO_SERVER;
 		{
-			struct bcfg dn = ar;
-			const struct bcfg *pick = &ar;
+			struct bcfg dn[AUTOSYNC_COMPRESS_N], best = ar;
 			double tb =
 				   sim_bucket_time(&S->x, &ar, &i, 1, s.server),
 			       tt;
-			dn.densify = 1;
-			if (S->cap->densify &&
-			    (tt = sim_bucket_time(&S->x, &dn, &i, 1,
-						  s.server)) < tb) {
-				tb = tt;
-				pick = &dn;
+			/* densified, with each allowed compression */
+			for (int c = 0;
+			     S->cap->densify && c < AUTOSYNC_COMPRESS_N; c++) {
+				if (!(comp_mask & (1 << c)))
+					continue;
+				dn[c] = ar;
+				dn[c].densify = 1;
+				dn[c].compress = c;
+				tt = sim_bucket_time(&S->x, &dn[c], &i, 1,
+						     s.server);
+				if (tt < tb) {
+					tb = tt;
+					best = dn[c];
+				}
 			}
 			if (S->cap->ps &&
 			    sim_bucket_time(&S->x, &ps, &i, 1, s.server) < tb)
-				pick = &ps;
-			id = strategy_add_bucket(&s, pick);
+				best = ps;
+			id = strategy_add_bucket(&s, &best);
 		}
 		if (id < 0)
 			goto out;

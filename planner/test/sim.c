@@ -582,6 +582,85 @@ static void properties(void)
 	ok(never_worse, "never slower than the best applicable baseline");
 }
 
+/* the capability sets restrict the space; compression is opt-in */
+static void capabilities(void)
+{
+	static const char *const models[] = {"ncf", "bert-large"};
+	autosync_error_t err = {""};
+
+	for (size_t mi = 0; mi < 2; mi++) {
+		autosync_model_t *m =
+		    autosync_model_open(models[mi], catalog, &err);
+		for (int fw = 0; m && fw < AUTOSYNC_FW_N; fw++) {
+			for (int comp = 0; comp < 2; comp++) {
+				autosync_cluster_t c = cluster(16, 8);
+				autosync_costs_t k;
+				autosync_planner_t *p;
+				autosync_plan_t *pl;
+				autosync_plan_summary_t s;
+				int ps = 0, algos = 0, compressed = 0, dens = 0;
+				autosync_costs_default(&k);
+				c.nics_per_node = 1; /* bandwidth-bound */
+				p = planner(m, c, k, fw);
+				autosync_planner_allow_compression(p, comp);
+				pl = autosync_plan(p, &err);
+				if (!pl) {
+					ok(0, "%s", err.text);
+					autosync_planner_destroy(p);
+					continue;
+				}
+				autosync_plan_summary(pl, &s);
+				for (size_t b = 0; b < s.nbuckets; b++) {
+					const autosync_bucket_t *bk =
+					    autosync_plan_bucket(pl, b);
+					ps |= bk->kind == AUTOSYNC_SYNC_PS;
+					if (bk->kind == AUTOSYNC_SYNC_ALLREDUCE)
+						algos |= 1 << bk->algo;
+					compressed |= bk->compress != 0;
+					dens |= bk->densify;
+				}
+				if (fw == AUTOSYNC_FW_PYTORCH_DDP ||
+				    fw == AUTOSYNC_FW_HOROVOD) {
+					ok(!ps && !dens &&
+					       (algos & (algos - 1)) == 0,
+					   "%s %s: no PS, no densify, one "
+					   "algorithm "
+					   "per job",
+					   models[mi],
+					   autosync_framework_name(fw));
+				}
+				if (fw == AUTOSYNC_FW_PYTORCH_DDP)
+					ok(!(algos & (1 << AUTOSYNC_ALGO_HIER)),
+					   "%s ddp: no hierarchical all-reduce",
+					   models[mi]);
+				if (fw == AUTOSYNC_FW_AUTODIST)
+					ok(!compressed &&
+					       !(algos &
+						 ((1 << AUTOSYNC_ALGO_TREE) |
+						  (1 << AUTOSYNC_ALGO_HIER))),
+					   "%s autodist: auto/ring only, no "
+					   "compression",
+					   models[mi]);
+				if (!comp)
+					ok(!compressed,
+					   "%s %s: no compression unless "
+					   "allowed",
+					   models[mi],
+					   autosync_framework_name(fw));
+				if (comp && fw == AUTOSYNC_FW_GENERIC)
+					ok(compressed,
+					   "%s generic, bandwidth-bound, "
+					   "compression "
+					   "allowed: fp16/bf16 chosen",
+					   models[mi]);
+				autosync_plan_destroy(pl);
+				autosync_planner_destroy(p);
+			}
+		}
+		autosync_model_destroy(m);
+	}
+}
+
 static void determinism(void)
 {
 	autosync_error_t err = {""};
@@ -619,6 +698,7 @@ int main(void)
 	overlap();
 	baselines();
 	properties();
+	capabilities();
 	determinism();
 	return done_testing();
 }
