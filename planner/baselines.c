@@ -63,8 +63,8 @@ static const struct bcfg AR = {AUTOSYNC_SYNC_ALLREDUCE,
  * sparse tensors alone (torch.distributed compute_bucket_assignment_by_size
  * with limits {first, cap, cap, ...}: a bucket closes once it reaches its
  * limit). */
-int build_capped(const struct simctx *x, struct strategy *s, double first,
-		 double cap, const struct bcfg *cfg)
+int planner_build_capped(const struct simctx *x, struct strategy *s,
+			 double first, double cap, const struct bcfg *cfg)
 {
 	long open[AUTOSYNC_DT_NTYPES];
 	double size[AUTOSYNC_DT_NTYPES];
@@ -84,13 +84,13 @@ int build_capped(const struct simctx *x, struct strategy *s, double first,
 		long id;
 		int d = T->dtype;
 		if (T->sparse) {
-			if ((id = strategy_add_bucket(s, cfg)) < 0)
+			if ((id = planner_strategy_add_bucket(s, cfg)) < 0)
 				return -1;
 			s->tb[i] = (size_t)id;
 			continue;
 		}
 		if (open[d] < 0) {
-			if ((open[d] = strategy_add_bucket(s, cfg)) < 0)
+			if ((open[d] = planner_strategy_add_bucket(s, cfg)) < 0)
 				return -1;
 			size[d] = 0;
 		}
@@ -110,8 +110,9 @@ int build_capped(const struct simctx *x, struct strategy *s, double first,
 /* Horovod: every cycle the tensors ready by then are fused, per dtype, in
  * ready order, into buffers of at most 'threshold' bytes (a bigger tensor
  * goes alone); sparse tensors are all-gathered alone. */
-int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
-		  double cycle, const struct bcfg *cfg)
+int planner_build_horovod(const struct simctx *x, struct strategy *s,
+			  double threshold, double cycle,
+			  const struct bcfg *cfg)
 {
 	const autosync_model_t *m = x->m;
 	long open[AUTOSYNC_DT_NTYPES];
@@ -133,7 +134,7 @@ int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
 			tick = tk;
 		}
 		if (T->sparse || threshold <= 0) {
-			if ((id = strategy_add_bucket(s, cfg)) < 0)
+			if ((id = planner_strategy_add_bucket(s, cfg)) < 0)
 				return -1;
 			s->tb[i] = (size_t)id;
 			continue;
@@ -141,7 +142,7 @@ int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
 		if (open[d] >= 0 && size[d] + b > threshold)
 			open[d] = -1;
 		if (open[d] < 0) {
-			if ((open[d] = strategy_add_bucket(s, cfg)) < 0)
+			if ((open[d] = planner_strategy_add_bucket(s, cfg)) < 0)
 				return -1;
 			size[d] = 0;
 		}
@@ -192,7 +193,7 @@ static int greedy_ps(const struct simctx *x, struct strategy *s,
 		 * together and TF issues their transfers at once */
 		if (layer_bucket[T->layer_index] < 0 &&
 		    (layer_bucket[T->layer_index] =
-			 strategy_add_bucket(s, &ps)) < 0) {
+			 planner_strategy_add_bucket(s, &ps)) < 0) {
 			free(load);
 			free(layer_bucket);
 			return -1;
@@ -204,21 +205,23 @@ static int greedy_ps(const struct simctx *x, struct strategy *s,
 	return 0;
 }
 
-int build_baseline(const struct simctx *x, int b, struct strategy *s,
-		   autosync_error_t *errp)
+int planner_build_baseline(const struct simctx *x, int b, struct strategy *s,
+			   autosync_error_t *errp)
 {
 	const autosync_model_t *m = x->m;
 	int rv = 0;
 
-	if (strategy_init(s, m->n) < 0)
+	if (planner_strategy_init(s, m->n) < 0)
 		return autosync_errprintf(errp, "planner: out of memory");
 	snprintf(s->name, sizeof(s->name), "%s", autosync_baseline_name(b));
 	switch (b) {
 	case AUTOSYNC_BASELINE_DDP:
-		rv = build_capped(x, s, DDP_FIRST_BUCKET, DDP_BUCKET_CAP, &AR);
+		rv = planner_build_capped(x, s, DDP_FIRST_BUCKET,
+					  DDP_BUCKET_CAP, &AR);
 		break;
 	case AUTOSYNC_BASELINE_HOROVOD:
-		rv = build_horovod(x, s, HOROVOD_FUSION, HOROVOD_CYCLE, &AR);
+		rv = planner_build_horovod(x, s, HOROVOD_FUSION, HOROVOD_CYCLE,
+					   &AR);
 		break;
 	case AUTOSYNC_BASELINE_PS_LB:
 		rv = greedy_ps(x, s, 0);
@@ -237,7 +240,8 @@ int build_baseline(const struct simctx *x, int b, struct strategy *s,
 			if (m->t[i].sparse)
 				continue;
 			if (group[gi] < 0 &&
-			    (group[gi] = strategy_add_bucket(s, &AR)) < 0)
+			    (group[gi] = planner_strategy_add_bucket(s, &AR)) <
+				0)
 				rv = -1;
 			else
 				s->tb[i] = (size_t)group[gi];
@@ -249,7 +253,7 @@ int build_baseline(const struct simctx *x, int b, struct strategy *s,
 	}
 	case AUTOSYNC_BASELINE_AR_PER_TENSOR:
 		for (size_t i = 0; i < m->n && rv == 0; i++) {
-			long id = strategy_add_bucket(s, &AR);
+			long id = planner_strategy_add_bucket(s, &AR);
 			if (id < 0)
 				rv = -1;
 			else
@@ -257,12 +261,12 @@ int build_baseline(const struct simctx *x, int b, struct strategy *s,
 		}
 		break;
 	default:
-		strategy_free(s);
+		planner_strategy_free(s);
 		errno = EINVAL;
 		return autosync_errprintf(errp, "unknown baseline %d", b);
 	}
 	if (rv < 0) {
-		strategy_free(s);
+		planner_strategy_free(s);
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "planner: out of memory");
 	}

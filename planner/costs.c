@@ -72,16 +72,17 @@ int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
 		return autosync_errprintf(errp,
 					  "costs_parse: invalid argument");
 	}
-	if (ydoc_load(&d, buf, len, fname, errp) < 0)
+	if (planner_ydoc_load(&d, buf, len, fname, errp) < 0)
 		return -1;
 	tmp = *k;
-	root = ydoc_root(&d);
-	if (yexpect(&d, root, YAML_MAPPING_NODE, "calibration file", errp) < 0)
+	root = planner_ydoc_root(&d);
+	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "calibration file",
+			    errp) < 0)
 		goto fail;
 	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
 	     pr < root->data.mapping.pairs.top; pr++) {
-		yaml_node_t *kn = ydoc_node(&d, pr->key);
-		const char *key = yscalar(kn);
+		yaml_node_t *kn = planner_ydoc_node(&d, pr->key);
+		const char *key = planner_yscalar(kn);
 		const struct cost_field *f = NULL;
 		if (key && !strcmp(key, "autosync_costs"))
 			continue; /* optional version marker */
@@ -93,19 +94,19 @@ int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
 			errno = EINVAL;
 			autosync_errprintf(
 			    errp, "%s:%u: unknown cost field '%s'", d.fname,
-			    ynode_line(kn), key ? key : "?");
+			    planner_ynode_line(kn), key ? key : "?");
 			goto fail;
 		}
-		if (yget_double(&d, ydoc_node(&d, pr->value), f->name, f->min,
-				f->max, (double *)((char *)&tmp + f->off),
-				errp) < 0)
+		if (planner_yget_double(
+			&d, planner_ydoc_node(&d, pr->value), f->name, f->min,
+			f->max, (double *)((char *)&tmp + f->off), errp) < 0)
 			goto fail;
 	}
-	ydoc_free(&d);
+	planner_ydoc_free(&d);
 	*k = tmp;
 	return 0;
 fail:
-	ydoc_free(&d);
+	planner_ydoc_free(&d);
 	return -1;
 }
 
@@ -116,7 +117,7 @@ int autosync_costs_load(autosync_costs_t *k, const char *path,
 	size_t len;
 	int rv, saved;
 
-	if (read_file(path, &buf, &len, errp) < 0)
+	if (planner_read_file(path, &buf, &len, errp) < 0)
 		return -1;
 	rv = autosync_costs_parse(k, buf, len, path, errp);
 	saved = errno;

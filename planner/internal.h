@@ -16,30 +16,33 @@ struct ydoc {
 
 /* Parse one document; syntax errors name file, line and column. An empty
  * input is an error ("empty document"). */
-int ydoc_load(struct ydoc *d, const char *buf, size_t len, const char *fname,
-	      autosync_error_t *errp);
-void ydoc_free(struct ydoc *d);
-yaml_node_t *ydoc_root(struct ydoc *d);
-yaml_node_t *ydoc_node(struct ydoc *d, int id);
-unsigned ynode_line(const yaml_node_t *n);
+int planner_ydoc_load(struct ydoc *d, const char *buf, size_t len,
+		      const char *fname, autosync_error_t *errp);
+void planner_ydoc_free(struct ydoc *d);
+yaml_node_t *planner_ydoc_root(struct ydoc *d);
+yaml_node_t *planner_ydoc_node(struct ydoc *d, int id);
+unsigned planner_ynode_line(const yaml_node_t *n);
 /* scalar text or NULL */
-const char *yscalar(const yaml_node_t *n);
+const char *planner_yscalar(const yaml_node_t *n);
 /* value node of 'key' in mapping 'map', or NULL */
-yaml_node_t *ymap_get(struct ydoc *d, yaml_node_t *map, const char *key);
-int yget_u64(struct ydoc *d, yaml_node_t *n, const char *what, uint64_t min,
-	     uint64_t max, uint64_t *out, autosync_error_t *errp);
-int yget_i64(struct ydoc *d, yaml_node_t *n, const char *what, int64_t *out,
-	     autosync_error_t *errp);
-int yget_double(struct ydoc *d, yaml_node_t *n, const char *what, double min,
-		double max, double *out, autosync_error_t *errp);
-int yget_bool(struct ydoc *d, yaml_node_t *n, const char *what, int *out,
-	      autosync_error_t *errp);
-int yget_str(struct ydoc *d, yaml_node_t *n, const char *what, const char **out,
-	     autosync_error_t *errp);
-int yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
-	    const char *what, autosync_error_t *errp);
-int read_file(const char *path, char **bufp, size_t *lenp,
-	      autosync_error_t *errp);
+yaml_node_t *planner_ymap_get(struct ydoc *d, yaml_node_t *map,
+			      const char *key);
+int planner_yget_u64(struct ydoc *d, yaml_node_t *n, const char *what,
+		     uint64_t min, uint64_t max, uint64_t *out,
+		     autosync_error_t *errp);
+int planner_yget_i64(struct ydoc *d, yaml_node_t *n, const char *what,
+		     int64_t *out, autosync_error_t *errp);
+int planner_yget_double(struct ydoc *d, yaml_node_t *n, const char *what,
+			double min, double max, double *out,
+			autosync_error_t *errp);
+int planner_yget_bool(struct ydoc *d, yaml_node_t *n, const char *what,
+		      int *out, autosync_error_t *errp);
+int planner_yget_str(struct ydoc *d, yaml_node_t *n, const char *what,
+		     const char **out, autosync_error_t *errp);
+int planner_yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
+		    const char *what, autosync_error_t *errp);
+int planner_read_file(const char *path, char **bufp, size_t *lenp,
+		      autosync_error_t *errp);
 
 /* ------------------------------------------------------------ hashing */
 #define FNV_OFFSET 1469598103934665603ULL
@@ -150,39 +153,43 @@ struct simres {
 	unsigned nnodes;
 };
 
-int simctx_init(struct simctx *x, const autosync_model_t *m,
-		const autosync_cluster_t *c, const autosync_costs_t *k, int fw,
-		autosync_error_t *errp);
-void simctx_free(struct simctx *x);
+int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
+			const autosync_cluster_t *c, const autosync_costs_t *k,
+			int fw, autosync_error_t *errp);
+void planner_simctx_free(struct simctx *x);
 /* time of an all-reduce of n bytes with 'algo' on the context's cluster */
-double sim_ar_time(const struct simctx *x, int algo, double n);
-int strategy_init(struct strategy *s, size_t ntensors);
-void strategy_free(struct strategy *s);
-int strategy_copy(struct strategy *dst, const struct strategy *src, size_t nt);
+double planner_sim_ar_time(const struct simctx *x, int algo, double n);
+int planner_strategy_init(struct strategy *s, size_t ntensors);
+void planner_strategy_free(struct strategy *s);
+int planner_strategy_copy(struct strategy *dst, const struct strategy *src,
+			  size_t nt);
 /* new bucket, returns its index or -1 */
-long strategy_add_bucket(struct strategy *s, const struct bcfg *cfg);
-int simulate(const struct simctx *x, const struct strategy *s, struct simres *r,
-	     int detail);
-void simres_free(struct simres *r);
+long planner_strategy_add_bucket(struct strategy *s, const struct bcfg *cfg);
+int planner_simulate(const struct simctx *x, const struct strategy *s,
+		     struct simres *r, int detail);
+void planner_simres_free(struct simres *r);
 /* build a plan from a simulated strategy */
-autosync_plan_t *plan_from_strategy(const struct simctx *x,
-				    const struct strategy *s,
-				    const struct simres *r, const char *reason,
-				    autosync_error_t *errp);
-int build_baseline(const struct simctx *x, int b, struct strategy *s,
-		   autosync_error_t *errp);
-int build_capped(const struct simctx *x, struct strategy *s, double first,
-		 double cap, const struct bcfg *cfg);
-int build_horovod(const struct simctx *x, struct strategy *s, double threshold,
-		  double cycle, const struct bcfg *cfg);
+autosync_plan_t *planner_plan_from_strategy(const struct simctx *x,
+					    const struct strategy *s,
+					    const struct simres *r,
+					    const char *reason,
+					    autosync_error_t *errp);
+int planner_build_baseline(const struct simctx *x, int b, struct strategy *s,
+			   autosync_error_t *errp);
+int planner_build_capped(const struct simctx *x, struct strategy *s,
+			 double first, double cap, const struct bcfg *cfg);
+int planner_build_horovod(const struct simctx *x, struct strategy *s,
+			  double threshold, double cycle,
+			  const struct bcfg *cfg);
 /* time of one bucket made of tensors list[0..n) */
-double sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
-		       const size_t *list, size_t n, const int *server);
-void plan_set_env(const struct simctx *x, const struct strategy *s,
-		  autosync_plan_t *plan);
+double planner_sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
+			       const size_t *list, size_t n, const int *server);
+void planner_plan_set_env(const struct simctx *x, const struct strategy *s,
+			  autosync_plan_t *plan);
 
-char *xstrdup(const char *s);
-int plan_compute_hash(autosync_plan_t *plan);
-int plan_add_env(autosync_plan_t *plan, const char *name, const char *value);
+char *planner_xstrdup(const char *s);
+int planner_plan_compute_hash(autosync_plan_t *plan);
+int planner_plan_add_env(autosync_plan_t *plan, const char *name,
+			 const char *value);
 
 #endif

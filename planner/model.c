@@ -459,14 +459,14 @@ static int check_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
 {
 	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start;
 	     pr < map->data.mapping.pairs.top; pr++) {
-		yaml_node_t *kn = ydoc_node(d, pr->key);
-		const char *k = yscalar(kn);
+		yaml_node_t *kn = planner_ydoc_node(d, pr->key);
+		const char *k = planner_yscalar(kn);
 		int found = 0;
 		if (!k) {
 			errno = EINVAL;
 			return autosync_errprintf(
 			    errp, "%s:%u: %s: keys must be scalars", d->fname,
-			    ynode_line(kn), what);
+			    planner_ynode_line(kn), what);
 		}
 		for (size_t i = 0; keys[i]; i++)
 			if (!strcmp(k, keys[i]))
@@ -475,16 +475,17 @@ static int check_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
 			errno = EINVAL;
 			return autosync_errprintf(
 			    errp, "%s:%u: %s: unknown key '%s'", d->fname,
-			    ynode_line(kn), what, k);
+			    planner_ynode_line(kn), what, k);
 		}
 		for (yaml_node_pair_t *q = map->data.mapping.pairs.start;
 		     q < pr; q++) {
-			const char *k2 = yscalar(ydoc_node(d, q->key));
+			const char *k2 =
+			    planner_yscalar(planner_ydoc_node(d, q->key));
 			if (k2 && !strcmp(k, k2)) {
 				errno = EINVAL;
 				return autosync_errprintf(
 				    errp, "%s:%u: %s: key '%s' given twice",
-				    d->fname, ynode_line(kn), what, k);
+				    d->fname, planner_ynode_line(kn), what, k);
 			}
 		}
 	}
@@ -507,83 +508,86 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 	autosync_error_t e;
 
 	snprintf(what, sizeof(what), "tensors[%zu]", idx);
-	if (yexpect(d, tn, YAML_MAPPING_NODE, what, errp) < 0 ||
+	if (planner_yexpect(d, tn, YAML_MAPPING_NODE, what, errp) < 0 ||
 	    check_keys(d, tn, keys, what, errp) < 0)
 		return -1;
-	if (!(n = ymap_get(d, tn, "name"))) {
+	if (!(n = planner_ymap_get(d, tn, "name"))) {
 		errno = EINVAL;
-		return autosync_errprintf(errp,
-					  "%s:%u: %s: missing field 'name'",
-					  d->fname, ynode_line(tn), what);
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: missing field 'name'", d->fname,
+		    planner_ynode_line(tn), what);
 	}
-	if (yget_str(d, n, what, &name, errp) < 0)
+	if (planner_yget_str(d, n, what, &name, errp) < 0)
 		return -1;
 	if (!*name) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "%s:%u: %s: empty name",
-					  d->fname, ynode_line(n), what);
+					  d->fname, planner_ynode_line(n),
+					  what);
 	}
 	snprintf(what, sizeof(what), "tensor '%.60s'", name);
-	if ((n = ymap_get(d, tn, "layer")) &&
-	    yget_str(d, n, what, &layer, errp) < 0)
+	if ((n = planner_ymap_get(d, tn, "layer")) &&
+	    planner_yget_str(d, n, what, &layer, errp) < 0)
 		return -1;
-	if (!(n = ymap_get(d, tn, "dtype"))) {
+	if (!(n = planner_ymap_get(d, tn, "dtype"))) {
 		errno = EINVAL;
-		return autosync_errprintf(errp,
-					  "%s:%u: %s: missing field 'dtype'",
-					  d->fname, ynode_line(tn), what);
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: missing field 'dtype'", d->fname,
+		    planner_ynode_line(tn), what);
 	}
-	if (yget_str(d, n, what, &dts, errp) < 0)
+	if (planner_yget_str(d, n, what, &dts, errp) < 0)
 		return -1;
 	if ((dt = autosync_dtype_from_name(dts)) < 0)
 		return autosync_errprintf(
 		    errp,
 		    "%s:%u: %s: unknown dtype '%s' (float32, float16, "
 		    "bfloat16, float64, int64, int32, int8, uint8)",
-		    d->fname, ynode_line(n), what, dts);
-	if (!(n = ymap_get(d, tn, "shape"))) {
+		    d->fname, planner_ynode_line(n), what, dts);
+	if (!(n = planner_ymap_get(d, tn, "shape"))) {
 		errno = EINVAL;
-		return autosync_errprintf(errp,
-					  "%s:%u: %s: missing field 'shape'",
-					  d->fname, ynode_line(tn), what);
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: missing field 'shape'", d->fname,
+		    planner_ynode_line(tn), what);
 	}
 	snprintf(ewhat, sizeof(ewhat), "%s: shape", what);
-	if (yexpect(d, n, YAML_SEQUENCE_NODE, ewhat, errp) < 0)
+	if (planner_yexpect(d, n, YAML_SEQUENCE_NODE, ewhat, errp) < 0)
 		return -1;
 	for (yaml_node_item_t *it = n->data.sequence.items.start;
 	     it < n->data.sequence.items.top; it++) {
-		yaml_node_t *dn = ydoc_node(d, *it);
+		yaml_node_t *dn = planner_ydoc_node(d, *it);
 		int64_t v;
 		if (ndim == AUTOSYNC_MAX_DIMS) {
 			errno = EINVAL;
 			return autosync_errprintf(
 			    errp, "%s:%u: %s: more than %d dimensions",
-			    d->fname, ynode_line(n), ewhat, AUTOSYNC_MAX_DIMS);
+			    d->fname, planner_ynode_line(n), ewhat,
+			    AUTOSYNC_MAX_DIMS);
 		}
 		snprintf(ewhat, sizeof(ewhat), "%s: shape[%u]", what, ndim);
-		if (yget_i64(d, dn, ewhat, &v, errp) < 0)
+		if (planner_yget_i64(d, dn, ewhat, &v, errp) < 0)
 			return -1;
 		if (v < 1) {
 			errno = EINVAL;
 			return autosync_errprintf(
 			    errp, "%s:%u: %s: '%s' must be >= 1", d->fname,
-			    ynode_line(dn), ewhat, yscalar(dn));
+			    planner_ynode_line(dn), ewhat, planner_yscalar(dn));
 		}
 		shape[ndim++] = v;
 	}
-	if ((n = ymap_get(d, tn, "sparse")) &&
-	    yget_bool(d, n, "sparse", &sparse, errp) < 0)
+	if ((n = planner_ymap_get(d, tn, "sparse")) &&
+	    planner_yget_bool(d, n, "sparse", &sparse, errp) < 0)
 		return -1;
-	if ((n = ymap_get(d, tn, "rows_touched"))) {
+	if ((n = planner_ymap_get(d, tn, "rows_touched"))) {
 		snprintf(ewhat, sizeof(ewhat), "%s: rows_touched", what);
 		if (!sparse) {
 			errno = EINVAL;
 			return autosync_errprintf(
 			    errp, "%s:%u: %s given without sparse: true",
-			    d->fname, ynode_line(n), ewhat);
+			    d->fname, planner_ynode_line(n), ewhat);
 		}
-		if (yget_u64(d, n, ewhat, 1, ndim ? (uint64_t)shape[0] : 0,
-			     &rows, errp) < 0)
+		if (planner_yget_u64(d, n, ewhat, 1,
+				     ndim ? (uint64_t)shape[0] : 0, &rows,
+				     errp) < 0)
 			return -1;
 	} else if (sparse) {
 		errno = EINVAL;
@@ -591,27 +595,29 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 		    errp,
 		    "%s:%u: %s: sparse: true needs rows_touched "
 		    "(rows per step per rank)",
-		    d->fname, ynode_line(tn), what);
+		    d->fname, planner_ynode_line(tn), what);
 	}
-	if ((n = ymap_get(d, tn, "repeat"))) {
+	if ((n = planner_ymap_get(d, tn, "repeat"))) {
 		snprintf(ewhat, sizeof(ewhat), "%s: repeat", what);
-		if (yget_u64(d, n, ewhat, 1, UINT64_MAX, &repeat, errp) < 0)
+		if (planner_yget_u64(d, n, ewhat, 1, UINT64_MAX, &repeat,
+				     errp) < 0)
 			return -1;
 		if (repeat > AUTOSYNC_MAX_TENSORS - m->n) {
 			errno = EOVERFLOW;
 			return autosync_errprintf(
 			    errp,
 			    "%s:%u: %s: '%s' tensors exceed the limit of %llu",
-			    d->fname, ynode_line(n), ewhat, yscalar(n),
-			    AUTOSYNC_MAX_TENSORS);
+			    d->fname, planner_ynode_line(n), ewhat,
+			    planner_yscalar(n), AUTOSYNC_MAX_TENSORS);
 		}
 	}
 	e.text[0] = '\0';
-	if (repeat == 1 || !ymap_get(d, tn, "repeat")) {
+	if (repeat == 1 || !planner_ymap_get(d, tn, "repeat")) {
 		if (autosync_model_add_tensor(m, name, layer, dt, ndim, shape,
 					      sparse, rows, &e) < 0)
 			return autosync_errprintf(errp, "%s:%u: %s", d->fname,
-						  ynode_line(tn), e.text);
+						  planner_ynode_line(tn),
+						  e.text);
 		return 0;
 	}
 	for (uint64_t r = 0; r < repeat; r++) {
@@ -623,7 +629,8 @@ static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
 					      ndim, shape, sparse, rows,
 					      &e) < 0)
 			return autosync_errprintf(errp, "%s:%u: %s", d->fname,
-						  ynode_line(tn), e.text);
+						  planner_ynode_line(tn),
+						  e.text);
 	}
 	return 0;
 }
@@ -642,30 +649,30 @@ static int load_layer(struct ydoc *d, autosync_model_t *m, yaml_node_t *ln,
 	double v[4] = {-1, -1, -1, -1};
 
 	snprintf(what, sizeof(what), "layers[%zu]", idx);
-	if (yexpect(d, ln, YAML_MAPPING_NODE, what, errp) < 0 ||
+	if (planner_yexpect(d, ln, YAML_MAPPING_NODE, what, errp) < 0 ||
 	    check_keys(d, ln, keys, what, errp) < 0)
 		return -1;
-	if (!(n = ymap_get(d, ln, "name"))) {
+	if (!(n = planner_ymap_get(d, ln, "name"))) {
 		errno = EINVAL;
-		return autosync_errprintf(errp,
-					  "%s:%u: %s: missing field 'name'",
-					  d->fname, ynode_line(ln), what);
+		return autosync_errprintf(
+		    errp, "%s:%u: %s: missing field 'name'", d->fname,
+		    planner_ynode_line(ln), what);
 	}
-	if (yget_str(d, n, what, &name, errp) < 0)
+	if (planner_yget_str(d, n, what, &name, errp) < 0)
 		return -1;
 	if ((li = layer_get(m, name, 0)) < 0) {
 		errno = EINVAL;
 		return autosync_errprintf(
 		    errp, "%s:%u: %s: layer '%s' has no tensors", d->fname,
-		    ynode_line(n), what, name);
+		    planner_ynode_line(n), what, name);
 	}
 	for (int i = 0; i < 4; i++) {
-		if (!(n = ymap_get(d, ln, fields[i])))
+		if (!(n = planner_ymap_get(d, ln, fields[i])))
 			continue;
 		snprintf(ewhat, sizeof(ewhat), "layer '%.60s': %s", name,
 			 fields[i]);
-		if (yget_double(d, n, ewhat, 0, i < 2 ? 1e21 : 1e6, &v[i],
-				errp) < 0)
+		if (planner_yget_double(d, n, ewhat, 0, i < 2 ? 1e21 : 1e6,
+					&v[i], errp) < 0)
 			return -1;
 	}
 	if ((v[2] >= 0) != (v[3] >= 0) && v[2] >= 0 && v[3] < 0) {
@@ -701,90 +708,95 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 	int have_declared = 0, saved;
 	size_t i;
 
-	if (ydoc_load(&d, buf, len, fname, errp) < 0)
+	if (planner_ydoc_load(&d, buf, len, fname, errp) < 0)
 		return NULL;
-	root = ydoc_root(&d);
-	if (yexpect(&d, root, YAML_MAPPING_NODE, "model file", errp) < 0)
+	root = planner_ydoc_root(&d);
+	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "model file", errp) <
+	    0)
 		goto fail;
 	if (check_keys(&d, root, keys, "model file", errp) < 0)
 		goto fail;
-	if (!(n = ymap_get(&d, root, "autosync_model"))) {
+	if (!(n = planner_ymap_get(&d, root, "autosync_model"))) {
 		errno = EINVAL;
 		autosync_errprintf(errp,
 				   "%s:%u: not an autosync model file "
 				   "(no 'autosync_model: 1')",
-				   d.fname, ynode_line(root));
+				   d.fname, planner_ynode_line(root));
 		goto fail;
 	}
-	if (yget_u64(&d, n, "autosync_model (format version)", 1, 1, &v, errp) <
-	    0)
+	if (planner_yget_u64(&d, n, "autosync_model (format version)", 1, 1, &v,
+			     errp) < 0)
 		goto fail;
-	if (!(n = ymap_get(&d, root, "name"))) {
+	if (!(n = planner_ymap_get(&d, root, "name"))) {
 		errno = EINVAL;
 		autosync_errprintf(errp, "%s:%u: missing field 'name'", d.fname,
-				   ynode_line(root));
+				   planner_ynode_line(root));
 		goto fail;
 	}
-	if (yget_str(&d, n, "name", &s, errp) < 0)
+	if (planner_yget_str(&d, n, "name", &s, errp) < 0)
 		goto fail;
 	if (!(m = autosync_model_create(s, errp)))
 		goto fail;
-	if ((n = ymap_get(&d, root, "framework"))) {
-		if (yget_str(&d, n, "framework", &s, errp) < 0)
+	if ((n = planner_ymap_get(&d, root, "framework"))) {
+		if (planner_yget_str(&d, n, "framework", &s, errp) < 0)
 			goto fail;
 		free(m->framework);
 		if (!(m->framework = strdup(s)))
 			goto nomem;
 	}
-	if ((n = ymap_get(&d, root, "source"))) {
-		if (yget_str(&d, n, "source", &s, errp) < 0)
+	if ((n = planner_ymap_get(&d, root, "source"))) {
+		if (planner_yget_str(&d, n, "source", &s, errp) < 0)
 			goto fail;
 		if (!(m->source = strdup(s)))
 			goto nomem;
 	}
-	if ((n = ymap_get(&d, root, "batch_size"))) {
-		if (yget_u64(&d, n, "batch_size", 1, 1u << 24, &v, errp) < 0)
+	if ((n = planner_ymap_get(&d, root, "batch_size"))) {
+		if (planner_yget_u64(&d, n, "batch_size", 1, 1u << 24, &v,
+				     errp) < 0)
 			goto fail;
 		m->batch = (unsigned)v;
 	}
-	if ((n = ymap_get(&d, root, "tokens_per_sample"))) {
-		if (yget_u64(&d, n, "tokens_per_sample", 1, 1u << 24, &v,
-			     errp) < 0)
+	if ((n = planner_ymap_get(&d, root, "tokens_per_sample"))) {
+		if (planner_yget_u64(&d, n, "tokens_per_sample", 1, 1u << 24,
+				     &v, errp) < 0)
 			goto fail;
 		m->tokens = (unsigned)v;
 	}
-	if ((n = ymap_get(&d, root, "params"))) {
-		if (yget_u64(&d, n, "params", 0, AUTOSYNC_MAX_MODEL_ELEMS,
-			     &declared, errp) < 0)
+	if ((n = planner_ymap_get(&d, root, "params"))) {
+		if (planner_yget_u64(&d, n, "params", 0,
+				     AUTOSYNC_MAX_MODEL_ELEMS, &declared,
+				     errp) < 0)
 			goto fail;
 		have_declared = 1;
 	}
-	if (!(tl = ymap_get(&d, root, "tensors"))) {
+	if (!(tl = planner_ymap_get(&d, root, "tensors"))) {
 		errno = EINVAL;
 		autosync_errprintf(errp, "%s:%u: missing field 'tensors'",
-				   d.fname, ynode_line(root));
+				   d.fname, planner_ynode_line(root));
 		goto fail;
 	}
-	if (yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensors", errp) < 0)
+	if (planner_yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensors", errp) < 0)
 		goto fail;
 	i = 0;
 	for (yaml_node_item_t *it = tl->data.sequence.items.start;
 	     it < tl->data.sequence.items.top; it++, i++)
-		if (load_tensor(&d, m, ydoc_node(&d, *it), i, errp) < 0)
+		if (load_tensor(&d, m, planner_ydoc_node(&d, *it), i, errp) < 0)
 			goto fail;
 	if (m->n == 0) {
 		errno = EINVAL;
 		autosync_errprintf(errp, "%s:%u: the model has no tensors",
-				   d.fname, ynode_line(tl));
+				   d.fname, planner_ynode_line(tl));
 		goto fail;
 	}
-	if ((n = ymap_get(&d, root, "layers"))) {
-		if (yexpect(&d, n, YAML_SEQUENCE_NODE, "layers", errp) < 0)
+	if ((n = planner_ymap_get(&d, root, "layers"))) {
+		if (planner_yexpect(&d, n, YAML_SEQUENCE_NODE, "layers", errp) <
+		    0)
 			goto fail;
 		i = 0;
 		for (yaml_node_item_t *it = n->data.sequence.items.start;
 		     it < n->data.sequence.items.top; it++, i++)
-			if (load_layer(&d, m, ydoc_node(&d, *it), i, errp) < 0)
+			if (load_layer(&d, m, planner_ydoc_node(&d, *it), i,
+				       errp) < 0)
 				goto fail;
 		for (i = 0; i < m->nl; i++)
 			if (m->l[i].fwd_time >= 0)
@@ -794,8 +806,8 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 				if (m->l[i].fwd_flops >= 0)
 					m->compute_src = 1;
 	}
-	if ((n = ymap_get(&d, root, "compute"))) {
-		if (yget_str(&d, n, "compute", &s, errp) < 0)
+	if ((n = planner_ymap_get(&d, root, "compute"))) {
+		if (planner_yget_str(&d, n, "compute", &s, errp) < 0)
 			goto fail;
 		if (strcmp(s, "flops") && strcmp(s, "time") &&
 		    strcmp(s, "estimated")) {
@@ -803,21 +815,22 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 			autosync_errprintf(errp,
 					   "%s:%u: compute: '%s' is not flops, "
 					   "time or estimated",
-					   d.fname, ynode_line(n), s);
+					   d.fname, planner_ynode_line(n), s);
 			goto fail;
 		}
 	}
 	if (have_declared && declared != m->params) {
 		errno = EINVAL;
-		autosync_errprintf(errp,
-				   "%s:%u: params: the file says %" PRIu64
-				   " but its tensors hold %" PRIu64,
-				   d.fname,
-				   ynode_line(ymap_get(&d, root, "params")),
-				   declared, m->params);
+		autosync_errprintf(
+		    errp,
+		    "%s:%u: params: the file says %" PRIu64
+		    " but its tensors hold %" PRIu64,
+		    d.fname,
+		    planner_ynode_line(planner_ymap_get(&d, root, "params")),
+		    declared, m->params);
 		goto fail;
 	}
-	ydoc_free(&d);
+	planner_ydoc_free(&d);
 	return m;
 nomem:
 	errno = ENOMEM;
@@ -825,7 +838,7 @@ nomem:
 fail:
 	saved = errno;
 	autosync_model_destroy(m);
-	ydoc_free(&d);
+	planner_ydoc_free(&d);
 	errno = saved ? saved : EINVAL;
 	return NULL;
 }
@@ -842,7 +855,7 @@ autosync_model_t *autosync_model_load(const char *path, autosync_error_t *errp)
 		autosync_errprintf(errp, "model_load: no path");
 		return NULL;
 	}
-	if (read_file(path, &buf, &len, errp) < 0)
+	if (planner_read_file(path, &buf, &len, errp) < 0)
 		return NULL;
 	m = autosync_model_parse(buf, len, path, errp);
 	saved = errno;

@@ -76,15 +76,16 @@ static void sync_summary(autosync_plan_t *plan)
 	}
 }
 
-int plan_add_env(autosync_plan_t *plan, const char *name, const char *value)
+int planner_plan_add_env(autosync_plan_t *plan, const char *name,
+			 const char *value)
 {
 	struct plan_env *ne =
 	    realloc(plan->env, (plan->nenv + 1) * sizeof(*ne));
 	if (!ne)
 		return -1;
 	plan->env = ne;
-	ne[plan->nenv].name = xstrdup(name);
-	ne[plan->nenv].value = xstrdup(value);
+	ne[plan->nenv].name = planner_xstrdup(name);
+	ne[plan->nenv].value = planner_xstrdup(value);
 	if (!ne[plan->nenv].name || !ne[plan->nenv].value) {
 		free(ne[plan->nenv].name);
 		free(ne[plan->nenv].value);
@@ -107,8 +108,8 @@ static const char *nccl_algo_env(int a)
 	}
 }
 
-void plan_set_env(const struct simctx *x, const struct strategy *s,
-		  autosync_plan_t *plan)
+void planner_plan_set_env(const struct simctx *x, const struct strategy *s,
+			  autosync_plan_t *plan)
 {
 	char v[64];
 	int algo = -1, mixed = 0;
@@ -122,39 +123,41 @@ void plan_set_env(const struct simctx *x, const struct strategy *s,
 			mixed = 1;
 	}
 	if (!mixed && algo >= 0 && nccl_algo_env(algo))
-		plan_add_env(plan, "NCCL_ALGO", nccl_algo_env(algo));
+		planner_plan_add_env(plan, "NCCL_ALGO", nccl_algo_env(algo));
 	switch (x->fw) {
 	case AUTOSYNC_FW_PYTORCH_DDP:
 		/* always explicit: 0 / 0 = one bucket per tensor */
 		snprintf(v, sizeof(v), "%.9g", s->bucket_cap / MiB);
-		plan_add_env(plan, "AUTOSYNC_DDP_BUCKET_CAP_MB", v);
+		planner_plan_add_env(plan, "AUTOSYNC_DDP_BUCKET_CAP_MB", v);
 		snprintf(v, sizeof(v), "%.9g", s->first_bucket / MiB);
-		plan_add_env(plan, "AUTOSYNC_DDP_FIRST_BUCKET_MB", v);
-		plan_add_env(plan, "AUTOSYNC_DDP_COMM_HOOK",
-			     autosync_compress_name(s->job_compress));
+		planner_plan_add_env(plan, "AUTOSYNC_DDP_FIRST_BUCKET_MB", v);
+		planner_plan_add_env(plan, "AUTOSYNC_DDP_COMM_HOOK",
+				     autosync_compress_name(s->job_compress));
 		break;
 	case AUTOSYNC_FW_HOROVOD:
 		/* always explicit: 0 / 0 = no fusion, no cycle wait */
 		snprintf(v, sizeof(v), "%.0f", s->bucket_cap);
-		plan_add_env(plan, "HOROVOD_FUSION_THRESHOLD", v);
+		planner_plan_add_env(plan, "HOROVOD_FUSION_THRESHOLD", v);
 		snprintf(v, sizeof(v), "%.9g", s->cycle * 1e3);
-		plan_add_env(plan, "HOROVOD_CYCLE_TIME", v);
+		planner_plan_add_env(plan, "HOROVOD_CYCLE_TIME", v);
 		if (!mixed && algo == AUTOSYNC_ALGO_HIER)
-			plan_add_env(plan, "HOROVOD_HIERARCHICAL_ALLREDUCE",
-				     "1");
+			planner_plan_add_env(
+			    plan, "HOROVOD_HIERARCHICAL_ALLREDUCE", "1");
 		if (s->job_compress != AUTOSYNC_COMPRESS_NONE)
-			plan_add_env(plan, "AUTOSYNC_HOROVOD_COMPRESSION",
-				     autosync_compress_name(s->job_compress));
+			planner_plan_add_env(
+			    plan, "AUTOSYNC_HOROVOD_COMPRESSION",
+			    autosync_compress_name(s->job_compress));
 		break;
 	default:
 		break;
 	}
 }
 
-autosync_plan_t *plan_from_strategy(const struct simctx *x,
-				    const struct strategy *s,
-				    const struct simres *r, const char *reason,
-				    autosync_error_t *errp)
+autosync_plan_t *planner_plan_from_strategy(const struct simctx *x,
+					    const struct strategy *s,
+					    const struct simres *r,
+					    const char *reason,
+					    autosync_error_t *errp)
 {
 	autosync_plan_t *plan = calloc(1, sizeof(*plan));
 	const autosync_model_t *m = x->m;
@@ -180,7 +183,7 @@ autosync_plan_t *plan_from_strategy(const struct simctx *x,
 		plan->nb++;
 		for (size_t j = 0; j < n; j++) {
 			size_t t = r->list[r->first[b] + j];
-			if (!(pb->names[j] = xstrdup(m->t[t].name)))
+			if (!(pb->names[j] = planner_xstrdup(m->t[t].name)))
 				goto nomem;
 			pb->server[j] = s->cfg[b].kind == AUTOSYNC_SYNC_PS
 					    ? s->server[t]
@@ -214,12 +217,13 @@ autosync_plan_t *plan_from_strategy(const struct simctx *x,
 		pb->server = NULL;
 		goto nomem;
 	}
-	if (!(plan->model = xstrdup(m->name)) ||
-	    !(plan->model_hash = xstrdup(autosync_model_hash(m))) ||
-	    !(plan->framework = xstrdup(autosync_framework_name(x->fw))) ||
-	    !(plan->strategy = xstrdup(s->name)) ||
-	    !(plan->reason = xstrdup(reason)) ||
-	    !(plan->topo_hash = xstrdup(x->c.topo_hash)))
+	if (!(plan->model = planner_xstrdup(m->name)) ||
+	    !(plan->model_hash = planner_xstrdup(autosync_model_hash(m))) ||
+	    !(plan->framework =
+		  planner_xstrdup(autosync_framework_name(x->fw))) ||
+	    !(plan->strategy = planner_xstrdup(s->name)) ||
+	    !(plan->reason = planner_xstrdup(reason)) ||
+	    !(plan->topo_hash = planner_xstrdup(x->c.topo_hash)))
 		goto nomem;
 	plan->s.cluster = x->c;
 	plan->s.batch = m->batch;
@@ -238,9 +242,9 @@ autosync_plan_t *plan_from_strategy(const struct simctx *x,
 		plan->s.exposed_comm = 0;
 	plan->s.bound = r->bound;
 	sync_summary(plan);
-	plan_set_env(x, s, plan);
+	planner_plan_set_env(x, s, plan);
 	sync_summary(plan);
-	if (plan_compute_hash(plan) < 0)
+	if (planner_plan_compute_hash(plan) < 0)
 		goto nomem;
 	return plan;
 nomem:
@@ -308,7 +312,7 @@ const char *autosync_plan_hash(const autosync_plan_t *plan)
 }
 
 /* the hash covers the decisions: job settings, buckets, env */
-int plan_compute_hash(autosync_plan_t *plan)
+int planner_plan_compute_hash(autosync_plan_t *plan)
 {
 	uint64_t h = FNV_OFFSET;
 	char buf[256];
@@ -475,22 +479,22 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
 }
 
 /* ------------------------------------------------------------ reader */
-#define NEED(node, name, where)                                               \
-	do {                                                                  \
-		if (!((node) = ymap_get(&d, (where), (name)))) {              \
-			errno = EINVAL;                                       \
-			autosync_errprintf(errp, "%s:%u: missing field '%s'", \
-					   d.fname, ynode_line(where),        \
-					   (name));                           \
-			goto fail;                                            \
-		}                                                             \
+#define NEED(node, name, where)                                                \
+	do {                                                                   \
+		if (!((node) = planner_ymap_get(&d, (where), (name)))) {       \
+			errno = EINVAL;                                        \
+			autosync_errprintf(errp, "%s:%u: missing field '%s'",  \
+					   d.fname, planner_ynode_line(where), \
+					   (name));                            \
+			goto fail;                                             \
+		}                                                              \
 	} while (0)
 
 static int dupstr(struct ydoc *d, yaml_node_t *n, const char *what, char **out,
 		  autosync_error_t *errp)
 {
 	const char *s;
-	if (yget_str(d, n, what, &s, errp) < 0)
+	if (planner_yget_str(d, n, what, &s, errp) < 0)
 		return -1;
 	free(*out);
 	if (!(*out = strdup(s))) {
@@ -506,12 +510,13 @@ static int enum_field(struct ydoc *d, yaml_node_t *n, const char *what,
 {
 	const char *s;
 	int v;
-	if (yget_str(d, n, what, &s, errp) < 0)
+	if (planner_yget_str(d, n, what, &s, errp) < 0)
 		return -1;
 	if ((v = conv(s)) < 0) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "%s:%u: %s: unknown value '%s'",
-					  d->fname, ynode_line(n), what, s);
+					  d->fname, planner_ynode_line(n), what,
+					  s);
 	}
 	*out = v;
 	return 0;
@@ -530,28 +535,29 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn,
 	autosync_bucket_t *b = &pb->b;
 
 	snprintf(what, sizeof(what), "buckets[%zu]", idx);
-	if (yexpect(&d, bn, YAML_MAPPING_NODE, what, errp) < 0)
+	if (planner_yexpect(&d, bn, YAML_MAPPING_NODE, what, errp) < 0)
 		return -1;
 	NEED(n, "id", bn);
-	if (yget_u64(&d, n, "id", idx, idx, &v, errp) < 0)
+	if (planner_yget_u64(&d, n, "id", idx, idx, &v, errp) < 0)
 		goto fail;
 	b->id = (unsigned)v;
 	NEED(n, "kind", bn);
-	if (yget_str(&d, n, "kind", &kind, errp) < 0)
+	if (planner_yget_str(&d, n, "kind", &kind, errp) < 0)
 		goto fail;
 	if (!strcmp(kind, "ps")) {
 		b->kind = AUTOSYNC_SYNC_PS;
 		NEED(n, "servers", bn);
-		if (yget_u64(&d, n, "servers", 1, 1000000, &v, errp) < 0)
+		if (planner_yget_u64(&d, n, "servers", 1, 1000000, &v, errp) <
+		    0)
 			goto fail;
 		b->servers = (unsigned)v;
 		NEED(n, "local_aggregation", bn);
-		if (yget_bool(&d, n, "local_aggregation", &b->local_agg, errp) <
-		    0)
+		if (planner_yget_bool(&d, n, "local_aggregation", &b->local_agg,
+				      errp) < 0)
 			goto fail;
 		NEED(n, "local_replication", bn);
-		if (yget_bool(&d, n, "local_replication", &b->local_repl,
-			      errp) < 0)
+		if (planner_yget_bool(&d, n, "local_replication",
+				      &b->local_repl, errp) < 0)
 			goto fail;
 	} else if (!strcmp(kind, "allreduce")) {
 		b->kind = AUTOSYNC_SYNC_ALLREDUCE;
@@ -564,14 +570,14 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn,
 			       autosync_compress_from_name, &b->compress,
 			       errp) < 0)
 			goto fail;
-		if ((n = ymap_get(&d, bn, "densify")) &&
-		    yget_bool(&d, n, "densify", &b->densify, errp) < 0)
+		if ((n = planner_ymap_get(&d, bn, "densify")) &&
+		    planner_yget_bool(&d, n, "densify", &b->densify, errp) < 0)
 			goto fail;
 	} else {
 		errno = EINVAL;
 		autosync_errprintf(
 		    errp, "%s:%u: %s: kind '%s' is not allreduce or ps",
-		    d.fname, ynode_line(n), what, kind);
+		    d.fname, planner_ynode_line(n), what, kind);
 		goto fail;
 	}
 	{
@@ -581,14 +587,14 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn,
 				 &b->start, &b->end};
 		for (int i = 0; i < 5; i++) {
 			NEED(n, tf[i], bn);
-			if (yget_double(&d, n, tf[i], 0, 1e300, dst[i], errp) <
-			    0)
+			if (planner_yget_double(&d, n, tf[i], 0, 1e300, dst[i],
+						errp) < 0)
 				goto fail;
 		}
 		b->comm = b->end - b->start;
 	}
 	NEED(tl, "tensors", bn);
-	if (yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensors", errp) < 0)
+	if (planner_yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensors", errp) < 0)
 		goto fail;
 	nt = (size_t)(tl->data.sequence.items.top -
 		      tl->data.sequence.items.start);
@@ -601,14 +607,16 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn,
 	b->ntensors = nt;
 	for (j = 0; j < nt; j++) {
 		pb->server[j] = AUTOSYNC_NO_SERVER;
-		if (dupstr(&d, ydoc_node(&d, tl->data.sequence.items.start[j]),
-			   "tensors", &pb->names[j], errp) < 0)
+		if (dupstr(
+			&d,
+			planner_ydoc_node(&d, tl->data.sequence.items.start[j]),
+			"tensors", &pb->names[j], errp) < 0)
 			goto fail;
 	}
 	if (b->kind == AUTOSYNC_SYNC_PS) {
 		NEED(tl, "tensor_servers", bn);
-		if (yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensor_servers",
-			    errp) < 0)
+		if (planner_yexpect(&d, tl, YAML_SEQUENCE_NODE,
+				    "tensor_servers", errp) < 0)
 			goto fail;
 		if ((size_t)(tl->data.sequence.items.top -
 			     tl->data.sequence.items.start) != nt) {
@@ -616,14 +624,16 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn,
 			autosync_errprintf(errp,
 					   "%s:%u: tensor_servers: %zu tensors "
 					   "need %zu values",
-					   d.fname, ynode_line(tl), nt, nt);
+					   d.fname, planner_ynode_line(tl), nt,
+					   nt);
 			goto fail;
 		}
 		for (j = 0; j < nt; j++) {
 			int64_t sv;
-			yaml_node_t *sn =
-			    ydoc_node(&d, tl->data.sequence.items.start[j]);
-			if (yget_i64(&d, sn, "tensor_servers", &sv, errp) < 0)
+			yaml_node_t *sn = planner_ydoc_node(
+			    &d, tl->data.sequence.items.start[j]);
+			if (planner_yget_i64(&d, sn, "tensor_servers", &sv,
+					     errp) < 0)
 				goto fail;
 			if (sv < -1 || sv >= (int64_t)b->servers) {
 				errno = EINVAL;
@@ -631,8 +641,8 @@ static int parse_bucket(struct ydoc *dd, yaml_node_t *bn,
 				    errp,
 				    "%s:%u: tensor_servers: '%s' is not -1 or "
 				    "a server in [0, %u)",
-				    d.fname, ynode_line(sn), yscalar(sn),
-				    b->servers);
+				    d.fname, planner_ynode_line(sn),
+				    planner_yscalar(sn), b->servers);
 				goto fail;
 			}
 			pb->server[j] = (int)sv;
@@ -656,19 +666,19 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	const char *hash = NULL, *s;
 	int saved;
 
-	if (ydoc_load(&d, buf, len, fname, errp) < 0)
+	if (planner_ydoc_load(&d, buf, len, fname, errp) < 0)
 		return NULL;
 	if (!(plan = calloc(1, sizeof(*plan)))) {
 		errno = ENOMEM;
 		autosync_errprintf(errp, "plan: out of memory");
 		goto fail;
 	}
-	root = ydoc_root(&d);
-	if (yexpect(&d, root, YAML_MAPPING_NODE, "plan file", errp) < 0)
+	root = planner_ydoc_root(&d);
+	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "plan file", errp) < 0)
 		goto fail;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
 	     p < root->data.mapping.pairs.top; p++) {
-		const char *k = yscalar(ydoc_node(&d, p->key));
+		const char *k = planner_yscalar(planner_ydoc_node(&d, p->key));
 		int found = 0;
 		for (size_t i = 0; k && top[i]; i++)
 			found |= !strcmp(k, top[i]);
@@ -676,33 +686,35 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 			errno = EINVAL;
 			autosync_errprintf(
 			    errp, "%s:%u: unknown key '%s'", d.fname,
-			    ynode_line(ydoc_node(&d, p->key)), k ? k : "?");
+			    planner_ynode_line(planner_ydoc_node(&d, p->key)),
+			    k ? k : "?");
 			goto fail;
 		}
 	}
-	if (!(n = ymap_get(&d, root, "autosync_plan"))) {
+	if (!(n = planner_ymap_get(&d, root, "autosync_plan"))) {
 		errno = EINVAL;
 		autosync_errprintf(
 		    errp, "%s: not an autosync plan (no 'autosync_plan: 1')",
 		    d.fname);
 		goto fail;
 	}
-	if (yget_u64(&d, n, "autosync_plan", 1, UINT64_MAX, &v, errp) < 0)
+	if (planner_yget_u64(&d, n, "autosync_plan", 1, UINT64_MAX, &v, errp) <
+	    0)
 		goto fail;
 	if (v != AUTOSYNC_PLAN_VERSION) {
 		errno = ENOTSUP;
 		autosync_errprintf(errp,
 				   "%s:%u: plan format %" PRIu64
 				   " is not supported (this autosync reads %d)",
-				   d.fname, ynode_line(n), v,
+				   d.fname, planner_ynode_line(n), v,
 				   AUTOSYNC_PLAN_VERSION);
 		goto fail;
 	}
-	if ((n = ymap_get(&d, root, "hash")) &&
-	    yget_str(&d, n, "hash", &hash, errp) < 0)
+	if ((n = planner_ymap_get(&d, root, "hash")) &&
+	    planner_yget_str(&d, n, "hash", &hash, errp) < 0)
 		goto fail;
 	NEED(in, "inputs", root);
-	if (yexpect(&d, in, YAML_MAPPING_NODE, "inputs", errp) < 0)
+	if (planner_yexpect(&d, in, YAML_MAPPING_NODE, "inputs", errp) < 0)
 		goto fail;
 	NEED(n, "model", in);
 	if (dupstr(&d, n, "model", &plan->model, errp) < 0)
@@ -711,7 +723,7 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	if (dupstr(&d, n, "model_hash", &plan->model_hash, errp) < 0)
 		goto fail;
 	NEED(n, "batch_size", in);
-	if (yget_u64(&d, n, "batch_size", 1, 1u << 24, &v, errp) < 0)
+	if (planner_yget_u64(&d, n, "batch_size", 1, 1u << 24, &v, errp) < 0)
 		goto fail;
 	plan->s.batch = (unsigned)v;
 	NEED(n, "framework", in);
@@ -720,58 +732,62 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	if (autosync_framework_from_name(plan->framework) < 0) {
 		errno = EINVAL;
 		autosync_errprintf(errp, "%s:%u: framework: unknown value '%s'",
-				   d.fname, ynode_line(n), plan->framework);
+				   d.fname, planner_ynode_line(n),
+				   plan->framework);
 		goto fail;
 	}
 	NEED(n, "topology_hash", in);
 	if (dupstr(&d, n, "topology_hash", &plan->topo_hash, errp) < 0)
 		goto fail;
 	NEED(cl, "cluster", in);
-	if (yexpect(&d, cl, YAML_MAPPING_NODE, "cluster", errp) < 0)
+	if (planner_yexpect(&d, cl, YAML_MAPPING_NODE, "cluster", errp) < 0)
 		goto fail;
 	{
 		autosync_cluster_t *c = &plan->s.cluster;
 		const char *cls;
 		NEED(n, "nodes", cl);
-		if (yget_u64(&d, n, "nodes", 1, 1000000, &v, errp) < 0)
+		if (planner_yget_u64(&d, n, "nodes", 1, 1000000, &v, errp) < 0)
 			goto fail;
 		c->nodes = (unsigned)v;
 		NEED(n, "gpus_per_node", cl);
-		if (yget_u64(&d, n, "gpus_per_node", 1, 4096, &v, errp) < 0)
+		if (planner_yget_u64(&d, n, "gpus_per_node", 1, 4096, &v,
+				     errp) < 0)
 			goto fail;
 		c->gpus_per_node = (unsigned)v;
 		NEED(n, "intra_class", cl);
-		if (yget_str(&d, n, "intra_class", &cls, errp) < 0)
+		if (planner_yget_str(&d, n, "intra_class", &cls, errp) < 0)
 			goto fail;
 		if ((c->intra_class = link_from_name(cls)) < 0) {
 			errno = EINVAL;
 			autosync_errprintf(
 			    errp, "%s:%u: intra_class: unknown value '%s'",
-			    d.fname, ynode_line(n), cls);
+			    d.fname, planner_ynode_line(n), cls);
 			goto fail;
 		}
 		NEED(n, "intra_bw", cl);
-		if (yget_double(&d, n, "intra_bw", 0, 1e18, &c->intra_bw,
-				errp) < 0)
+		if (planner_yget_double(&d, n, "intra_bw", 0, 1e18,
+					&c->intra_bw, errp) < 0)
 			goto fail;
 		NEED(n, "intra_lat", cl);
-		if (yget_double(&d, n, "intra_lat", 0, 10, &c->intra_lat,
-				errp) < 0)
+		if (planner_yget_double(&d, n, "intra_lat", 0, 10,
+					&c->intra_lat, errp) < 0)
 			goto fail;
 		NEED(n, "nics_per_node", cl);
-		if (yget_u64(&d, n, "nics_per_node", 0, 1024, &v, errp) < 0)
+		if (planner_yget_u64(&d, n, "nics_per_node", 0, 1024, &v,
+				     errp) < 0)
 			goto fail;
 		c->nics_per_node = (unsigned)v;
 		NEED(n, "nic_bw", cl);
-		if (yget_double(&d, n, "nic_bw", 0, 1e18, &c->nic_bw, errp) < 0)
+		if (planner_yget_double(&d, n, "nic_bw", 0, 1e18, &c->nic_bw,
+					errp) < 0)
 			goto fail;
 		NEED(n, "inter_lat", cl);
-		if (yget_double(&d, n, "inter_lat", 0, 10, &c->inter_lat,
-				errp) < 0)
+		if (planner_yget_double(&d, n, "inter_lat", 0, 10,
+					&c->inter_lat, errp) < 0)
 			goto fail;
 		NEED(n, "nodes_per_switch", cl);
-		if (yget_u64(&d, n, "nodes_per_switch", 0, 1000000, &v, errp) <
-		    0)
+		if (planner_yget_u64(&d, n, "nodes_per_switch", 0, 1000000, &v,
+				     errp) < 0)
 			goto fail;
 		c->nodes_per_switch = (unsigned)v;
 		snprintf(c->topo_hash, sizeof(c->topo_hash), "%s",
@@ -784,7 +800,7 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	if (dupstr(&d, n, "reason", &plan->reason, errp) < 0)
 		goto fail;
 	NEED(job, "job", root);
-	if (yexpect(&d, job, YAML_MAPPING_NODE, "job", errp) < 0)
+	if (planner_yexpect(&d, job, YAML_MAPPING_NODE, "job", errp) < 0)
 		goto fail;
 	NEED(n, "nccl_algo", job);
 	if (enum_field(&d, n, "nccl_algo", autosync_algo_from_name,
@@ -795,19 +811,19 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 		       &plan->s.job_compress, errp) < 0)
 		goto fail;
 	NEED(n, "bucket_cap_bytes", job);
-	if (yget_double(&d, n, "bucket_cap_bytes", 0, 1e18, &plan->s.bucket_cap,
-			errp) < 0)
+	if (planner_yget_double(&d, n, "bucket_cap_bytes", 0, 1e18,
+				&plan->s.bucket_cap, errp) < 0)
 		goto fail;
 	NEED(n, "first_bucket_bytes", job);
-	if (yget_double(&d, n, "first_bucket_bytes", 0, 1e18,
-			&plan->s.first_bucket, errp) < 0)
+	if (planner_yget_double(&d, n, "first_bucket_bytes", 0, 1e18,
+				&plan->s.first_bucket, errp) < 0)
 		goto fail;
 	NEED(n, "cycle_time", job);
-	if (yget_double(&d, n, "cycle_time", 0, 10, &plan->s.cycle_time, errp) <
-	    0)
+	if (planner_yget_double(&d, n, "cycle_time", 0, 10, &plan->s.cycle_time,
+				errp) < 0)
 		goto fail;
 	NEED(pr, "prediction", root);
-	if (yexpect(&d, pr, YAML_MAPPING_NODE, "prediction", errp) < 0)
+	if (planner_yexpect(&d, pr, YAML_MAPPING_NODE, "prediction", errp) < 0)
 		goto fail;
 	{
 		static const char *const pf[] = {
@@ -820,13 +836,13 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 				 &plan->s.bound};
 		for (int i = 0; i < 7; i++) {
 			NEED(n, pf[i], pr);
-			if (yget_double(&d, n, pf[i], 0, 1e300, dst[i], errp) <
-			    0)
+			if (planner_yget_double(&d, n, pf[i], 0, 1e300, dst[i],
+						errp) < 0)
 				goto fail;
 		}
 	}
 	NEED(sq, "baselines", root);
-	if (yexpect(&d, sq, YAML_SEQUENCE_NODE, "baselines", errp) < 0)
+	if (planner_yexpect(&d, sq, YAML_SEQUENCE_NODE, "baselines", errp) < 0)
 		goto fail;
 	{
 		size_t nbase = (size_t)(sq->data.sequence.items.top -
@@ -837,10 +853,10 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 			goto fail;
 		}
 		for (size_t i = 0; i < nbase; i++) {
-			yaml_node_t *bn =
-			    ydoc_node(&d, sq->data.sequence.items.start[i]);
-			if (yexpect(&d, bn, YAML_MAPPING_NODE, "baselines[]",
-				    errp) < 0)
+			yaml_node_t *bn = planner_ydoc_node(
+			    &d, sq->data.sequence.items.start[i]);
+			if (planner_yexpect(&d, bn, YAML_MAPPING_NODE,
+					    "baselines[]", errp) < 0)
 				goto fail;
 			plan->nbase++;
 			NEED(n, "name", bn);
@@ -848,33 +864,34 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 			    0)
 				goto fail;
 			NEED(n, "step_time", bn);
-			if (yget_double(&d, n, "step_time", 0, 1e300,
-					&plan->base[i].step, errp) < 0)
+			if (planner_yget_double(&d, n, "step_time", 0, 1e300,
+						&plan->base[i].step, errp) < 0)
 				goto fail;
 			NEED(n, "applicable", bn);
-			if (yget_bool(&d, n, "applicable",
-				      &plan->base[i].applicable, errp) < 0)
+			if (planner_yget_bool(&d, n, "applicable",
+					      &plan->base[i].applicable,
+					      errp) < 0)
 				goto fail;
 		}
 	}
 	NEED(n, "env", root);
-	if (yexpect(&d, n, YAML_MAPPING_NODE, "env", errp) < 0)
+	if (planner_yexpect(&d, n, YAML_MAPPING_NODE, "env", errp) < 0)
 		goto fail;
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 	     p < n->data.mapping.pairs.top; p++) {
 		const char *k, *val;
-		if (yget_str(&d, ydoc_node(&d, p->key), "env name", &k, errp) <
-			0 ||
-		    yget_str(&d, ydoc_node(&d, p->value), "env value", &val,
-			     errp) < 0)
+		if (planner_yget_str(&d, planner_ydoc_node(&d, p->key),
+				     "env name", &k, errp) < 0 ||
+		    planner_yget_str(&d, planner_ydoc_node(&d, p->value),
+				     "env value", &val, errp) < 0)
 			goto fail;
-		if (plan_add_env(plan, k, val) < 0) {
+		if (planner_plan_add_env(plan, k, val) < 0) {
 			errno = ENOMEM;
 			goto fail;
 		}
 	}
 	NEED(sq, "buckets", root);
-	if (yexpect(&d, sq, YAML_SEQUENCE_NODE, "buckets", errp) < 0)
+	if (planner_yexpect(&d, sq, YAML_SEQUENCE_NODE, "buckets", errp) < 0)
 		goto fail;
 	{
 		size_t nb = (size_t)(sq->data.sequence.items.top -
@@ -887,13 +904,14 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 			plan->nb++;
 			if (parse_bucket(
 				&d,
-				ydoc_node(&d, sq->data.sequence.items.start[i]),
+				planner_ydoc_node(
+				    &d, sq->data.sequence.items.start[i]),
 				&plan->b[i], i, errp) < 0)
 				goto fail;
 		}
 	}
 	sync_summary(plan);
-	plan_compute_hash(plan);
+	planner_plan_compute_hash(plan);
 	if (hash && strcmp(hash, plan->hash)) {
 		errno = EINVAL;
 		autosync_errprintf(
@@ -901,17 +919,18 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 		    "%s:%u: hash: '%s' does not match the plan's "
 		    "decisions (%s): edited by hand? delete the hash line "
 		    "to accept the edit",
-		    d.fname, ynode_line(ymap_get(&d, root, "hash")), hash,
-		    plan->hash);
+		    d.fname,
+		    planner_ynode_line(planner_ymap_get(&d, root, "hash")),
+		    hash, plan->hash);
 		goto fail;
 	}
 	(void)s;
-	ydoc_free(&d);
+	planner_ydoc_free(&d);
 	return plan;
 fail:
 	saved = errno ? errno : EINVAL;
 	autosync_plan_destroy(plan);
-	ydoc_free(&d);
+	planner_ydoc_free(&d);
 	errno = saved;
 	return NULL;
 }
@@ -923,7 +942,7 @@ autosync_plan_t *autosync_plan_load(const char *path, autosync_error_t *errp)
 	autosync_plan_t *p;
 	int saved;
 
-	if (read_file(path, &buf, &len, errp) < 0)
+	if (planner_read_file(path, &buf, &len, errp) < 0)
 		return NULL;
 	p = autosync_plan_parse(buf, len, path, errp);
 	saved = errno;

@@ -265,22 +265,22 @@ autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int b,
 		autosync_errprintf(errp, "planner: unknown baseline %d", b);
 		return NULL;
 	}
-	if (simctx_init(&x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+	if (planner_simctx_init(&x, p->m, &p->c, &p->k, p->fw, errp) < 0)
 		return NULL;
 	memset(&r, 0, sizeof(r));
-	if (build_baseline(&x, b, &s, errp) < 0)
+	if (planner_build_baseline(&x, b, &s, errp) < 0)
 		goto out;
-	if (simulate(&x, &s, &r, 1) < 0) {
+	if (planner_simulate(&x, &s, &r, 1) < 0) {
 		autosync_errprintf(errp, "planner: out of memory");
 		goto out;
 	}
 	snprintf(reason, sizeof(reason), "baseline %s as requested",
 		 autosync_baseline_name(b));
-	plan = plan_from_strategy(&x, &s, &r, reason, errp);
+	plan = planner_plan_from_strategy(&x, &s, &r, reason, errp);
 out:
-	simres_free(&r);
-	strategy_free(&s);
-	simctx_free(&x);
+	planner_simres_free(&r);
+	planner_strategy_free(&s);
+	planner_simctx_free(&x);
 	return plan;
 }
 
@@ -304,10 +304,10 @@ static int consider(struct search *S, struct strategy *s)
 		return 0;
 	}
 	S->p->evals++;
-	if (simulate(&S->x, s, &S->r, 0) < 0)
+	if (planner_simulate(&S->x, s, &S->r, 0) < 0)
 		return -1;
 	if (S->r.step < S->best_t) {
-		if (strategy_copy(&S->best, s, S->x.m->n) < 0)
+		if (planner_strategy_copy(&S->best, s, S->x.m->n) < 0)
 			return -1;
 		S->best_t = S->r.step;
 	}
@@ -356,14 +356,15 @@ static int sweep(struct search *S, int comp)
 				     (S->cap->first && !S->cap->custom ? 2 : 1);
 				     f++) {
 					int rv;
-					if (strategy_init(&s, S->x.m->n) < 0)
+					if (planner_strategy_init(
+						&s, S->x.m->n) < 0)
 						return -1;
 					if (S->cap->cycle)
-						rv = build_horovod(
+						rv = planner_build_horovod(
 						    &S->x, &s, cap, cycles[ci],
 						    &cfg);
 					else
-						rv = build_capped(
+						rv = planner_build_capped(
 						    &S->x, &s, f ? 1 * MiB : 0,
 						    cap, &cfg);
 					s.job_algo = a;
@@ -373,10 +374,10 @@ static int sweep(struct search *S, int comp)
 						 S->cap->cycle ? "fusion"
 							       : "bucket-cap");
 					if (rv < 0 || consider(S, &s) < 0) {
-						strategy_free(&s);
+						planner_strategy_free(&s);
 						return -1;
 					}
-					strategy_free(&s);
+					planner_strategy_free(&s);
 					if (S->exhausted)
 						return 0;
 				}
@@ -400,7 +401,7 @@ static double ucost(const struct search *S, const double *P, size_t i, size_t j,
 	double w = W[j] - W[i], cast = C[j] - C[i], t;
 	if (S->x.p <= 1)
 		return 0;
-	t = S->x.k.launch + sim_ar_time(&S->x, a, w);
+	t = S->x.k.launch + planner_sim_ar_time(&S->x, a, w);
 	if (cast > 0)
 		t += 2.0 * (S->x.k.cast_launch + cast / S->x.k.cast_bw);
 	return t;
@@ -523,7 +524,7 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 		f[j] = best;
 	}
 	/* rebuild: buckets for the dense tensors */
-	if (strategy_init(&s, nt) < 0)
+	if (planner_strategy_init(&s, nt) < 0)
 		goto out;
 	have_s = 1;
 	{
@@ -532,7 +533,7 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 			size_t i = from[j];
 			struct bcfg cfg = {
 			    AUTOSYNC_SYNC_ALLREDUCE, ba[j], bc[j], 0, 0, 0, 0};
-			long id = strategy_add_bucket(&s, &cfg);
+			long id = planner_strategy_add_bucket(&s, &cfg);
 			if (id < 0)
 				goto out;
 			for (size_t q = i; q < j; q++)
@@ -564,8 +565,8 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 		s.server[i] = AUTOSYNC_NO_SERVER;
 		{
 			struct bcfg dn[AUTOSYNC_COMPRESS_N], best = ar;
-			double tb =
-				   sim_bucket_time(&S->x, &ar, &i, 1, s.server),
+			double tb = planner_sim_bucket_time(&S->x, &ar, &i, 1,
+							    s.server),
 			       tt;
 			/* densified, with each allowed compression */
 			for (int c = 0;
@@ -575,17 +576,17 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 				dn[c] = ar;
 				dn[c].densify = 1;
 				dn[c].compress = c;
-				tt = sim_bucket_time(&S->x, &dn[c], &i, 1,
-						     s.server);
+				tt = planner_sim_bucket_time(&S->x, &dn[c], &i,
+							     1, s.server);
 				if (tt < tb) {
 					tb = tt;
 					best = dn[c];
 				}
 			}
-			if (S->cap->ps &&
-			    sim_bucket_time(&S->x, &ps, &i, 1, s.server) < tb)
+			if (S->cap->ps && planner_sim_bucket_time(
+					      &S->x, &ps, &i, 1, s.server) < tb)
 				best = ps;
-			id = strategy_add_bucket(&s, &best);
+			id = planner_strategy_add_bucket(&s, &best);
 		}
 		if (id < 0)
 			goto out;
@@ -599,7 +600,7 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 	rv = 0;
 out:
 	if (have_s)
-		strategy_free(&s);
+		planner_strategy_free(&s);
 	free(dense);
 	free(u);
 	free(P);
@@ -631,7 +632,7 @@ static int ps_sweep(struct search *S)
 					  0};
 			long *lb = malloc((m->nl ? m->nl : 1) * sizeof(long));
 			int rv = 0;
-			if (!lb || strategy_init(&s, m->n) < 0) {
+			if (!lb || planner_strategy_init(&s, m->n) < 0) {
 				free(lb);
 				return -1;
 			}
@@ -645,7 +646,8 @@ static int ps_sweep(struct search *S)
 					   ((m->nl + PS_MAX_BUCKETS - 1) /
 					    PS_MAX_BUCKETS);
 				if (lb[l] < 0 &&
-				    (lb[l] = strategy_add_bucket(&s, &ps)) < 0)
+				    (lb[l] = planner_strategy_add_bucket(
+					 &s, &ps)) < 0)
 					rv = -1;
 				else
 					s.tb[i] = (size_t)lb[l];
@@ -653,7 +655,7 @@ static int ps_sweep(struct search *S)
 			snprintf(s.name, sizeof(s.name), "autosync-ps");
 			if (!rv)
 				rv = consider(S, &s);
-			strategy_free(&s);
+			planner_strategy_free(&s);
 			free(lb);
 			if (rv < 0)
 				return -1;
@@ -685,15 +687,15 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 	S.p = p;
 	S.cap = &fw_caps[p->fw];
 	S.best_t = INFINITY;
-	if (simctx_init(&S.x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+	if (planner_simctx_init(&S.x, p->m, &p->c, &p->k, p->fw, errp) < 0)
 		return NULL;
-	if (strategy_init(&S.best, p->m->n) < 0)
+	if (planner_strategy_init(&S.best, p->m->n) < 0)
 		goto nomem;
 	/* 1. every baseline (always simulated, for the comparison table) */
 	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
-		if (build_baseline(&S.x, b, &base[b], errp) < 0)
+		if (planner_build_baseline(&S.x, b, &base[b], errp) < 0)
 			goto out;
-		if (simulate(&S.x, &base[b], &S.r, 0) < 0)
+		if (planner_simulate(&S.x, &base[b], &S.r, 0) < 0)
 			goto nomem;
 		p->evals++;
 		base_t[b] = S.r.step;
@@ -721,7 +723,7 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 		struct strategy keep;
 		double keep_t = S.best_t;
 		memset(&keep, 0, sizeof(keep));
-		if (strategy_copy(&keep, &S.best, p->m->n) < 0)
+		if (planner_strategy_copy(&keep, &S.best, p->m->n) < 0)
 			goto nomem;
 		for (int c = 1; c < AUTOSYNC_COMPRESS_N; c++) {
 			if (!comp_ok(&S, c))
@@ -729,18 +731,19 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 			if (sweep(&S, c) < 0 ||
 			    (S.cap->custom && S.cap->per_bucket_algo &&
 			     dp_plan(&S, -1, 1 | (1 << c)) < 0)) {
-				strategy_free(&keep);
+				planner_strategy_free(&keep);
 				goto nomem;
 			}
 		}
 		if (!(S.best_t < keep_t * (1.0 - p->k.uncertainty))) {
-			if (strategy_copy(&S.best, &keep, p->m->n) < 0) {
-				strategy_free(&keep);
+			if (planner_strategy_copy(&S.best, &keep, p->m->n) <
+			    0) {
+				planner_strategy_free(&keep);
 				goto nomem;
 			}
 			S.best_t = keep_t;
 		}
-		strategy_free(&keep);
+		planner_strategy_free(&keep);
 	}
 	(void)t_plain;
 	/* 4. never worse than the best applicable baseline; no-harm: a gain
@@ -749,7 +752,8 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 	    !(S.best_t < base_t[bbest] * (1.0 - p->k.uncertainty)))
 		chosen_baseline = bbest;
 	if (chosen_baseline >= 0) {
-		if (strategy_copy(&S.best, &base[chosen_baseline], p->m->n) < 0)
+		if (planner_strategy_copy(&S.best, &base[chosen_baseline],
+					  p->m->n) < 0)
 			goto nomem;
 		snprintf(reason, sizeof(reason),
 			 "kept baseline %s: the best searched plan (%.6g s) is "
@@ -771,9 +775,10 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 			 S.exhausted ? " (budget exhausted)" : "");
 	}
 	plog(p, AUTOSYNC_LOG_INFO, "planner: %s", reason);
-	if (simulate(&S.x, &S.best, &S.r, 1) < 0)
+	if (planner_simulate(&S.x, &S.best, &S.r, 1) < 0)
 		goto nomem;
-	if (!(plan = plan_from_strategy(&S.x, &S.best, &S.r, reason, errp)))
+	if (!(plan = planner_plan_from_strategy(&S.x, &S.best, &S.r, reason,
+						errp)))
 		goto out;
 	/* the comparison table */
 	{
@@ -786,14 +791,15 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 		plan->nbase = AUTOSYNC_BASELINE_N;
 		plan->s.nbaselines = AUTOSYNC_BASELINE_N;
 		for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
-			if (!(pb[b].name = xstrdup(autosync_baseline_name(b))))
+			if (!(pb[b].name =
+				  planner_xstrdup(autosync_baseline_name(b))))
 				goto nomem;
 			pb[b].step = base_t[b];
 			pb[b].applicable =
 			    autosync_baseline_applicable(b, p->fw);
 		}
 	}
-	if (plan_compute_hash(plan) < 0)
+	if (planner_plan_compute_hash(plan) < 0)
 		goto nomem;
 	ok = 1;
 	goto out;
@@ -806,9 +812,9 @@ out:
 		plan = NULL;
 	}
 	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++)
-		strategy_free(&base[b]);
-	strategy_free(&S.best);
-	simres_free(&S.r);
-	simctx_free(&S.x);
+		planner_strategy_free(&base[b]);
+	planner_strategy_free(&S.best);
+	planner_simres_free(&S.r);
+	planner_simctx_free(&S.x);
 	return plan;
 }

@@ -136,7 +136,7 @@ static int cmp_ready(const void *a, const void *b, void *arg)
 	return i > j ? -1 : i < j ? 1 : 0;
 }
 
-void simctx_free(struct simctx *x)
+void planner_simctx_free(struct simctx *x)
 {
 	if (!x)
 		return;
@@ -148,9 +148,9 @@ void simctx_free(struct simctx *x)
 	memset(x, 0, sizeof(*x));
 }
 
-int simctx_init(struct simctx *x, const autosync_model_t *m,
-		const autosync_cluster_t *c, const autosync_costs_t *k, int fw,
-		autosync_error_t *errp)
+int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
+			const autosync_cluster_t *c, const autosync_costs_t *k,
+			int fw, autosync_error_t *errp)
 {
 	size_t nt = m->n, nl = m->nl;
 	double t;
@@ -179,7 +179,7 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 	    !(x->layer_fwd = calloc(nl ? nl : 1, sizeof(double))) ||
 	    !(x->layer_bwd = calloc(nl ? nl : 1, sizeof(double))) ||
 	    !(x->scratch = calloc(3 * (size_t)x->nodes + 3, sizeof(double)))) {
-		simctx_free(x);
+		planner_simctx_free(x);
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "planner: out of memory");
 	}
@@ -206,7 +206,7 @@ int simctx_init(struct simctx *x, const autosync_model_t *m,
 	{
 		double *lready = calloc(nl ? nl : 1, sizeof(double));
 		if (!lready) {
-			simctx_free(x);
+			planner_simctx_free(x);
 			errno = ENOMEM;
 			return autosync_errprintf(errp,
 						  "planner: out of memory");
@@ -271,7 +271,7 @@ static void ar_coefficients(struct simctx *x)
 	}
 }
 
-double sim_ar_time(const struct simctx *x, int algo, double n)
+double planner_sim_ar_time(const struct simctx *x, int algo, double n)
 {
 	double r, t;
 
@@ -327,7 +327,7 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 	if (p <= 1)
 		return 0;
 	if (dense > 0)
-		t += sim_ar_time(x, cfg->algo, dense);
+		t += planner_sim_ar_time(x, cfg->algo, dense);
 	if (sparse_n > 0) {
 		double a = x->nodes > 1
 			       ? (x->a_in > x->a_out ? x->a_in : x->a_out)
@@ -440,8 +440,8 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 	return worst;
 }
 
-double sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
-		       const size_t *list, size_t n, const int *server)
+double planner_sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
+			       const size_t *list, size_t n, const int *server)
 {
 	double b, w;
 	if (cfg->kind == AUTOSYNC_SYNC_PS)
@@ -450,13 +450,13 @@ double sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
 }
 
 /* ------------------------------------------------------------ strategies */
-int strategy_init(struct strategy *s, size_t nt)
+int planner_strategy_init(struct strategy *s, size_t nt)
 {
 	memset(s, 0, sizeof(*s));
 	s->tb = calloc(nt ? nt : 1, sizeof(size_t));
 	s->server = calloc(nt ? nt : 1, sizeof(int));
 	if (!s->tb || !s->server) {
-		strategy_free(s);
+		planner_strategy_free(s);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -465,7 +465,7 @@ int strategy_init(struct strategy *s, size_t nt)
 	return 0;
 }
 
-void strategy_free(struct strategy *s)
+void planner_strategy_free(struct strategy *s)
 {
 	if (!s)
 		return;
@@ -475,15 +475,16 @@ void strategy_free(struct strategy *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int strategy_copy(struct strategy *d, const struct strategy *s, size_t nt)
+int planner_strategy_copy(struct strategy *d, const struct strategy *s,
+			  size_t nt)
 {
 	struct strategy n;
 
-	if (strategy_init(&n, nt) < 0)
+	if (planner_strategy_init(&n, nt) < 0)
 		return -1;
 	n.nb = n.cap = s->nb;
 	if (s->nb && !(n.cfg = malloc(s->nb * sizeof(*n.cfg)))) {
-		strategy_free(&n);
+		planner_strategy_free(&n);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -497,12 +498,12 @@ int strategy_copy(struct strategy *d, const struct strategy *s, size_t nt)
 	n.first_bucket = s->first_bucket;
 	n.cycle = s->cycle;
 	memcpy(n.name, s->name, sizeof(n.name));
-	strategy_free(d);
+	planner_strategy_free(d);
 	*d = n;
 	return 0;
 }
 
-long strategy_add_bucket(struct strategy *s, const struct bcfg *cfg)
+long planner_strategy_add_bucket(struct strategy *s, const struct bcfg *cfg)
 {
 	if (s->nb == s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 64;
@@ -519,7 +520,7 @@ long strategy_add_bucket(struct strategy *s, const struct bcfg *cfg)
 }
 
 /* ------------------------------------------------------------ timeline */
-void simres_free(struct simres *r)
+void planner_simres_free(struct simres *r)
 {
 	if (!r)
 		return;
@@ -543,7 +544,7 @@ static int simres_reserve(struct simres *r, size_t nb, size_t nt,
 {
 	if (r->nb >= nb && r->list && r->nnodes >= nodes)
 		return 0;
-	simres_free(r);
+	planner_simres_free(r);
 	r->nb = nb;
 	r->nnodes = nodes;
 	nb = nb ? nb : 1;
@@ -559,7 +560,7 @@ static int simres_reserve(struct simres *r, size_t nb, size_t nt,
 	    !(r->list = malloc((nt ? nt : 1) * sizeof(size_t))) ||
 	    !(r->lfree = malloc((nodes + 1) * sizeof(double))) ||
 	    !(r->nodet = malloc((nodes + 1) * sizeof(double)))) {
-		simres_free(r);
+		planner_simres_free(r);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -577,8 +578,8 @@ static int cmp_bucket_r(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j ? 1 : 0;
 }
 
-int simulate(const struct simctx *x, const struct strategy *s, struct simres *r,
-	     int detail)
+int planner_simulate(const struct simctx *x, const struct strategy *s,
+		     struct simres *r, int detail)
 {
 	size_t nt = x->m->n, nb = s->nb;
 	double t, gfree = 0, comp_end = x->t_fwd + x->t_bwd, first_ready = -1,

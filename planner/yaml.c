@@ -12,14 +12,14 @@
 
 #include "internal.h"
 
-char *xstrdup(const char *s)
+char *planner_xstrdup(const char *s)
 {
 	char *r = strdup(s ? s : "");
 	return r;
 }
 
-int read_file(const char *path, char **bufp, size_t *lenp,
-	      autosync_error_t *errp)
+int planner_read_file(const char *path, char **bufp, size_t *lenp,
+		      autosync_error_t *errp)
 {
 	FILE *fp = NULL;
 	char *buf = NULL;
@@ -77,8 +77,8 @@ fail:
 				  strerror(saved));
 }
 
-int ydoc_load(struct ydoc *d, const char *buf, size_t len, const char *fname,
-	      autosync_error_t *errp)
+int planner_ydoc_load(struct ydoc *d, const char *buf, size_t len,
+		      const char *fname, autosync_error_t *errp)
 {
 	yaml_parser_t parser;
 	int rv = -1;
@@ -116,13 +116,13 @@ out:
 	yaml_parser_delete(&parser);
 	if (rv < 0) {
 		int saved = errno;
-		ydoc_free(d);
+		planner_ydoc_free(d);
 		errno = saved;
 	}
 	return rv;
 }
 
-void ydoc_free(struct ydoc *d)
+void planner_ydoc_free(struct ydoc *d)
 {
 	if (d && d->loaded)
 		yaml_document_delete(&d->doc);
@@ -130,29 +130,29 @@ void ydoc_free(struct ydoc *d)
 		d->loaded = 0;
 }
 
-yaml_node_t *ydoc_root(struct ydoc *d)
+yaml_node_t *planner_ydoc_root(struct ydoc *d)
 {
 	return yaml_document_get_root_node(&d->doc);
 }
 
-yaml_node_t *ydoc_node(struct ydoc *d, int id)
+yaml_node_t *planner_ydoc_node(struct ydoc *d, int id)
 {
 	return yaml_document_get_node(&d->doc, id);
 }
 
-unsigned ynode_line(const yaml_node_t *n)
+unsigned planner_ynode_line(const yaml_node_t *n)
 {
 	return n ? (unsigned)n->start_mark.line + 1 : 0;
 }
 
-const char *yscalar(const yaml_node_t *n)
+const char *planner_yscalar(const yaml_node_t *n)
 {
 	if (!n || n->type != YAML_SCALAR_NODE)
 		return NULL;
 	return (const char *)n->data.scalar.value;
 }
 
-yaml_node_t *ymap_get(struct ydoc *d, yaml_node_t *map, const char *key)
+yaml_node_t *planner_ymap_get(struct ydoc *d, yaml_node_t *map, const char *key)
 {
 	yaml_node_pair_t *pr;
 
@@ -160,9 +160,9 @@ yaml_node_t *ymap_get(struct ydoc *d, yaml_node_t *map, const char *key)
 		return NULL;
 	for (pr = map->data.mapping.pairs.start;
 	     pr < map->data.mapping.pairs.top; pr++) {
-		const char *k = yscalar(ydoc_node(d, pr->key));
+		const char *k = planner_yscalar(planner_ydoc_node(d, pr->key));
 		if (k && !strcmp(k, key))
-			return ydoc_node(d, pr->value);
+			return planner_ydoc_node(d, pr->value);
 	}
 	return NULL;
 }
@@ -181,8 +181,8 @@ static const char *type_name(yaml_node_type_t t)
 	}
 }
 
-int yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
-	    const char *what, autosync_error_t *errp)
+int planner_yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
+		    const char *what, autosync_error_t *errp)
 {
 	if (!n) {
 		errno = EINVAL;
@@ -193,30 +193,31 @@ int yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
 		errno = EINVAL;
 		return autosync_errprintf(
 		    errp, "%s:%u: %s: expected %s, got %s%s%s%s", d->fname,
-		    ynode_line(n), what, type_name(type), type_name(n->type),
-		    yscalar(n) ? " '" : "", yscalar(n) ? yscalar(n) : "",
-		    yscalar(n) ? "'" : "");
+		    planner_ynode_line(n), what, type_name(type),
+		    type_name(n->type), planner_yscalar(n) ? " '" : "",
+		    planner_yscalar(n) ? planner_yscalar(n) : "",
+		    planner_yscalar(n) ? "'" : "");
 	}
 	return 0;
 }
 
-int yget_str(struct ydoc *d, yaml_node_t *n, const char *what, const char **out,
-	     autosync_error_t *errp)
+int planner_yget_str(struct ydoc *d, yaml_node_t *n, const char *what,
+		     const char **out, autosync_error_t *errp)
 {
-	if (yexpect(d, n, YAML_SCALAR_NODE, what, errp) < 0)
+	if (planner_yexpect(d, n, YAML_SCALAR_NODE, what, errp) < 0)
 		return -1;
-	*out = yscalar(n);
+	*out = planner_yscalar(n);
 	return 0;
 }
 
-int yget_i64(struct ydoc *d, yaml_node_t *n, const char *what, int64_t *out,
-	     autosync_error_t *errp)
+int planner_yget_i64(struct ydoc *d, yaml_node_t *n, const char *what,
+		     int64_t *out, autosync_error_t *errp)
 {
 	const char *s;
 	char *end;
 	long long v;
 
-	if (yget_str(d, n, what, &s, errp) < 0)
+	if (planner_yget_str(d, n, what, &s, errp) < 0)
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, 10);
@@ -224,36 +225,38 @@ int yget_i64(struct ydoc *d, yaml_node_t *n, const char *what, int64_t *out,
 		int e = errno == ERANGE ? ERANGE : EINVAL;
 		errno = e;
 		return autosync_errprintf(
-		    errp, "%s:%u: %s: '%s' is not %s", d->fname, ynode_line(n),
-		    what, s,
+		    errp, "%s:%u: %s: '%s' is not %s", d->fname,
+		    planner_ynode_line(n), what, s,
 		    e == ERANGE ? "a representable integer" : "an integer");
 	}
 	*out = v;
 	return 0;
 }
 
-int yget_u64(struct ydoc *d, yaml_node_t *n, const char *what, uint64_t min,
-	     uint64_t max, uint64_t *out, autosync_error_t *errp)
+int planner_yget_u64(struct ydoc *d, yaml_node_t *n, const char *what,
+		     uint64_t min, uint64_t max, uint64_t *out,
+		     autosync_error_t *errp)
 {
 	const char *s;
 	char *end;
 	unsigned long long v;
 
-	if (yget_str(d, n, what, &s, errp) < 0)
+	if (planner_yget_str(d, n, what, &s, errp) < 0)
 		return -1;
 	errno = 0;
 	if (*s == '-') {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "%s:%u: %s: '%s' is negative",
-					  d->fname, ynode_line(n), what, s);
+					  d->fname, planner_ynode_line(n), what,
+					  s);
 	}
 	v = strtoull(s, &end, 10);
 	if (!*s || *end || errno) {
 		int e = errno == ERANGE ? EOVERFLOW : EINVAL;
 		errno = e;
 		return autosync_errprintf(
-		    errp, "%s:%u: %s: '%s' is not %s", d->fname, ynode_line(n),
-		    what, s,
+		    errp, "%s:%u: %s: '%s' is not %s", d->fname,
+		    planner_ynode_line(n), what, s,
 		    e == EOVERFLOW ? "a representable integer" : "an integer");
 	}
 	if (v < min || v > max) {
@@ -262,20 +265,21 @@ int yget_u64(struct ydoc *d, yaml_node_t *n, const char *what, uint64_t min,
 		    errp,
 		    "%s:%u: %s: '%s' is out of range [%" PRIu64 ", %" PRIu64
 		    "]",
-		    d->fname, ynode_line(n), what, s, min, max);
+		    d->fname, planner_ynode_line(n), what, s, min, max);
 	}
 	*out = v;
 	return 0;
 }
 
-int yget_double(struct ydoc *d, yaml_node_t *n, const char *what, double min,
-		double max, double *out, autosync_error_t *errp)
+int planner_yget_double(struct ydoc *d, yaml_node_t *n, const char *what,
+			double min, double max, double *out,
+			autosync_error_t *errp)
 {
 	const char *s;
 	char *end;
 	double v;
 
-	if (yget_str(d, n, what, &s, errp) < 0)
+	if (planner_yget_str(d, n, what, &s, errp) < 0)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
@@ -283,24 +287,24 @@ int yget_double(struct ydoc *d, yaml_node_t *n, const char *what, double min,
 		errno = EINVAL;
 		return autosync_errprintf(
 		    errp, "%s:%u: %s: '%s' is not a finite number", d->fname,
-		    ynode_line(n), what, s);
+		    planner_ynode_line(n), what, s);
 	}
 	if (v < min || v > max) {
 		errno = EINVAL;
 		return autosync_errprintf(
 		    errp, "%s:%u: %s: '%s' is out of range [%g, %g]", d->fname,
-		    ynode_line(n), what, s, min, max);
+		    planner_ynode_line(n), what, s, min, max);
 	}
 	*out = v;
 	return 0;
 }
 
-int yget_bool(struct ydoc *d, yaml_node_t *n, const char *what, int *out,
-	      autosync_error_t *errp)
+int planner_yget_bool(struct ydoc *d, yaml_node_t *n, const char *what,
+		      int *out, autosync_error_t *errp)
 {
 	const char *s;
 
-	if (yget_str(d, n, what, &s, errp) < 0)
+	if (planner_yget_str(d, n, what, &s, errp) < 0)
 		return -1;
 	if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "1")) {
 		*out = 1;
@@ -312,5 +316,5 @@ int yget_bool(struct ydoc *d, yaml_node_t *n, const char *what, int *out,
 	}
 	errno = EINVAL;
 	return autosync_errprintf(errp, "%s:%u: %s: '%s' is not true or false",
-				  d->fname, ynode_line(n), what, s);
+				  d->fname, planner_ynode_line(n), what, s);
 }
