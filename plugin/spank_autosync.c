@@ -62,6 +62,7 @@ static struct autosync_context {
 static int cb_mode(int val, const char *optarg, int remote);
 static int cb_model(int val, const char *optarg, int remote);
 static int cb_explain(int val, const char *optarg, int remote);
+static autosync_siteconf_t *site(void);
 
 static struct spank_option options[] = {
 	{ "autosync", "auto|off|required|PLAN",
@@ -248,6 +249,11 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 			plog(AUTOSYNC_LOG_ERROR,
 			     "%s; autosync is disabled on this node",
 			     context.pconf_err);
+		else if (context.pconf.config[0] && !site())
+			/* logged once, when slurmd loads the plugin; steps
+			 * then stay out of the way */
+			plog(AUTOSYNC_LOG_ERROR, "%s; autosync is disabled on "
+			     "this node until it is fixed", context.site_err);
 		return 0;
 	}
 	if (c != S_CTX_LOCAL && c != S_CTX_ALLOCATOR && c != S_CTX_REMOTE)
