@@ -2,6 +2,7 @@
  * their growth for 100 .. 100,000 tensors and 1 .. 1,024 nodes.
  *
  *   planner/bench [--quick] [--framework NAME]
+ *   planner/bench --compare CATALOG_DIR   (search strategies on real models)
  *
  * Synthetic models: N tensors in N/2 layers (weight + bias), weight sizes
  * drawn from a fixed LCG between 1 Ki and 4 Mi elements, FLOPs estimated
@@ -127,6 +128,97 @@ static double slope(const double *x, const double *y, int n)
 	return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
+/* predicted step time and planning time of one search */
+static double plan_once(const autosync_model_t *m, const autosync_cluster_t *c,
+			int fw, double *ms)
+{
+	autosync_error_t err = {""};
+	autosync_planner_t *p = autosync_planner_create(&err);
+	autosync_costs_t k;
+	autosync_plan_t *pl;
+	autosync_plan_summary_t s;
+	double t0 = now(), step = -1;
+
+	autosync_costs_default(&k);
+	k.uncertainty = 0; /* compare the searches themselves */
+	autosync_planner_set_cluster(p, c, &err);
+	autosync_planner_set_model(p, m, &err);
+	autosync_planner_set_costs(p, &k, &err);
+	autosync_planner_set_framework(p, fw, &err);
+	pl = autosync_plan(p, &err);
+	*ms = (now() - t0) * 1e3;
+	if (pl && autosync_plan_summary(pl, &s) == 0)
+		step = s.step_time;
+	autosync_plan_destroy(pl);
+	autosync_planner_destroy(p);
+	return step;
+}
+
+/* Why an exact DP over bucket boundaries: compare, on the catalog, the
+ * framework-knob sweep (pytorch-ddp: bucket cap x first bucket x one
+ * algorithm) with the DP (generic: any boundaries, algorithm per bucket). */
+static int compare(const char *dir)
+{
+	static const struct {
+		const char *name;
+		unsigned nodes, nics;
+		double nic_bw;
+	} clusters[] = {
+	    {"4x8, 4x200G", 4, 4, 25e9},
+	    {"16x8, 1x100G", 16, 1, 12.5e9},
+	    {"64x8, 4x200G", 64, 4, 25e9},
+	};
+	char **names = NULL;
+	autosync_error_t err = {""};
+
+	if (autosync_catalog_list(dir, &names, &err) < 0) {
+		fprintf(stderr, "bench: %s\n", err.text);
+		return 1;
+	}
+	printf("%-16s %-13s %11s %11s %9s %11s %9s %7s\n", "model", "cluster",
+	       "ddp-def ms", "sweep ms", "(plan ms)", "DP ms", "(plan ms)",
+	       "DP gain");
+	for (size_t i = 0; names[i]; i++) {
+		autosync_model_t *m = autosync_model_open(names[i], dir, &err);
+		if (!m)
+			continue;
+		for (size_t j = 0; j < sizeof(clusters) / sizeof(clusters[0]);
+		     j++) {
+			autosync_cluster_t c;
+			autosync_planner_t *p = autosync_planner_create(&err);
+			autosync_plan_t *pl;
+			autosync_plan_summary_t s;
+			double ms1, ms2, sw, dp, ddp = -1;
+			memset(&c, 0, sizeof(c));
+			c.nodes = clusters[j].nodes;
+			c.gpus_per_node = 8;
+			c.intra_class = AUTOSYNC_LINK_NVLINK;
+			c.intra_bw = 240e9;
+			c.intra_lat = 0.6e-6;
+			c.nics_per_node = clusters[j].nics;
+			c.nic_bw = clusters[j].nic_bw;
+			c.inter_lat = 2e-6;
+			autosync_planner_set_cluster(p, &c, &err);
+			autosync_planner_set_model(p, m, &err);
+			pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_DDP,
+						       &err);
+			if (pl && autosync_plan_summary(pl, &s) == 0)
+				ddp = s.step_time;
+			autosync_plan_destroy(pl);
+			autosync_planner_destroy(p);
+			sw = plan_once(m, &c, AUTOSYNC_FW_PYTORCH_DDP, &ms1);
+			dp = plan_once(m, &c, AUTOSYNC_FW_GENERIC, &ms2);
+			printf("%-16s %-13s %11.3f %11.3f %9.2f %11.3f %9.2f "
+			       "%6.3fx\n",
+			       names[i], clusters[j].name, ddp * 1e3, sw * 1e3,
+			       ms1, dp * 1e3, ms2, dp > 0 ? sw / dp : 0);
+		}
+		autosync_model_destroy(m);
+	}
+	autosync_catalog_free(names);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t tensors[] = {100, 1000, 10000, 100000};
@@ -138,6 +230,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--compare") && i + 1 < argc)
+			return compare(argv[++i]);
 		else if (!strcmp(argv[i], "--framework") && i + 1 < argc)
 			fw = autosync_framework_from_name(argv[++i]);
 		else {
