@@ -201,8 +201,12 @@ autosync_plan_t *planner_plan_from_strategy(const struct simctx *x,
 		pb->b.local_repl = s->cfg[b].kind == AUTOSYNC_SYNC_PS
 				       ? s->cfg[b].local_repl
 				       : 0;
-		pb->b.densify =
-		    s->cfg[b].kind == AUTOSYNC_SYNC_PS ? 0 : s->cfg[b].densify;
+		/* recorded only where it matters: a bucket with a sparse one */
+		pb->b.densify = 0;
+		if (s->cfg[b].kind != AUTOSYNC_SYNC_PS && s->cfg[b].densify)
+			for (size_t j = 0; j < n; j++)
+				if (m->t[r->list[r->first[b] + j]].sparse)
+					pb->b.densify = 1;
 		pb->b.bytes = r->bytes[b];
 		pb->b.wire_bytes = r->wire[b];
 		pb->b.ready = r->ready[b];

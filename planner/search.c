@@ -413,7 +413,8 @@ static double ucost(const struct search *S, const double *P, size_t i, size_t j,
  * optimal for the serialized network because max(R, .) + T is monotone.
  * 'job_algo' < 0: per-bucket choice; else that algorithm for all buckets.
  */
-static int dp_plan(struct search *S, int job_algo, int comp_mask)
+static int dp_plan(struct search *S, int job_algo, int comp_mask,
+		   int densify_all)
 {
 	const autosync_model_t *m = S->x.m;
 	size_t nt = m->n, nd = 0, U = 0, per;
@@ -427,8 +428,9 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 	if (!(dense = malloc(nt * sizeof(size_t))) ||
 	    !(u = calloc(nt + 1, sizeof(*u))))
 		goto out;
+	/* densify_all: sparse gradients join the buckets as dense ones */
 	for (size_t o = 0; o < nt; o++)
-		if (!m->t[S->x.order[o]].sparse)
+		if (!m->t[S->x.order[o]].sparse || densify_all)
 			dense[nd++] = S->x.order[o];
 	/* units: equal ready time and dtype */
 	for (size_t d = 0; d < nd; d++) {
@@ -531,8 +533,13 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 		size_t j = U;
 		while (j > 0) {
 			size_t i = from[j];
-			struct bcfg cfg = {
-			    AUTOSYNC_SYNC_ALLREDUCE, ba[j], bc[j], 0, 0, 0, 0};
+			struct bcfg cfg = {AUTOSYNC_SYNC_ALLREDUCE,
+					   ba[j],
+					   bc[j],
+					   0,
+					   0,
+					   0,
+					   densify_all};
 			long id = planner_strategy_add_bucket(&s, &cfg);
 			if (id < 0)
 				goto out;
@@ -560,7 +567,7 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask)
 				  0,
 				  0};
 		long id;
-		if (!m->t[i].sparse)
+		if (!m->t[i].sparse || densify_all)
 			continue;
 		s.server[i] = AUTOSYNC_NO_SERVER;
 		{
@@ -611,6 +618,14 @@ out:
 	if (rv < 0 && errno != ENOMEM)
 		errno = ENOMEM;
 	return rv;
+}
+
+static int has_sparse(const autosync_model_t *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->t[i].sparse)
+			return 1;
+	return 0;
 }
 
 /* dense PS with k servers (1, 2, 4, ..., nodes), tensors sharded over the
@@ -707,11 +722,20 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 	if (sweep(&S, AUTOSYNC_COMPRESS_NONE) < 0)
 		goto nomem;
 	if (S.cap->custom) {
-		if (S.cap->per_bucket_algo && dp_plan(&S, -1, 1) < 0)
+		if (S.cap->per_bucket_algo && dp_plan(&S, -1, 1, 0) < 0)
 			goto nomem;
 		for (int a = 0;
 		     a < AUTOSYNC_ALGO_NALGOS && !S.cap->per_bucket_algo; a++)
-			if (algo_ok(&S, a) && dp_plan(&S, a, 1) < 0)
+			if (algo_ok(&S, a) && dp_plan(&S, a, 1, 0) < 0)
+				goto nomem;
+	}
+	/* sparse gradients fused with the dense ones, as dense gradients */
+	if (S.cap->custom && S.cap->densify && has_sparse(p->m)) {
+		if (S.cap->per_bucket_algo && dp_plan(&S, -1, 1, 1) < 0)
+			goto nomem;
+		for (int a = 0;
+		     a < AUTOSYNC_ALGO_NALGOS && !S.cap->per_bucket_algo; a++)
+			if (algo_ok(&S, a) && dp_plan(&S, a, 1, 1) < 0)
 				goto nomem;
 	}
 	if (S.cap->ps && ps_sweep(&S) < 0)
@@ -730,7 +754,10 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 				continue;
 			if (sweep(&S, c) < 0 ||
 			    (S.cap->custom && S.cap->per_bucket_algo &&
-			     dp_plan(&S, -1, 1 | (1 << c)) < 0)) {
+			     dp_plan(&S, -1, 1 | (1 << c), 0) < 0) ||
+			    (S.cap->custom && S.cap->per_bucket_algo &&
+			     S.cap->densify && has_sparse(p->m) &&
+			     dp_plan(&S, -1, 1 | (1 << c), 1) < 0)) {
 				planner_strategy_free(&keep);
 				goto nomem;
 			}
