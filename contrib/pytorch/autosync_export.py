@@ -105,7 +105,7 @@ def measure_flops(model, example_input):
 
 def export(model, path, name, example_input=None, batch_size=32,
            framework="pytorch", sparse=None, sparse_embeddings=False,
-           source="", tokens_per_sample=None, out=None):
+           source="", tokens_per_sample=None, out=None, rows_per_sample=1):
     sparse = dict(sparse or {})
     owner = {}
     for mname, mod in model.named_modules():
@@ -115,7 +115,8 @@ def export(model, path, name, example_input=None, batch_size=32,
         for mname, mod in model.named_modules():
             if isinstance(mod, nn.Embedding) and mod.sparse:
                 key = (mname + "." if mname else "") + "weight"
-                sparse.setdefault(key, distinct_rows(mod.num_embeddings, batch_size))
+                sparse.setdefault(key, distinct_rows(mod.num_embeddings,
+                                                     batch_size * rows_per_sample))
     flops = measure_flops(model, example_input) if example_input is not None else None
 
     tensors = []
@@ -185,6 +186,11 @@ def main():
                     "e.g. 'torch.randn(1,3,224,224)'")
     ap.add_argument("--sparse", action="append", default=[],
                     help="NAME=ROWS: a sparse gradient with ROWS rows touched per step")
+    ap.add_argument("--sparse-embeddings", action="store_true",
+                    help="every nn.Embedding(sparse=True) is sparse, rows touched = "
+                    "expected distinct ids in a batch (--rows-per-sample ids per sample)")
+    ap.add_argument("--rows-per-sample", type=int, default=1)
+    ap.add_argument("--framework", default="pytorch")
     ap.add_argument("--import", dest="imports", action="append", default=[])
     a = ap.parse_args()
     env = {"torch": torch, "nn": nn}
@@ -200,7 +206,9 @@ def main():
         k, _, v = s.partition("=")
         sparse[k] = int(v)
     n = export(model, a.output, a.name, example, a.batch_size, sparse=sparse,
-               source=a.factory)
+               source=a.factory, framework=a.framework,
+               sparse_embeddings=a.sparse_embeddings,
+               rows_per_sample=a.rows_per_sample)
     print("%s: %d parameters" % (a.output, n), file=sys.stderr)
 
 
