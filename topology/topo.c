@@ -179,6 +179,105 @@ int topo_rdma_name(const char *name)
 	return 0;
 }
 
+/* CPU sets are parsed here, strictly: hwloc's own parsers assert (abort)
+ * on some malformed input such as "0x,,ff". */
+#define MAX_CPU (1 << 20)
+
+/* A mask of comma-separated 32-bit hex words, most significant first, each
+ * with an optional 0x ("0000ffff,ffff0000", "0xff,0x0"), or one long hex
+ * number ("0xffffffffff"). */
+int topo_parse_mask(const char *s, hwloc_bitmap_t b)
+{
+	size_t nw = 0, maxlen = 0, w;
+	const char *p;
+
+	if (!s || !*s)
+		return -1;
+	/* pass 1: validate, count the words */
+	for (p = s;;) {
+		const char *d;
+
+		if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+			p += 2;
+		for (d = p; isxdigit((unsigned char)*p); p++)
+			;
+		if (p == d || (*p != ',' && *p != '\0'))
+			return -1;
+		nw++;
+		if ((size_t)(p - d) > maxlen)
+			maxlen = (size_t)(p - d);
+		if (!*p)
+			break;
+		p++;
+	}
+	if ((nw > 1 && maxlen > 8) || nw * 32 > MAX_CPU ||
+	    (nw == 1 && maxlen * 4 > MAX_CPU))
+		return -1;
+	/* pass 2: word w (0 = most significant) starts at bit (nw-1-w)*32;
+	 * a single long number counts from its last digit */
+	hwloc_bitmap_zero(b);
+	for (p = s, w = 0; w < nw; w++) {
+		const char *d, *e;
+		unsigned bit;
+
+		if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+			p += 2;
+		for (d = p; isxdigit((unsigned char)*p); p++)
+			;
+		e = p;
+		bit = (unsigned)(nw - 1 - w) * 32;
+		while (e-- > d) {
+			unsigned v =
+			    isdigit((unsigned char)*e)
+				? (unsigned)(*e - '0')
+				: (unsigned)(tolower((unsigned char)*e) - 'a' +
+					     10);
+
+			for (unsigned j = 0; j < 4; j++)
+				if (v & (1u << j))
+					hwloc_bitmap_set(b, bit + j);
+			bit += 4;
+		}
+		p++; /* the comma (or the final NUL, then the loop ends) */
+	}
+	return 0;
+}
+
+/* A CPU list "0-3,8,10-11" (no open ranges). */
+int topo_parse_list(const char *s, hwloc_bitmap_t b)
+{
+	const char *p = s;
+
+	if (!s || !*s)
+		return -1;
+	hwloc_bitmap_zero(b);
+	for (;;) {
+		unsigned long lo, hi;
+		char *end;
+
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		lo = strtoul(p, &end, 10);
+		p = end;
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return -1;
+			hi = strtoul(p, &end, 10);
+			p = end;
+		}
+		if (lo > hi || hi >= MAX_CPU)
+			return -1;
+		hwloc_bitmap_set_range(b, (unsigned)lo, (int)hi);
+		if (!*p)
+			return 0;
+		if (*p != ',')
+			return -1;
+		p++;
+	}
+}
+
 /* -------------------------------------------------------------- lifecycle */
 
 struct autosync_topo *topo_alloc(enum topo_source src, const char *path)
@@ -731,23 +830,21 @@ static int parse_cpuset(const char *s, hwloc_bitmap_t *out,
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "topology: out of memory");
 	}
-	for (const char *p = s; *p; p++)
-		if (!isxdigit((unsigned char)*p) && !strchr(",-x", *p))
-			goto bad;
-	if (!strncmp(s, "0x", 2))
-		r = hwloc_bitmap_sscanf(b, s);
+	if (!strncmp(s, "0x", 2) || !strncmp(s, "0X", 2))
+		r = topo_parse_mask(s, b);
 	else
-		r = hwloc_bitmap_list_sscanf(b, s);
-	if (r < 0 || !*s || hwloc_bitmap_iszero(b))
-		goto bad;
+		r = topo_parse_list(s, b);
+	if (r < 0 || hwloc_bitmap_iszero(b)) {
+		hwloc_bitmap_free(b);
+		errno = EINVAL;
+		return autosync_errprintf(
+		    errp,
+		    "bad CPU set '%.64s': want a list such "
+		    "as 0-3,8 or a mask 0xff",
+		    s);
+	}
 	*out = b;
 	return 0;
-bad:
-	hwloc_bitmap_free(b);
-	errno = EINVAL;
-	return autosync_errprintf(
-	    errp,
-	    "bad CPU set '%.64s': want a list such as 0-3,8 or a mask 0xff", s);
 }
 
 static int all_digits(const char *s)

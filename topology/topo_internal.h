@@ -122,6 +122,8 @@ double topo_pcie_gbs(double gts, unsigned width);
 void topo_pcie_split(double gbs, double *gts, unsigned *width);
 int topo_nvlink_gbs_per_link(int sm, double *gbs);
 int topo_rdma_name(const char *name);
+int topo_parse_mask(const char *s, hwloc_bitmap_t b);
+int topo_parse_list(const char *s, hwloc_bitmap_t b);
 void *topo_grow(void *arr, unsigned n, size_t sz);
 
 /* readers */

@@ -131,28 +131,11 @@ static int parse_int(const char *s, long lo, long hi, long *v)
 /* NCCL affinity "0000ffff,ffff0000" -> bitmap */
 static hwloc_bitmap_t parse_affinity(const char *s)
 {
-	char buf[2048], *o = buf;
 	hwloc_bitmap_t b;
 
-	if (!s || strlen(s) > 1000)
+	if (!s || !(b = hwloc_bitmap_alloc()))
 		return NULL;
-	for (const char *p = s; *p; p++) {
-		if (*p == ',') {
-			*o++ = ',';
-			continue;
-		}
-		if (!isxdigit((unsigned char)*p))
-			return NULL;
-		if (p == s || p[-1] == ',') {
-			*o++ = '0';
-			*o++ = 'x';
-		}
-		*o++ = *p;
-	}
-	*o = '\0';
-	if (!(b = hwloc_bitmap_alloc()))
-		return NULL;
-	if (!buf[0] || hwloc_bitmap_sscanf(b, buf) < 0) {
+	if (topo_parse_mask(s, b) < 0) {
 		hwloc_bitmap_free(b);
 		return NULL;
 	}

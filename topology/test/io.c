@@ -380,6 +380,16 @@ static void bad_inputs(void)
 	    "<system version=\"1\"><cpu numaid=\"0\"><pci "
 	    "busid=\"0000:01:00.0\"/></cpu></system>",
 	    SIZE_MAX, "class");
+	/* found by the fuzzer: hwloc's own mask parser asserts on this */
+	bad("NCCL affinity with empty words",
+	    "<system version=\"1\"><cpu numaid=\"0\" "
+	    "affinity=\",,,,,,,,,,,02020700\">"
+	    "<nic><net name=\"eth0\" dev=\"1\"/></nic></cpu></system>",
+	    SIZE_MAX, "affinity");
+	bad("NCCL affinity word too long",
+	    "<system version=\"1\"><cpu numaid=\"0\" "
+	    "affinity=\"1ffffffff,0\"/></system>",
+	    SIZE_MAX, "affinity");
 	bad("NCCL bad numaid",
 	    "<system version=\"1\"><cpu numaid=\"x\"/></system>", SIZE_MAX,
 	    "numaid");
@@ -482,6 +492,47 @@ static void bad_inputs(void)
 			hwloc_topology_destroy(h);
 		}
 		t = autosync_topo_load_file(tmp("synth.xml"), &err);
+		if (t) {
+			static const struct {
+				const char *in, *want;
+			} cs[] = {
+			    {"0xf", "0-3"},
+			    {"0x00000001,0x00000000", "32"},
+			    {"00000001,00000000",
+			     "0-1"}, /* a list, not a mask */
+			    {"0x1ffffffffff", "0-40"},
+			    {"0x,,ff", NULL},
+			    {"0xff,,", NULL},
+			    {"0x1ffffffff,0", NULL},
+			    {"0-3,8", "0-3,8"},
+			    {"2", "2"},
+			    {"0-", NULL},
+			    {"3-1", NULL},
+			    {"1,,2", NULL},
+			    {"-1", NULL},
+			    {"0-1048576", NULL},
+			    {"", NULL},
+			    {"0x0", NULL}, /* empty set */
+			};
+
+			for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]);
+			     i++) {
+				int r = autosync_topo_restrict(t, NULL,
+							       cs[i].in, &err);
+
+				if (cs[i].want)
+					ok(r == 0 &&
+					       !strcmp(autosync_topo_cpuset(t),
+						       cs[i].want),
+					   "CPU set '%s' = %s (%s)", cs[i].in,
+					   cs[i].want, autosync_topo_cpuset(t));
+				else
+					ok(r == -1 && errno == EINVAL,
+					   "CPU set '%s' refused: %s", cs[i].in,
+					   err.text);
+			}
+			autosync_topo_restrict(t, NULL, NULL, &err);
+		}
 		ok(t != NULL && autosync_topo_ngpus(t) == 0 &&
 		       autosync_topo_nnics(t) == 0,
 		   "GPU-less hwloc XML is a valid topology (%s)", err.text);
