@@ -661,6 +661,40 @@ static void capabilities(void)
 	}
 }
 
+/* a tiny budget still returns a plan, never worse than the baselines */
+static void budget(void)
+{
+	autosync_error_t err = {""};
+	autosync_model_t *m = autosync_model_open("resnet50", catalog, &err);
+	autosync_planner_t *p;
+	autosync_plan_t *pl;
+	autosync_plan_summary_t s;
+	double best = INFINITY;
+
+	if (!m) {
+		ok(0, "%s", err.text);
+		return;
+	}
+	p = planner(m, cluster(4, 8), ideal_costs(), AUTOSYNC_FW_GENERIC);
+	ok(autosync_planner_set_budget(p, 0, &err) < 0 && errno == EINVAL,
+	   "budget 0: EINVAL");
+	ok(autosync_planner_set_budget(p, 1, &err) == 0, "budget 1");
+	pl = autosync_plan(p, &err);
+	ok(pl && autosync_plan_summary(pl, &s) == 0, "a plan within budget 1");
+	for (size_t b = 0; pl && b < s.nbaselines; b++) {
+		double t;
+		int app;
+		autosync_plan_baseline(pl, b, NULL, &t, &app);
+		if (app && t < best)
+			best = t;
+	}
+	ok(pl && s.step_time <= best, "it is the best applicable baseline (%s)",
+	   pl ? s.strategy : "-");
+	autosync_plan_destroy(pl);
+	autosync_planner_destroy(p);
+	autosync_model_destroy(m);
+}
+
 static void determinism(void)
 {
 	autosync_error_t err = {""};
@@ -699,6 +733,7 @@ int main(void)
 	baselines();
 	properties();
 	capabilities();
+	budget();
 	determinism();
 	return done_testing();
 }
