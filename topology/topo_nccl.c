@@ -145,9 +145,10 @@ static hwloc_bitmap_t parse_affinity(const char *s)
 static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 			  int cpu, int parent, unsigned long *cls24)
 {
-	const char *busid = xml_attr(n, "busid"), *cl = xml_attr(n, "class");
-	const char *ls = xml_attr(n, "link_speed"),
-		   *lw = xml_attr(n, "link_width");
+	const char *busid = topo_xml_attr(n, "busid"),
+		   *cl = topo_xml_attr(n, "class");
+	const char *ls = topo_xml_attr(n, "link_speed"),
+		   *lw = topo_xml_attr(n, "link_width");
 	unsigned dom, bus, dev, fn;
 	unsigned long v;
 
@@ -162,20 +163,22 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 		*cls24 <<= 8;
 	d->class_id = (unsigned)(*cls24 >> 8);
 	d->progif = (unsigned)(*cls24 & 0xff);
-	if (xml_attr(n, "vendor")) {
+	if (topo_xml_attr(n, "vendor")) {
 		d->has_ids = 1;
-		if (parse_hex(xml_attr(n, "vendor"), 0xffff, &v) < 0)
+		if (parse_hex(topo_xml_attr(n, "vendor"), 0xffff, &v) < 0)
 			return bad(c, n, "bad vendor '%.40s'",
-				   S(xml_attr(n, "vendor")));
+				   S(topo_xml_attr(n, "vendor")));
 		d->vendor = (unsigned)v;
-		if (xml_attr(n, "device") &&
-		    parse_hex(xml_attr(n, "device"), 0xffff, &v) == 0)
+		if (topo_xml_attr(n, "device") &&
+		    parse_hex(topo_xml_attr(n, "device"), 0xffff, &v) == 0)
 			d->device = (unsigned)v;
-		if (xml_attr(n, "subsystem_vendor") &&
-		    parse_hex(xml_attr(n, "subsystem_vendor"), 0xffff, &v) == 0)
+		if (topo_xml_attr(n, "subsystem_vendor") &&
+		    parse_hex(topo_xml_attr(n, "subsystem_vendor"), 0xffff,
+			      &v) == 0)
 			d->subvendor = (unsigned)v;
-		if (xml_attr(n, "subsystem_device") &&
-		    parse_hex(xml_attr(n, "subsystem_device"), 0xffff, &v) == 0)
+		if (topo_xml_attr(n, "subsystem_device") &&
+		    parse_hex(topo_xml_attr(n, "subsystem_device"), 0xffff,
+			      &v) == 0)
 			d->subdevice = (unsigned)v;
 	}
 	if (ls) {
@@ -208,7 +211,7 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 static void copy_attr(char *dst, size_t len, const struct xnode *n,
 		      const char *name)
 {
-	const char *v = xml_attr(n, name);
+	const char *v = topo_xml_attr(n, name);
 
 	snprintf(dst, len, "%s", v ? v : "");
 }
@@ -218,9 +221,9 @@ static int add_net(struct nctx *c, const struct xnode *net,
 {
 	struct autosync_topo *t = c->t;
 	struct tnic *n;
-	const char *name = net ? xml_attr(net, "name") : NULL;
-	const char *speed = net ? xml_attr(net, "speed") : NULL;
-	const char *port = net ? xml_attr(net, "port") : NULL;
+	const char *name = net ? topo_xml_attr(net, "name") : NULL;
+	const char *speed = net ? topo_xml_attr(net, "speed") : NULL;
+	const char *port = net ? topo_xml_attr(net, "port") : NULL;
 
 	if (!(t->nics = topo_grow(t->nics, t->nnics, sizeof(*t->nics)))) {
 		errno = ENOMEM;
@@ -311,45 +314,45 @@ static int add_gpu_elem(struct nctx *c, const struct xnode *pcin,
 	if (!gpu)
 		return 0;
 	g->has_gpu_elem = 1;
-	if (xml_attr(gpu, "dev")) {
-		if (parse_int(xml_attr(gpu, "dev"), 0, 1 << 20, &v) < 0)
+	if (topo_xml_attr(gpu, "dev")) {
+		if (parse_int(topo_xml_attr(gpu, "dev"), 0, 1 << 20, &v) < 0)
 			return bad(c, gpu, "bad dev '%.40s'",
-				   S(xml_attr(gpu, "dev")));
+				   S(topo_xml_attr(gpu, "dev")));
 		g->dev = (int)v;
 	}
-	if (xml_attr(gpu, "sm")) {
-		if (parse_int(xml_attr(gpu, "sm"), 0, 10000, &v) < 0)
+	if (topo_xml_attr(gpu, "sm")) {
+		if (parse_int(topo_xml_attr(gpu, "sm"), 0, 10000, &v) < 0)
 			return bad(c, gpu, "bad sm '%.40s'",
-				   S(xml_attr(gpu, "sm")));
+				   S(topo_xml_attr(gpu, "sm")));
 		g->sm = (int)v;
 	}
-	if (xml_attr(gpu, "rank")) {
-		if (parse_int(xml_attr(gpu, "rank"), 0, 1 << 30, &v) < 0)
+	if (topo_xml_attr(gpu, "rank")) {
+		if (parse_int(topo_xml_attr(gpu, "rank"), 0, 1 << 30, &v) < 0)
 			return bad(c, gpu, "bad rank '%.40s'",
-				   S(xml_attr(gpu, "rank")));
+				   S(topo_xml_attr(gpu, "rank")));
 		g->rank = (int)v;
 	}
-	if (xml_attr(gpu, "gdr")) {
-		if (parse_int(xml_attr(gpu, "gdr"), 0, 1, &v) < 0)
+	if (topo_xml_attr(gpu, "gdr")) {
+		if (parse_int(topo_xml_attr(gpu, "gdr"), 0, 1, &v) < 0)
 			return bad(c, gpu, "bad gdr '%.40s'",
-				   S(xml_attr(gpu, "gdr")));
+				   S(topo_xml_attr(gpu, "gdr")));
 		g->gdr = (int)v;
 	}
 	for (const struct xnode *k = gpu->first; k; k = k->next) {
 		struct tnvlink *L;
-		const char *tg = xml_attr(k, "target");
+		const char *tg = topo_xml_attr(k, "target");
 		unsigned long tc;
 		long cnt;
 		double per;
 
 		if (strcmp(k->name, "nvlink") != 0)
 			continue;
-		if (parse_int(xml_attr(k, "count"), 1, 1024, &cnt) < 0)
+		if (parse_int(topo_xml_attr(k, "count"), 1, 1024, &cnt) < 0)
 			return bad(c, k, "bad or missing count '%.40s'",
-				   S(xml_attr(k, "count")));
-		if (parse_hex(xml_attr(k, "tclass"), 0xffffff, &tc) < 0)
+				   S(topo_xml_attr(k, "count")));
+		if (parse_hex(topo_xml_attr(k, "tclass"), 0xffffff, &tc) < 0)
 			return bad(c, k, "bad or missing tclass '%.40s'",
-				   S(xml_attr(k, "tclass")));
+				   S(topo_xml_attr(k, "tclass")));
 		if (!(g->nvl = topo_grow(g->nvl, g->nnvl, sizeof(*g->nvl)))) {
 			errno = ENOMEM;
 			return autosync_errprintf(c->errp,
@@ -433,7 +436,7 @@ out:
 static int read_system(struct nctx *c, const struct xnode *root)
 {
 	struct autosync_topo *t = c->t;
-	const char *ver = xml_attr(root, "version");
+	const char *ver = topo_xml_attr(root, "version");
 
 	if (strcmp(root->name, "system") != 0)
 		return bad(
@@ -450,10 +453,11 @@ static int read_system(struct nctx *c, const struct xnode *root)
 
 		if (strcmp(cn->name, "cpu") != 0)
 			continue;
-		if (!xml_attr(cn, "numaid") ||
-		    parse_int(xml_attr(cn, "numaid"), -1, 1 << 20, &numa) < 0)
+		if (!topo_xml_attr(cn, "numaid") ||
+		    parse_int(topo_xml_attr(cn, "numaid"), -1, 1 << 20, &numa) <
+			0)
 			return bad(c, cn, "bad or missing numaid '%.20s'",
-				   S(xml_attr(cn, "numaid")));
+				   S(topo_xml_attr(cn, "numaid")));
 		if (!(t->cpus =
 			  topo_grow(t->cpus, t->ncpus, sizeof(*t->cpus)))) {
 			errno = ENOMEM;
@@ -464,11 +468,11 @@ static int read_system(struct nctx *c, const struct xnode *root)
 		cpu = &t->cpus[ci];
 		cpu->numa = (int)numa;
 		cpu->package = -1;
-		if (xml_attr(cn, "affinity")) {
-			if (!(cpu->cpuset =
-				  parse_affinity(xml_attr(cn, "affinity"))))
+		if (topo_xml_attr(cn, "affinity")) {
+			if (!(cpu->cpuset = parse_affinity(
+				  topo_xml_attr(cn, "affinity"))))
 				return bad(c, cn, "bad affinity '%.60s'",
-					   S(xml_attr(cn, "affinity")));
+					   S(topo_xml_attr(cn, "affinity")));
 			if (!t->machine_cpuset)
 				t->machine_cpuset = hwloc_bitmap_alloc();
 			if (t->machine_cpuset)
@@ -505,10 +509,10 @@ struct autosync_topo *topo_load_nccl(const char *path, const char *buf,
 	struct xnode *root;
 	struct nctx c;
 
-	if (!(root = xml_parse(buf, len, path, errp)))
+	if (!(root = topo_xml_parse(buf, len, path, errp)))
 		return NULL;
 	if (!(t = topo_alloc(SRC_NCCL_XML, path))) {
-		xml_free(root);
+		topo_xml_free(root);
 		errno = ENOMEM;
 		autosync_errprintf(errp, "topology: out of memory");
 		return NULL;
@@ -517,11 +521,11 @@ struct autosync_topo *topo_load_nccl(const char *path, const char *buf,
 	c.path = path;
 	c.errp = errp;
 	if (read_system(&c, root) < 0 || topo_finish(t, errp) < 0) {
-		xml_free(root);
+		topo_xml_free(root);
 		autosync_topo_destroy(t);
 		return NULL;
 	}
-	xml_free(root);
+	topo_xml_free(root);
 	return t;
 }
 
@@ -559,7 +563,7 @@ autosync_topo_t *autosync_topo_load_file(const char *path,
 	}
 	if (read_file(path, &buf, &len, errp) < 0)
 		return NULL;
-	if (xml_root_name(buf, len, root, sizeof(root)) < 0) {
+	if (topo_xml_root_name(buf, len, root, sizeof(root)) < 0) {
 		errno = EINVAL;
 		autosync_errprintf(
 		    errp, "%s: not an XML file (no root element found)", path);

@@ -188,12 +188,12 @@ static char *decode(const char *s, size_t len, int *bad)
 	return out;
 }
 
-void xml_free(struct xnode *n)
+void topo_xml_free(struct xnode *n)
 {
 	while (n) {
 		struct xnode *next = n->next;
 
-		xml_free(n->first);
+		topo_xml_free(n->first);
 		for (unsigned i = 0; i < n->nattrs; i++) {
 			free(n->attrs[i].name);
 			free(n->attrs[i].value);
@@ -205,7 +205,7 @@ void xml_free(struct xnode *n)
 	}
 }
 
-const char *xml_attr(const struct xnode *n, const char *name)
+const char *topo_xml_attr(const struct xnode *n, const char *name)
 {
 	for (unsigned i = 0; n && i < n->nattrs; i++)
 		if (!strcmp(n->attrs[i].name, name))
@@ -302,7 +302,7 @@ static int parse_attrs(struct xparser *x, struct xnode *n, int *selfclose)
 					     "attribute value")
 				   : fail(x, "out of memory");
 		}
-		if (xml_attr(n, name)) {
+		if (topo_xml_attr(n, name)) {
 			free(name);
 			free(value);
 			return fail(x, "attribute given twice");
@@ -333,8 +333,8 @@ static int parse_attrs(struct xparser *x, struct xnode *n, int *selfclose)
 	}
 }
 
-struct xnode *xml_parse(const char *buf, size_t len, const char *what,
-			autosync_error_t *errp)
+struct xnode *topo_xml_parse(const char *buf, size_t len, const char *what,
+			     autosync_error_t *errp)
 {
 	struct xparser x = {
 	    .p = buf, .end = buf + len, .line = 1, .what = what, .errp = errp};
@@ -469,11 +469,11 @@ struct xnode *xml_parse(const char *buf, size_t len, const char *what,
 	}
 	return root;
 err:
-	xml_free(root);
+	topo_xml_free(root);
 	return NULL;
 }
 
-int xml_root_name(const char *buf, size_t len, char *out, size_t outlen)
+int topo_xml_root_name(const char *buf, size_t len, char *out, size_t outlen)
 {
 	struct xparser x = {
 	    .p = buf, .end = buf + len, .line = 1, .what = "", .errp = NULL};

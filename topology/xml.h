@@ -26,15 +26,15 @@ struct xnode {
 };
 
 /* Parse 'len' bytes of 'buf' (need not be NUL-terminated). Returns the root
- * element (free with xml_free()) or NULL with EINVAL and a message that
+ * element (free with topo_xml_free()) or NULL with EINVAL and a message that
  * starts with 'what' and names the line. */
-struct xnode *xml_parse(const char *buf, size_t len, const char *what,
-			autosync_error_t *errp);
-void xml_free(struct xnode *n);
+struct xnode *topo_xml_parse(const char *buf, size_t len, const char *what,
+			     autosync_error_t *errp);
+void topo_xml_free(struct xnode *n);
 /* value of attribute 'name' or NULL */
-const char *xml_attr(const struct xnode *n, const char *name);
+const char *topo_xml_attr(const struct xnode *n, const char *name);
 /* name of the root element without building a tree ("" if none); for
  * format detection */
-int xml_root_name(const char *buf, size_t len, char *out, size_t outlen);
+int topo_xml_root_name(const char *buf, size_t len, char *out, size_t outlen);
 
 #endif
