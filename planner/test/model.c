@@ -272,6 +272,20 @@ static void calibration(void)
 	       k.launch == 2e-5,
 	   "unknown constant named with its line, nothing changed (%s)",
 	   err.text);
+	{
+		/* the shipped template holds exactly the defaults */
+		autosync_costs_t d, f;
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/../costs.example.yaml",
+			 catalog);
+		autosync_costs_default(&d);
+		memset(&f, 0, sizeof(f)); /* so every field must be named */
+		ok(autosync_costs_load(&f, path, &err) == 0 &&
+		       !memcmp(&f, &d, sizeof(d)),
+		   "planner/costs.example.yaml names every constant with its "
+		   "default%s%s",
+		   err.text[0] ? ": " : "", err.text);
+	}
 	ok(autosync_costs_parse(&k, bad2, strlen(bad2), "cal.yaml", &err) < 0 &&
 	       strstr(err.text, "cal.yaml:1") && strstr(err.text, "'fast'"),
 	   "non-number (%s)", err.text);
