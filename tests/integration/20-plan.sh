@@ -121,6 +121,15 @@ if mountpoint -q "$full" || mount -t tmpfs -o size=64k,mode=1777 tmpfs "$full" 2
 else
   ok 0 "# SKIP full disk: cannot mount a tmpfs here"
 fi
+use_site modes "allowed_modes: [off, auto]"
+out=$(as_user srun -N1 -n1 --autosync=required --autosync-model=resnet50 bash -c 'echo "ran ${AUTOSYNC_PLAN-unset}"' 2>&1 | sort)
+is "$out" "autosync: --autosync=required is not allowed on this cluster; running without autosync
+ran unset" "a mode the site does not allow: warned, the job runs without autosync"
+use_site partitions "default_mode: off
+partitions:
+  debug: auto"
+out=$(as_user srun -N1 -n1 bash -c 'echo "${AUTOSYNC_MODE-unset}"' 2>/dev/null)
+is "$out" "auto" "a partition whose default is auto: autosync on without any option"
 reset_plugin_args
 
 # --- feedback: 50 steps at once, every record whole ------------------------
