@@ -149,7 +149,8 @@ struct simres {
 	double *ready, *start, *end, *comm, *bytes, *wire;
 	size_t *border;		    /* timeline order -> bucket */
 	size_t *cnt, *first, *list; /* CSR bucket -> tensors (ready order) */
-	double *lfree, *nodet;	    /* per node: link free time, bucket time */
+	double *lfree, *nodet,
+	    *busy; /* per node: link free, bucket time, PS busy */
 	unsigned nnodes;
 };
 

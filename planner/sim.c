@@ -536,6 +536,7 @@ void planner_simres_free(struct simres *r)
 	free(r->list);
 	free(r->lfree);
 	free(r->nodet);
+	free(r->busy);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -559,7 +560,8 @@ static int simres_reserve(struct simres *r, size_t nb, size_t nt,
 	    !(r->first = malloc((nb + 1) * sizeof(size_t))) ||
 	    !(r->list = malloc((nt ? nt : 1) * sizeof(size_t))) ||
 	    !(r->lfree = malloc((nodes + 1) * sizeof(double))) ||
-	    !(r->nodet = malloc((nodes + 1) * sizeof(double)))) {
+	    !(r->nodet = malloc((nodes + 1) * sizeof(double))) ||
+	    !(r->busy = malloc((nodes + 1) * sizeof(double)))) {
 		planner_simres_free(r);
 		errno = ENOMEM;
 		return -1;
@@ -583,7 +585,7 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 {
 	size_t nt = x->m->n, nb = s->nb;
 	double t, gfree = 0, comp_end = x->t_fwd + x->t_bwd, first_ready = -1,
-		  sum = 0;
+		  sum = 0, ar_sum = 0;
 
 	(void)detail;
 	if (simres_reserve(r, nb, nt, x->nodes) < 0)
@@ -628,6 +630,7 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 	 * servers overlap (bytes accounted per link). */
 	t = 0;
 	memset(r->lfree, 0, x->nodes * sizeof(double));
+	memset(r->busy, 0, x->nodes * sizeof(double));
 	for (size_t o = 0; o < nb; o++) {
 		size_t b = r->border[o];
 		double st, en;
@@ -648,6 +651,7 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 				if (r->lfree[j] > sj)
 					sj = r->lfree[j];
 				r->lfree[j] = sj + r->nodet[j];
+				r->busy[j] += r->nodet[j];
 				if (sj < st)
 					st = sj;
 				if (r->lfree[j] > en)
@@ -659,6 +663,7 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 			st = r->ready[b] > t ? r->ready[b] : t;
 			en = st + r->comm[b];
 			gfree = t = en;
+			ar_sum += r->comm[b];
 		}
 		r->start[b] = st;
 		r->end[b] = en;
@@ -668,13 +673,23 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 	}
 	r->comm_total = sum;
 	r->step = (t > comp_end ? t : comp_end) + x->t_opt;
-	/* cost-models.md section 6 bound */
+	/* cost-models.md section 6 bound, with links: nothing starts before
+	 * the first bucket is ready; an all-reduce bucket needs every link, a
+	 * PS bucket node j's link for its share; the last bucket cannot start
+	 * before it is ready. */
 	{
-		double b1 = comp_end,
-		       b2 = first_ready >= 0 ? first_ready + sum : 0, b3 = 0;
-		if (nb) {
-			size_t last = r->border[nb - 1];
-			b3 = comp_end + r->comm[last];
+		double b1 = comp_end, b2 = 0, b3 = 0, psmax = 0;
+		for (unsigned j = 0; j < x->nodes; j++)
+			if (r->busy[j] > psmax)
+				psmax = r->busy[j];
+		if (first_ready >= 0)
+			b2 = first_ready + ar_sum + psmax;
+		for (size_t o = nb; o-- > 0;) {
+			size_t last = r->border[o];
+			if (r->cnt[last]) {
+				b3 = r->ready[last] + r->comm[last];
+				break;
+			}
 		}
 		if (b2 > b1)
 			b1 = b2;
