@@ -99,6 +99,7 @@ struct plan_env {
 struct autosync_plan {
 	autosync_plan_summary_t s;
 	char *model, *model_hash, *framework, *strategy, *reason, *topo_hash;
+	char *costs_hash;
 	size_t nb;
 	struct plan_bucket *b;
 	size_t nbase;

@@ -30,6 +30,22 @@ static int link_from_name(const char *s)
 	return -1;
 }
 
+/* FNV-1a 64 of the cost constants (which calibration made the plan) */
+static char *costs_hash(const autosync_costs_t *k)
+{
+	const double *v = (const double *)k;
+	uint64_t h = FNV_OFFSET;
+	char buf[40], *r;
+
+	for (size_t i = 0; i < sizeof(*k) / sizeof(double); i++) {
+		snprintf(buf, sizeof(buf), "%.17g", v[i]);
+		h = fnv1a(h, buf, strlen(buf) + 1);
+	}
+	if ((r = malloc(17)))
+		snprintf(r, 17, "%016" PRIx64, h);
+	return r;
+}
+
 /* ------------------------------------------------------------ lifecycle */
 void autosync_plan_destroy(autosync_plan_t *plan)
 {
@@ -56,6 +72,7 @@ void autosync_plan_destroy(autosync_plan_t *plan)
 	free(plan->strategy);
 	free(plan->reason);
 	free(plan->topo_hash);
+	free(plan->costs_hash);
 	free(plan);
 }
 
@@ -67,6 +84,7 @@ static void sync_summary(autosync_plan_t *plan)
 	plan->s.strategy = plan->strategy;
 	plan->s.reason = plan->reason;
 	plan->s.topo_hash = plan->topo_hash;
+	plan->s.costs_hash = plan->costs_hash ? plan->costs_hash : "";
 	plan->s.nbuckets = plan->nb;
 	plan->s.nbaselines = plan->nbase;
 	plan->s.nenv = plan->nenv;
@@ -227,7 +245,8 @@ autosync_plan_t *planner_plan_from_strategy(const struct simctx *x,
 		  planner_xstrdup(autosync_framework_name(x->fw))) ||
 	    !(plan->strategy = planner_xstrdup(s->name)) ||
 	    !(plan->reason = planner_xstrdup(reason)) ||
-	    !(plan->topo_hash = planner_xstrdup(x->c.topo_hash)))
+	    !(plan->topo_hash = planner_xstrdup(x->c.topo_hash)) ||
+	    !(plan->costs_hash = costs_hash(&x->k)))
 		goto nomem;
 	plan->s.cluster = x->c;
 	plan->s.batch = m->batch;
@@ -393,6 +412,10 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
 	wq(fp, plan->framework);
 	fprintf(fp, "\n  topology_hash: ");
 	wq(fp, plan->topo_hash);
+	if (plan->costs_hash && *plan->costs_hash) {
+		fprintf(fp, "\n  costs_hash: ");
+		wq(fp, plan->costs_hash);
+	}
 	fprintf(fp, "\n  cluster:\n");
 	fprintf(fp,
 		"    nodes: %u\n    gpus_per_node: %u\n    intra_class: %s\n",
@@ -742,6 +765,9 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	}
 	NEED(n, "topology_hash", in);
 	if (dupstr(&d, n, "topology_hash", &plan->topo_hash, errp) < 0)
+		goto fail;
+	if ((n = planner_ymap_get(&d, in, "costs_hash")) &&
+	    dupstr(&d, n, "costs_hash", &plan->costs_hash, errp) < 0)
 		goto fail;
 	NEED(cl, "cluster", in);
 	if (planner_yexpect(&d, cl, YAML_MAPPING_NODE, "cluster", errp) < 0)

@@ -352,6 +352,7 @@ typedef struct autosync_plan_summary {
 	size_t nbuckets;
 	size_t nbaselines;
 	size_t nenv;
+	const char *costs_hash; /* 16 hex digits of the cost constants, "" */
 } autosync_plan_summary_t;
 
 int autosync_plan_summary(const autosync_plan_t *plan,
