@@ -194,10 +194,13 @@ static void two_processes(void)
 		    make_plan("gpt2", AUTOSYNC_FW_GENERIC, -1, 16);
 		size_t l;
 		char *t = pl ? to_text(pl, &l) : NULL;
+		int rc = t ? 0 : 1;
 		close(fd[0]);
 		if (t && write(fd[1], t, l) != (ssize_t)l)
-			_exit(1);
-		_exit(t ? 0 : 1);
+			rc = 1;
+		free(t); /* tidy, for valgrind */
+		autosync_plan_destroy(pl);
+		_exit(rc);
 	}
 	close(fd[1]);
 	while (lc < sizeof(child) &&
