@@ -256,7 +256,7 @@ autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int b,
 	struct strategy s;
 	struct simres r;
 	autosync_plan_t *plan = NULL;
-	char reason[128];
+	char reason[256];
 
 	if (ready_check(p, errp) < 0)
 		return NULL;
@@ -274,8 +274,14 @@ autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int b,
 		autosync_errprintf(errp, "planner: out of memory");
 		goto out;
 	}
-	snprintf(reason, sizeof(reason), "baseline %s as requested",
-		 autosync_baseline_name(b));
+	snprintf(reason, sizeof(reason), "baseline %s as requested%s%s",
+		 autosync_baseline_name(b),
+		 autosync_baseline_applicable(b, p->fw)
+		     ? ""
+		     : "; WARNING: not executable by framework ",
+		 autosync_baseline_applicable(b, p->fw)
+		     ? ""
+		     : autosync_framework_name(p->fw));
 	plan = planner_plan_from_strategy(&x, &s, &r, reason, errp);
 out:
 	planner_simres_free(&r);
