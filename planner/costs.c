@@ -36,6 +36,7 @@ static const struct cost_field {
     F(opt_bw, 1e6, 1e15),
     F(sparse_index_bytes, 0, 64),
     F(uncertainty, 0, 1),
+    F(oversubscription, 1, 1000),
 #undef F
 };
 
@@ -58,6 +59,7 @@ void autosync_costs_default(autosync_costs_t *k)
 	k->opt_bw = 400e9;
 	k->sparse_index_bytes = 8;
 	k->uncertainty = 0.02;
+	k->oversubscription = 1;
 }
 
 int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,

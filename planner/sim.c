@@ -173,6 +173,10 @@ int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
 	    K->intra_eff;
 	x->b_node = (K->bw_nic_override > 0 ? K->bw_nic_override : c->nic_bw) *
 		    (c->nics_per_node ? c->nics_per_node : 1) * K->inter_eff;
+	/* a job spanning several leaf switches shares their uplinks */
+	if (c->nodes_per_switch > 0 && c->nodes > c->nodes_per_switch &&
+	    K->oversubscription > 1)
+		x->b_node /= K->oversubscription;
 	x->b_out = x->b_node / x->g;
 	if (!(x->ready = calloc(nt, sizeof(double))) ||
 	    !(x->order = calloc(nt, sizeof(size_t))) ||

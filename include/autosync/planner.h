@@ -177,6 +177,9 @@ typedef struct autosync_costs {
 	double
 	    sparse_index_bytes; /* bytes per row index                    8 */
 	double uncertainty;	/* relative model uncertainty (no-harm)  0.02 */
+	double oversubscription; /* fabric uplink oversubscription when the
+				    job spans more than nodes_per_switch
+				    nodes (divides the NIC bandwidth)  1 */
 } autosync_costs_t;
 
 void autosync_costs_default(autosync_costs_t *k);

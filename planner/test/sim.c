@@ -204,6 +204,24 @@ static void cluster_level(void)
 	    fmin(autosync_sim_ring(16, 1e8, 5e-6, 50e9),
 		 autosync_sim_double_tree(16, 1e8, 5e-6, 50e9)),
 	    1e-9, "efficiency 0.5 halves the bandwidth");
+	/* oversubscribed uplinks beyond nodes_per_switch: like slower NICs */
+	{
+		autosync_cluster_t c = cluster(4, 8), slow = cluster(4, 8);
+		autosync_costs_t ko = ideal_costs();
+		ko.oversubscription = 2;
+		c.nodes_per_switch = 2;
+		slow.nic_bw /= 2;
+		near(baseline_step(m, c, ko, AUTOSYNC_BASELINE_AR_PER_TENSOR),
+		     baseline_step(m, slow, ideal_costs(),
+				   AUTOSYNC_BASELINE_AR_PER_TENSOR),
+		     1e-12,
+		     "oversubscription 2 across switches = half the NIC");
+		c.nodes_per_switch = 4;
+		near(baseline_step(m, c, ko, AUTOSYNC_BASELINE_AR_PER_TENSOR),
+		     baseline_step(m, cluster(4, 8), ideal_costs(),
+				   AUTOSYNC_BASELINE_AR_PER_TENSOR),
+		     1e-12, "within one switch: no effect");
+	}
 	autosync_model_destroy(m);
 
 	/* PS with link accounting: 8 equal tensors on 8 nodes x 1 GPU, one
