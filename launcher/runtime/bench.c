@@ -1,0 +1,634 @@
+/*
+ * bench.c - 'autosync bench': trial runs of plans over MPI (issue 6).
+ *
+ * Run under mpirun or srun, one rank per (emulated) GPU. For every
+ * strategy it replays training steps: the forward and backward pass take
+ * the model's per-layer compute times (the same numbers the simulator
+ * uses: FLOPs / gpu_flops), emulated by a timed wait by default (a GPU
+ * does not occupy the host CPU; '--compute spin' burns the CPU instead),
+ * and every bucket is synchronized by the sync runtime as soon as its
+ * last tensor is ready, in the plan's order. Gradients are filled with
+ * integers before each step and the sums are checked after the first
+ * step of every strategy. Step time = slowest rank, barrier to barrier.
+ *
+ * Scaling: '--scale S' divides every gradient by S (trial.h) and keeps
+ * the compute; the plans are made for the scaled model on the cluster
+ * the job really runs on ('--cluster', nodes and ranks per node taken
+ * from MPI), so predictions and measurements describe the same thing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "autosync/feedback.h"
+#include "autosync/planner.h"
+#include "autosync/topology.h"
+#include "syncrt.h"
+#include "trial.h"
+
+int autosync_rt_bench_main(int argc, char **argv);
+
+#define DEFAULT_CLUSTER "intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,lat=100us"
+
+struct strat {
+	char name[80];
+	autosync_plan_t *plan;
+	int random;
+	double *t; /* measured step times */
+	size_t nt, cap;
+};
+
+struct opts {
+	const char *model, *cluster, *calib, *feedback, *out, *plans_dir;
+	double scale;
+	int fw, compress, steps, warmup, rounds, spin, nrandom, rsteps;
+	unsigned long seed;
+	char *list;
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: mpirun ... autosync bench --model NAME|FILE [options]\n"
+		"  --scale S            divide every gradient by S (default 1)\n"
+		"  --cluster SPEC       the network (default \"%s\";\n"
+		"                       nodes and gpus come from MPI)\n"
+		"  --calibration FILE   simulator constants\n"
+		"  --framework FW       capability set (default generic)\n"
+		"  --compress           allow fp16/bf16 in autosync's plan\n"
+		"  --strategies LIST    comma list: autosync, a baseline name,\n"
+		"                       plan:PATH (default autosync)\n"
+		"  --plan PATH          = --strategies plan:PATH\n"
+		"  --baseline NAME      = --strategies NAME\n"
+		"  --random N           also N random valid strategies (once)\n"
+		"  --seed S             first random seed (default 1)\n"
+		"  --random-steps N     steps per random strategy (default 3)\n"
+		"  --steps N            timed steps per round (default 5)\n"
+		"  --warmup N           untimed steps per round (default 1)\n"
+		"  --rounds N           A B A B ... rounds (default 1)\n"
+		"  --compute sleep|spin emulate compute by waiting (default) or "
+		"busy work\n"
+		"  --feedback PATH      append one record per strategy\n"
+		"  --out PATH           JSON lines, one per strategy and round\n"
+		"  --write-plans DIR    write every strategy's plan there\n",
+		DEFAULT_CLUSTER);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* wait until absolute monotonic time 'until' */
+static void wait_until(double until, int spin)
+{
+	double t = now();
+	if (t >= until)
+		return;
+	if (spin) {
+		volatile double x = 1;
+		while (now() < until)
+			for (int i = 0; i < 1000; i++)
+				x = x * 1.0000001 + 1e-9;
+		return;
+	}
+	{
+		struct timespec ts;
+		double d = until - t;
+		ts.tv_sec = (time_t)d;
+		ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+}
+
+static int add_time(struct strat *s, double t)
+{
+	if (s->nt == s->cap) {
+		size_t nc = s->cap ? 2 * s->cap : 16;
+		double *n = realloc(s->t, nc * sizeof(double));
+		if (!n)
+			return -1;
+		s->t = n;
+		s->cap = nc;
+	}
+	s->t[s->nt++] = t;
+	return 0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, size_t n)
+{
+	double *c, m;
+	if (!n || !(c = malloc(n * sizeof(double))))
+		return 0;
+	memcpy(c, v, n * sizeof(double));
+	qsort(c, n, sizeof(double), cmp_d);
+	m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+	free(c);
+	return m;
+}
+
+/* value of element i of rank r's gradient: small integers, so that fp32
+ * sums are exact and 16-bit sums are exact for up to 8 ranks */
+static float grad_val(int r, size_t i)
+{
+	return (float)((r + 1) * (int)((i % 7) + 1));
+}
+
+/* fill, one step, check; returns 0 ok, 1 wrong sums, -1 error */
+static int run_step(autosync_rt_plan_t *rp, const autosync_plan_t *plan,
+		    const float *pristine, int rank, int size, int spin,
+		    int check, double *step, autosync_error_t *errp)
+{
+	autosync_plan_summary_t s;
+	size_t n, nb = autosync_rt_plan_nbuckets(rp);
+	float *a = autosync_rt_plan_arena(rp, &n);
+	double t0, t1, comp_end;
+	int bad = 0, allbad = 0;
+
+	(void)rank;
+	autosync_plan_summary(plan, &s);
+	memcpy(a, pristine, n * sizeof(float));
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = now();
+	for (size_t b = 0; b < nb; b++) {
+		const autosync_bucket_t *B = autosync_plan_bucket(plan, b);
+		wait_until(t0 + B->ready, spin);
+		if (autosync_rt_sync_bucket(rp, b, errp) < 0)
+			return -1;
+	}
+	comp_end = t0 + s.fwd_time + s.bwd_time;
+	wait_until(comp_end, spin);
+	wait_until((now() > comp_end ? now() : comp_end) + s.opt_time, spin);
+	t1 = now() - t0;
+	MPI_Allreduce(&t1, step, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	if (check) {
+		float want_mul = (float)size * (float)(size + 1) / 2;
+		for (size_t i = 0; i < n; i++)
+			if (a[i] != want_mul * (float)((i % 7) + 1) &&
+			    fabsf(a[i] - want_mul * (float)((i % 7) + 1)) >
+				1e-2f * want_mul * 7) {
+				bad = 1;
+				break;
+			}
+		MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_MAX,
+			      MPI_COMM_WORLD);
+		return allbad ? 1 : 0;
+	}
+	return 0;
+}
+
+static int write_plan_file(const char *dir, const char *name,
+			   const autosync_plan_t *plan, autosync_error_t *errp)
+{
+	char path[4096], safe[128];
+	FILE *fp;
+	int rv;
+	size_t i;
+
+	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
+		safe[i] = (name[i] == '/' || name[i] == ':') ? '_' : name[i];
+	safe[i] = 0;
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/%s.yaml", dir, safe);
+	if (!(fp = fopen(path, "w")))
+		return autosync_errprintf(errp, "%s: %s", path,
+					  strerror(errno));
+	rv = autosync_plan_write(plan, fp, errp);
+	if (fclose(fp) != 0)
+		rv = -1;
+	return rv;
+}
+
+static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
+			const autosync_model_t *orig,
+			const autosync_model_t *scaled,
+			const struct strat *s, int nodes, int gpn)
+{
+	autosync_plan_summary_t ps;
+	struct passwd *pw;
+	const char *job = getenv("SLURM_JOB_ID");
+	const char *stp = getenv("SLURM_STEP_ID");
+	double sum = 0;
+
+	memset(r, 0, sizeof(*r));
+	autosync_plan_summary(s->plan, &ps);
+	r->time = (int64_t)time(NULL);
+	snprintf(r->source, sizeof(r->source), "bench");
+	r->job = job ? strtoull(job, NULL, 10) : 0;
+	r->step = stp ? strtoull(stp, NULL, 10) : 0;
+	r->uid = (uint32_t)getuid();
+	if ((pw = getpwuid(getuid())))
+		snprintf(r->user, sizeof(r->user), "%s", pw->pw_name);
+	gethostname(r->node, sizeof(r->node) - 1);
+	r->nodes = (unsigned)nodes;
+	r->gpus_per_node = (unsigned)gpn;
+	snprintf(r->model, sizeof(r->model), "%s", autosync_model_name(orig));
+	snprintf(r->model_hash, sizeof(r->model_hash), "%s",
+		 autosync_model_hash(scaled));
+	snprintf(r->topo_hash, sizeof(r->topo_hash), "%s",
+		 ps.topo_hash ? ps.topo_hash : "");
+	snprintf(r->plan_hash, sizeof(r->plan_hash), "%s",
+		 autosync_plan_hash(s->plan));
+	snprintf(r->framework, sizeof(r->framework), "%s",
+		 ps.framework ? ps.framework : "");
+	/* no scale field in the record yet: "STRATEGY@scale=S" */
+	snprintf(r->strategy, sizeof(r->strategy), "%.40s@scale=%g",
+		 ps.strategy ? ps.strategy : s->name, o->scale);
+	r->predicted = ps.step_time;
+	for (size_t b = 0; b < ps.nbuckets && b < AUTOSYNC_FEEDBACK_MAX_BUCKETS;
+	     b++) {
+		const autosync_bucket_t *B = autosync_plan_bucket(s->plan, b);
+		autosync_feedback_bucket_t *fb = &r->buckets[r->nbuckets++];
+		snprintf(fb->kind, sizeof(fb->kind), "%s",
+			 B->kind == AUTOSYNC_SYNC_PS ? "ps" : "allreduce");
+		snprintf(fb->algo, sizeof(fb->algo), "%s",
+			 B->kind == AUTOSYNC_SYNC_PS
+			     ? ""
+			     : autosync_algo_name(B->algo));
+		snprintf(fb->compress, sizeof(fb->compress), "%s",
+			 autosync_compress_name(B->compress));
+		fb->servers = B->kind == AUTOSYNC_SYNC_PS ? B->servers : 0;
+		fb->tensors = (unsigned)B->ntensors;
+		fb->bytes = B->bytes;
+	}
+	for (size_t i = 0;
+	     i < ps.nbaselines && r->nbaselines < AUTOSYNC_FEEDBACK_MAX_BASELINES;
+	     i++) {
+		const char *nm;
+		double t;
+		int app;
+		if (autosync_plan_baseline(s->plan, i, &nm, &t, &app) < 0)
+			continue;
+		snprintf(r->baselines[r->nbaselines].name,
+			 sizeof(r->baselines[0].name), "%s", nm);
+		r->baselines[r->nbaselines++].predicted = t;
+	}
+	for (size_t i = 0; i < s->nt; i++) {
+		if (r->nmeasured < AUTOSYNC_FEEDBACK_MAX_MEASURED)
+			r->measured[r->nmeasured++] = s->t[i];
+		sum += s->t[i];
+	}
+	r->measured_count = s->nt;
+	r->measured_mean = s->nt ? sum / (double)s->nt : 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"model", required_argument, 0, 'm'},
+	    {"scale", required_argument, 0, 's'},
+	    {"cluster", required_argument, 0, 'c'},
+	    {"calibration", required_argument, 0, 'k'},
+	    {"framework", required_argument, 0, 'f'},
+	    {"compress", no_argument, 0, 'z'},
+	    {"strategies", required_argument, 0, 'S'},
+	    {"plan", required_argument, 0, 'p'},
+	    {"baseline", required_argument, 0, 'b'},
+	    {"random", required_argument, 0, 'r'},
+	    {"seed", required_argument, 0, 'e'},
+	    {"random-steps", required_argument, 0, 'R'},
+	    {"steps", required_argument, 0, 'n'},
+	    {"warmup", required_argument, 0, 'w'},
+	    {"rounds", required_argument, 0, 'o'},
+	    {"compute", required_argument, 0, 'C'},
+	    {"feedback", required_argument, 0, 'F'},
+	    {"out", required_argument, 0, 'O'},
+	    {"write-plans", required_argument, 0, 'W'},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0}};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->scale = 1;
+	o->steps = 5;
+	o->warmup = 1;
+	o->rounds = 1;
+	o->rsteps = 3;
+	o->seed = 1;
+	o->cluster = DEFAULT_CLUSTER;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		char *e = NULL, *nl;
+		size_t l;
+		const char *add = NULL, *pre = "";
+		switch (c) {
+		case 'm': o->model = optarg; break;
+		case 's':
+			o->scale = strtod(optarg, &e);
+			if (*e || !(o->scale >= 1)) {
+				fprintf(stderr, "autosync bench: --scale: "
+						"need a number >= 1\n");
+				return -1;
+			}
+			break;
+		case 'c': o->cluster = optarg; break;
+		case 'k': o->calib = optarg; break;
+		case 'f':
+			if ((o->fw = autosync_framework_from_name(optarg)) < 0) {
+				fprintf(stderr, "autosync bench: unknown "
+						"framework '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'z': o->compress = 1; break;
+		case 'S': add = optarg; break;
+		case 'p': add = optarg; pre = "plan:"; break;
+		case 'b': add = optarg; break;
+		case 'r': o->nrandom = atoi(optarg); break;
+		case 'e': o->seed = strtoul(optarg, NULL, 10); break;
+		case 'R': o->rsteps = atoi(optarg); break;
+		case 'n': o->steps = atoi(optarg); break;
+		case 'w': o->warmup = atoi(optarg); break;
+		case 'o': o->rounds = atoi(optarg); break;
+		case 'C':
+			if (!strcmp(optarg, "spin"))
+				o->spin = 1;
+			else if (strcmp(optarg, "sleep")) {
+				fprintf(stderr, "autosync bench: --compute "
+						"sleep|spin\n");
+				return -1;
+			}
+			break;
+		case 'F': o->feedback = optarg; break;
+		case 'O': o->out = optarg; break;
+		case 'W': o->plans_dir = optarg; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -1;
+		}
+		if (add) {
+			l = (o->list ? strlen(o->list) + 1 : 0) + strlen(pre) +
+			    strlen(add) + 1;
+			if (!(nl = malloc(l)))
+				return -1;
+			snprintf(nl, l, "%s%s%s%s", o->list ? o->list : "",
+				 o->list ? "," : "", pre, add);
+			free(o->list);
+			o->list = nl;
+		}
+	}
+	if (!o->model || optind < argc || o->steps < 0 || o->warmup < 0 ||
+	    o->rounds < 1 || o->nrandom < 0 || o->rsteps < 1) {
+		usage(stderr);
+		return -1;
+	}
+	if (!o->list && !(o->list = strdup("autosync")))
+		return -1;
+	return 0;
+}
+
+int autosync_rt_bench_main(int argc, char **argv)
+{
+	struct opts o;
+	autosync_error_t err = {{0}};
+	autosync_rt_t *rt = NULL;
+	autosync_model_t *orig = NULL, *m = NULL;
+	autosync_planner_t *pl = NULL;
+	autosync_cluster_t cl;
+	autosync_costs_t k;
+	struct strat *st = NULL;
+	size_t ns = 0, nnamed;
+	int rank = 0, size = 1, rv = 1, inited = 0, wrong = 0;
+	FILE *out = NULL;
+	char *save = NULL, *tok;
+
+	if ((rv = parse_opts(argc, argv, &o)) != 0) {
+		free(o.list);
+		return rv < 0 ? 2 : 0;
+	}
+	rv = 1;
+	MPI_Initialized(&inited);
+	if (!inited)
+		MPI_Init(NULL, NULL);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+#define FAIL(...)                                                              \
+	do {                                                                   \
+		if (rank == 0) {                                               \
+			fprintf(stderr, "autosync bench: " __VA_ARGS__);       \
+			fputc('\n', stderr);                                   \
+		}                                                              \
+		goto out;                                                      \
+	} while (0)
+	if (!(rt = autosync_rt_create(MPI_COMM_WORLD, &err)))
+		FAIL("%s", err.text);
+	if (!(orig = autosync_model_open(o.model, NULL, &err)) ||
+	    !(m = autosync_trial_scale_model(orig, o.scale, &err)))
+		FAIL("%s", err.text);
+	if (autosync_cluster_parse(&cl, o.cluster, &err) < 0)
+		FAIL("--cluster: %s", err.text);
+	cl.nodes = (unsigned)autosync_rt_nodes(rt);
+	cl.gpus_per_node = (unsigned)autosync_rt_local_size(rt);
+	autosync_costs_default(&k);
+	if (o.calib && autosync_costs_load(&k, o.calib, &err) < 0)
+		FAIL("%s", err.text);
+	if (!(pl = autosync_planner_create(&err)) ||
+	    autosync_planner_set_cluster(pl, &cl, &err) < 0 ||
+	    autosync_planner_set_model(pl, m, &err) < 0 ||
+	    autosync_planner_set_costs(pl, &k, &err) < 0 ||
+	    autosync_planner_set_framework(pl, o.fw, &err) < 0)
+		FAIL("%s", err.text);
+	autosync_planner_allow_compression(pl, o.compress);
+	/* strategies */
+	nnamed = 1;
+	for (const char *c = o.list; *c; c++)
+		nnamed += *c == ',';
+	if (!(st = calloc(nnamed + (size_t)o.nrandom, sizeof(*st))))
+		FAIL("out of memory");
+	for (tok = strtok_r(o.list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct strat *s = &st[ns];
+		int b;
+		snprintf(s->name, sizeof(s->name), "%s", tok);
+		if (!strcmp(tok, "autosync"))
+			s->plan = autosync_plan(pl, &err);
+		else if (!strncmp(tok, "plan:", 5))
+			s->plan = autosync_plan_load(tok + 5, &err);
+		else if ((b = autosync_baseline_from_name(tok)) >= 0)
+			s->plan = autosync_planner_baseline(pl, b, &err);
+		else
+			FAIL("unknown strategy '%s' (autosync, plan:PATH or a "
+			     "baseline name)",
+			     tok);
+		if (!s->plan)
+			FAIL("%s: %s", tok, err.text);
+		ns++;
+	}
+	for (int i = 0; i < o.nrandom; i++) {
+		struct strat *s = &st[ns];
+		snprintf(s->name, sizeof(s->name), "random-%lu",
+			 o.seed + (unsigned long)i);
+		s->random = 1;
+		if (!(s->plan = autosync_trial_random_plan(
+			  m, &cl, &k, AUTOSYNC_FW_GENERIC, 1,
+			  o.seed + (uint64_t)i, &err)))
+			FAIL("%s: %s", s->name, err.text);
+		ns++;
+	}
+	if (rank == 0) {
+		char cs[512] = "";
+		autosync_cluster_format(&cl, cs, sizeof(cs));
+		printf("# autosync bench: model %s (%s), %d ranks on %d nodes, "
+		       "cluster %s, compute %s\n",
+		       autosync_model_name(m), autosync_model_hash(m), size,
+		       autosync_rt_nodes(rt), cs, o.spin ? "spin" : "sleep");
+		printf("# %-5s %-24s %10s %10s %10s %10s %s\n", "round",
+		       "strategy", "pred_s", "median_s", "min_s", "max_s",
+		       "check");
+		fflush(stdout);
+		if (o.out && !(out = fopen(o.out, "a")))
+			FAIL("%s: %s", o.out, strerror(errno));
+		if (o.plans_dir)
+			for (size_t i = 0; i < ns; i++)
+				if (write_plan_file(o.plans_dir, st[i].name,
+						    st[i].plan, &err) < 0)
+					FAIL("%s", err.text);
+	}
+	/* rounds: every named strategy once per round (A B A B ...); the
+	 * random ones once, after the first round */
+	for (int round = 0; round < o.rounds; round++) {
+		for (size_t i = 0; i < ns; i++) {
+			struct strat *s = &st[i];
+			autosync_rt_plan_t *rp;
+			autosync_plan_summary_t ps;
+			float *pristine;
+			size_t n;
+			int steps = s->random ? o.rsteps : o.steps, check = 0;
+			double t, *mine;
+			size_t first = s->nt;
+			if (s->random && round > 0)
+				continue;
+			if (!(rp = autosync_rt_prepare(rt, s->plan, m, &err)))
+				FAIL("%s: %s", s->name, err.text);
+			autosync_rt_plan_arena(rp, &n);
+			if (!(pristine = malloc((n ? n : 1) * sizeof(float)))) {
+				autosync_rt_plan_destroy(rp);
+				FAIL("out of memory");
+			}
+			for (size_t j = 0; j < n; j++)
+				pristine[j] = grad_val(rank, j);
+			for (int w = 0; w < o.warmup + steps; w++) {
+				int r = run_step(rp, s->plan, pristine, rank,
+						 size, o.spin, w == 0, &t, &err);
+				if (r < 0) {
+					free(pristine);
+					autosync_rt_plan_destroy(rp);
+					FAIL("%s: %s", s->name, err.text);
+				}
+				if (w == 0)
+					check = r;
+				if (w >= o.warmup && add_time(s, t) < 0)
+					FAIL("out of memory");
+			}
+			free(pristine);
+			autosync_rt_plan_destroy(rp);
+			wrong |= check;
+			autosync_plan_summary(s->plan, &ps);
+			mine = s->t + first;
+			if (rank == 0) {
+				double mn = INFINITY, mx = 0,
+				       md = median(mine, s->nt - first);
+				for (size_t j = first; j < s->nt; j++) {
+					mn = s->t[j] < mn ? s->t[j] : mn;
+					mx = s->t[j] > mx ? s->t[j] : mx;
+				}
+				printf("  %-5d %-24s %10.4f %10.4f %10.4f %10.4f "
+				       "%s\n",
+				       round, s->name, ps.step_time, md, mn, mx,
+				       check ? "WRONG" : "ok");
+				fflush(stdout);
+				if (out) {
+					fprintf(out,
+						"{\"model\": \"%s\", \"scaled\": "
+						"\"%s\", \"scale\": %g, "
+						"\"ranks\": %d, \"nodes\": %d, "
+						"\"strategy\": \"%s\", "
+						"\"plan_strategy\": \"%s\", "
+						"\"random\": %s, \"round\": "
+						"%d, \"predicted\": %.6g, "
+						"\"nbuckets\": %zu, \"ok\": "
+						"%s, \"steps\": [",
+						autosync_model_name(orig),
+						autosync_model_name(m), o.scale,
+						size, autosync_rt_nodes(rt),
+						s->name, ps.strategy,
+						s->random ? "true" : "false",
+						round, ps.step_time,
+						ps.nbuckets,
+						check ? "false" : "true");
+					for (size_t j = first; j < s->nt; j++)
+						fprintf(out, "%s%.6g",
+							j > first ? ", " : "",
+							s->t[j]);
+					fprintf(out, "]}\n");
+					fflush(out);
+				}
+			}
+		}
+	}
+	if (rank == 0 && o.feedback)
+		for (size_t i = 0; i < ns; i++) {
+			autosync_feedback_rec_t *r = malloc(sizeof(*r));
+			char *line = NULL;
+			size_t len;
+			if (!r)
+				FAIL("out of memory");
+			fill_record(r, &o, orig, m, &st[i],
+				    autosync_rt_nodes(rt),
+				    autosync_rt_local_size(rt));
+			if (autosync_feedback_format(r, &line, &len, &err) < 0 ||
+			    autosync_feedback_append(o.feedback, line, len,
+						     64u << 20, 4, &err) < 0) {
+				free(line);
+				free(r);
+				FAIL("feedback: %s", err.text);
+			}
+			free(line);
+			free(r);
+		}
+	rv = wrong ? 3 : 0;
+	if (wrong && rank == 0)
+		fprintf(stderr, "autosync bench: WRONG sums (see 'check')\n");
+out:
+	if (out)
+		fclose(out);
+	for (size_t i = 0; st && i < ns; i++) {
+		autosync_plan_destroy(st[i].plan);
+		free(st[i].t);
+	}
+	free(st);
+	free(o.list);
+	autosync_planner_destroy(pl);
+	autosync_model_destroy(m);
+	autosync_model_destroy(orig);
+	autosync_rt_destroy(rt);
+	/* every rank must agree on the exit status */
+	{
+		int all = rv;
+		MPI_Allreduce(&rv, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		rv = all;
+	}
+	if (!inited)
+		MPI_Finalize();
+	return rv;
+#undef FAIL
+}

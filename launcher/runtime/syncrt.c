@@ -1,0 +1,897 @@
+/* syncrt.c - the MPI sync runtime (see syncrt.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncrt.h"
+
+#define TAG_RING 11
+#define TAG_TREE_UP 12
+#define TAG_TREE_DOWN 13
+#define TAG_HIER_UP 14
+#define TAG_HIER_DOWN 15
+#define TAG_PS_PUSH 16
+#define TAG_PS_PULL 17
+#define TAG_GATHER 18
+#define TREE_SEG (256u * 1024u) /* bytes per pipelined tree segment */
+
+struct autosync_rt {
+	MPI_Comm comm;	 /* private dup of the caller's */
+	MPI_Comm node;	 /* ranks of my node */
+	MPI_Comm leader; /* local rank 0 of every node (MPI_COMM_NULL else) */
+	int rank, size, lrank, lsize, nodes, mynode;
+	int *node_of;	/* world rank -> node index */
+	int *leader_of; /* node index -> world rank of its leader */
+};
+
+/* ------------------------------------------------------------ helpers */
+static int mpierr(int rc, autosync_error_t *errp, const char *what)
+{
+	char msg[MPI_MAX_ERROR_STRING] = "";
+	int len = 0;
+
+	if (rc == MPI_SUCCESS)
+		return 0;
+	MPI_Error_string(rc, msg, &len);
+	errno = EIO;
+	return autosync_errprintf(errp, "syncrt: %s: %s", what, msg);
+}
+
+static size_t esize(int t)
+{
+	return t == RT_F32 ? 4 : 2;
+}
+
+/* dst[i] += src[i] for n elements of type t (16-bit: add in fp32) */
+static void add(void *dst, const void *src, size_t n, int t)
+{
+	if (t == RT_F32) {
+		float *d = dst;
+		const float *s = src;
+		for (size_t i = 0; i < n; i++)
+			d[i] += s[i];
+	} else if (t == RT_F16) {
+		uint16_t *d = dst;
+		const uint16_t *s = src;
+		for (size_t i = 0; i < n; i++)
+			d[i] = autosync_rt_f32_to_f16(
+			    autosync_rt_f16_to_f32(d[i]) +
+			    autosync_rt_f16_to_f32(s[i]));
+	} else {
+		uint16_t *d = dst;
+		const uint16_t *s = src;
+		for (size_t i = 0; i < n; i++)
+			d[i] = autosync_rt_f32_to_bf16(
+			    autosync_rt_bf16_to_f32(d[i]) +
+			    autosync_rt_bf16_to_f32(s[i]));
+	}
+}
+
+static void chunk(size_t n, int parts, int i, size_t *off, size_t *cnt)
+{
+	size_t base = n / (size_t)parts, rem = n % (size_t)parts;
+	*off = (size_t)i * base + ((size_t)i < rem ? (size_t)i : rem);
+	*cnt = base + ((size_t)i < rem);
+}
+
+static int too_big(size_t bytes, autosync_error_t *errp)
+{
+	if (bytes > INT_MAX) {
+		errno = EOVERFLOW;
+		return autosync_errprintf(
+		    errp, "syncrt: message of %zu bytes exceeds INT_MAX",
+		    bytes);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ setup */
+autosync_rt_t *autosync_rt_create(MPI_Comm comm, autosync_error_t *errp)
+{
+	return autosync_rt_create_ppn(comm, 0, errp);
+}
+
+autosync_rt_t *autosync_rt_create_ppn(MPI_Comm comm, int ppn,
+				      autosync_error_t *errp)
+{
+	autosync_rt_t *rt = calloc(1, sizeof(*rt));
+	int rc, lead;
+
+	if (!rt) {
+		errno = ENOMEM;
+		autosync_errprintf(errp, "syncrt: out of memory");
+		return NULL;
+	}
+	rt->comm = rt->node = rt->leader = MPI_COMM_NULL;
+	if ((rc = MPI_Comm_dup(comm, &rt->comm)) != MPI_SUCCESS)
+		goto fail;
+	MPI_Comm_set_errhandler(rt->comm, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(rt->comm, &rt->rank);
+	MPI_Comm_size(rt->comm, &rt->size);
+	if (ppn > 0)
+		rc = MPI_Comm_split(rt->comm, rt->rank / ppn, rt->rank,
+				    &rt->node);
+	else
+		rc = MPI_Comm_split_type(rt->comm, MPI_COMM_TYPE_SHARED,
+					 rt->rank, MPI_INFO_NULL, &rt->node);
+	if (rc != MPI_SUCCESS)
+		goto fail;
+	MPI_Comm_set_errhandler(rt->node, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(rt->node, &rt->lrank);
+	MPI_Comm_size(rt->node, &rt->lsize);
+	if ((rc = MPI_Comm_split(rt->comm, rt->lrank == 0 ? 0 : MPI_UNDEFINED,
+				 rt->rank, &rt->leader)) != MPI_SUCCESS)
+		goto fail;
+	if (rt->leader != MPI_COMM_NULL) {
+		MPI_Comm_set_errhandler(rt->leader, MPI_ERRORS_RETURN);
+		MPI_Comm_rank(rt->leader, &rt->mynode);
+		MPI_Comm_size(rt->leader, &rt->nodes);
+	}
+	/* leaders tell their node members the node index and count */
+	{
+		int v[2] = {rt->mynode, rt->nodes};
+		if ((rc = MPI_Bcast(v, 2, MPI_INT, 0, rt->node)) != MPI_SUCCESS)
+			goto fail;
+		rt->mynode = v[0];
+		rt->nodes = v[1];
+	}
+	rt->node_of = calloc((size_t)rt->size, sizeof(int));
+	rt->leader_of = calloc((size_t)rt->nodes, sizeof(int));
+	if (!rt->node_of || !rt->leader_of) {
+		autosync_rt_destroy(rt);
+		errno = ENOMEM;
+		autosync_errprintf(errp, "syncrt: out of memory");
+		return NULL;
+	}
+	if ((rc = MPI_Allgather(&rt->mynode, 1, MPI_INT, rt->node_of, 1,
+				MPI_INT, rt->comm)) != MPI_SUCCESS)
+		goto fail;
+	lead = -1;
+	for (int j = 0; j < rt->nodes; j++)
+		rt->leader_of[j] = -1;
+	for (int r = 0; r < rt->size; r++)
+		if (rt->leader_of[rt->node_of[r]] < 0)
+			rt->leader_of[rt->node_of[r]] = r;
+	(void)lead;
+	return rt;
+fail:
+	mpierr(rc, errp, "communicator setup");
+	autosync_rt_destroy(rt);
+	errno = EIO;
+	return NULL;
+}
+
+void autosync_rt_destroy(autosync_rt_t *rt)
+{
+	if (!rt)
+		return;
+	if (rt->leader != MPI_COMM_NULL)
+		MPI_Comm_free(&rt->leader);
+	if (rt->node != MPI_COMM_NULL)
+		MPI_Comm_free(&rt->node);
+	if (rt->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&rt->comm);
+	free(rt->node_of);
+	free(rt->leader_of);
+	free(rt);
+}
+
+int autosync_rt_rank(const autosync_rt_t *rt) { return rt->rank; }
+int autosync_rt_size(const autosync_rt_t *rt) { return rt->size; }
+int autosync_rt_nodes(const autosync_rt_t *rt) { return rt->nodes; }
+int autosync_rt_node(const autosync_rt_t *rt) { return rt->mynode; }
+int autosync_rt_local_size(const autosync_rt_t *rt) { return rt->lsize; }
+
+/* ------------------------------------------------------------ algorithms */
+/* Ring all-reduce on 'c': reduce-scatter then all-gather, neighbours
+ * rank +- 1; 'tmp' holds one chunk. */
+static int ring(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
+		autosync_error_t *errp)
+{
+	int P, R, rc;
+	char *b = buf;
+	size_t es = esize(t);
+
+	MPI_Comm_size(c, &P);
+	MPI_Comm_rank(c, &R);
+	if (P == 1 || n == 0)
+		return 0;
+	int right = (R + 1) % P, left = (R - 1 + P) % P;
+	for (int k = 0; k < P - 1; k++) {
+		int sc = ((R - k) % P + P) % P, rcv = ((R - k - 1) % P + P) % P;
+		size_t so, sn, ro, rn;
+		chunk(n, P, sc, &so, &sn);
+		chunk(n, P, rcv, &ro, &rn);
+		rc = MPI_Sendrecv(b + so * es, (int)(sn * es), MPI_BYTE, right,
+				  TAG_RING, tmp, (int)(rn * es), MPI_BYTE, left,
+				  TAG_RING, c, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS)
+			return mpierr(rc, errp, "ring reduce-scatter");
+		add(b + ro * es, tmp, rn, t);
+	}
+	for (int k = 0; k < P - 1; k++) {
+		int sc = ((R + 1 - k) % P + P) % P, rcv = ((R - k) % P + P) % P;
+		size_t so, sn, ro, rn;
+		chunk(n, P, sc, &so, &sn);
+		chunk(n, P, rcv, &ro, &rn);
+		rc = MPI_Sendrecv(b + so * es, (int)(sn * es), MPI_BYTE, right,
+				  TAG_RING, b + ro * es, (int)(rn * es),
+				  MPI_BYTE, left, TAG_RING, c,
+				  MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS)
+			return mpierr(rc, errp, "ring all-gather");
+	}
+	return 0;
+}
+
+/* Binary tree (root 0, children 2r+1 and 2r+2): reduce up, then broadcast
+ * down, both pipelined in TREE_SEG segments. 'tmp' holds 2 segments. */
+static int tree(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
+		autosync_error_t *errp)
+{
+	int P, R, rc, ch[2], nch = 0, parent;
+	char *b = buf, *tm = tmp;
+	size_t es = esize(t), seg = TREE_SEG / es;
+
+	MPI_Comm_size(c, &P);
+	MPI_Comm_rank(c, &R);
+	if (P == 1 || n == 0)
+		return 0;
+	parent = R ? (R - 1) / 2 : -1;
+	if (2 * R + 1 < P)
+		ch[nch++] = 2 * R + 1;
+	if (2 * R + 2 < P)
+		ch[nch++] = 2 * R + 2;
+	for (size_t o = 0; o < n; o += seg) {
+		size_t m = n - o < seg ? n - o : seg;
+		MPI_Request q[2];
+		for (int i = 0; i < nch; i++)
+			MPI_Irecv(tm + (size_t)i * seg * es, (int)(m * es),
+				  MPI_BYTE, ch[i], TAG_TREE_UP, c, &q[i]);
+		if (nch && (rc = MPI_Waitall(nch, q, MPI_STATUSES_IGNORE)) !=
+			       MPI_SUCCESS)
+			return mpierr(rc, errp, "tree reduce");
+		for (int i = 0; i < nch; i++)
+			add(b + o * es, tm + (size_t)i * seg * es, m, t);
+		if (parent >= 0 &&
+		    (rc = MPI_Send(b + o * es, (int)(m * es), MPI_BYTE, parent,
+				   TAG_TREE_UP, c)) != MPI_SUCCESS)
+			return mpierr(rc, errp, "tree reduce");
+	}
+	for (size_t o = 0; o < n; o += seg) {
+		size_t m = n - o < seg ? n - o : seg;
+		MPI_Request q[2];
+		if (parent >= 0 &&
+		    (rc = MPI_Recv(b + o * es, (int)(m * es), MPI_BYTE, parent,
+				   TAG_TREE_DOWN, c, MPI_STATUS_IGNORE)) !=
+			MPI_SUCCESS)
+			return mpierr(rc, errp, "tree broadcast");
+		for (int i = 0; i < nch; i++)
+			MPI_Isend(b + o * es, (int)(m * es), MPI_BYTE, ch[i],
+				  TAG_TREE_DOWN, c, &q[i]);
+		if (nch && (rc = MPI_Waitall(nch, q, MPI_STATUSES_IGNORE)) !=
+			       MPI_SUCCESS)
+			return mpierr(rc, errp, "tree broadcast");
+	}
+	return 0;
+}
+
+/* reduce the node's buffers to the leader (direct sends over shared
+ * memory); 'tmp' holds n elements */
+static int node_reduce(autosync_rt_t *rt, void *buf, size_t n, int t,
+		       void *tmp, autosync_error_t *errp)
+{
+	int rc;
+	size_t bytes = n * esize(t);
+
+	if (rt->lsize == 1 || n == 0)
+		return 0;
+	if (rt->lrank) {
+		rc = MPI_Send(buf, (int)bytes, MPI_BYTE, 0, TAG_HIER_UP,
+			      rt->node);
+		return mpierr(rc, errp, "node reduce");
+	}
+	for (int i = 1; i < rt->lsize; i++) {
+		rc = MPI_Recv(tmp, (int)bytes, MPI_BYTE, i, TAG_HIER_UP,
+			      rt->node, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS)
+			return mpierr(rc, errp, "node reduce");
+		add(buf, tmp, n, t);
+	}
+	return 0;
+}
+
+static int node_bcast(autosync_rt_t *rt, void *buf, size_t bytes,
+		      autosync_error_t *errp)
+{
+	int rc = MPI_SUCCESS;
+
+	if (rt->lsize == 1 || bytes == 0)
+		return 0;
+	if (rt->lrank)
+		rc = MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, TAG_HIER_DOWN,
+			      rt->node, MPI_STATUS_IGNORE);
+	else
+		for (int i = 1; i < rt->lsize && rc == MPI_SUCCESS; i++)
+			rc = MPI_Send(buf, (int)bytes, MPI_BYTE, i,
+				      TAG_HIER_DOWN, rt->node);
+	return mpierr(rc, errp, "node broadcast");
+}
+
+static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t,
+		       int algo, autosync_error_t *errp)
+{
+	size_t es = esize(t), tn;
+	void *tmp;
+	int rv;
+
+	if (too_big(n * es, errp) < 0)
+		return -1;
+	if (rt->size == 1 || n == 0)
+		return 0;
+	switch (algo) {
+	case AUTOSYNC_ALGO_TREE:
+		tn = 2 * (TREE_SEG / es);
+		break;
+	case AUTOSYNC_ALGO_HIER:
+		tn = n + 1;
+		break;
+	default:
+		tn = n / (size_t)rt->size + 2;
+	}
+	if (!(tmp = malloc(tn * es))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "syncrt: out of memory");
+	}
+	switch (algo) {
+	case AUTOSYNC_ALGO_TREE:
+		rv = tree(rt->comm, buf, n, t, tmp, errp);
+		break;
+	case AUTOSYNC_ALGO_HIER:
+		if (rt->nodes == 1 || rt->lsize == 1 || rt->nodes == rt->size) {
+			/* one level only: a ring over everyone */
+			rv = ring(rt->comm, buf, n, t, tmp, errp);
+			break;
+		}
+		rv = node_reduce(rt, buf, n, t, tmp, errp);
+		if (!rv && rt->leader != MPI_COMM_NULL)
+			rv = ring(rt->leader, buf, n, t, tmp, errp);
+		if (!rv)
+			rv = node_bcast(rt, buf, n * es, errp);
+		break;
+	default: /* ring, and auto: the MPI backend never delegates */
+		rv = ring(rt->comm, buf, n, t, tmp, errp);
+	}
+	free(tmp);
+	return rv;
+}
+
+int autosync_rt_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
+			  int compress, autosync_error_t *errp)
+{
+	uint16_t *h;
+	int rv;
+
+	if (!rt || (!buf && n) || algo < 0 || algo >= AUTOSYNC_ALGO_NALGOS ||
+	    compress < 0 || compress >= AUTOSYNC_COMPRESS_N) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "syncrt: allreduce: invalid "
+						"argument");
+	}
+	if (compress == AUTOSYNC_COMPRESS_NONE)
+		return allreduce_t(rt, buf, n, RT_F32, algo, errp);
+	if (!(h = malloc((n ? n : 1) * sizeof(*h)))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "syncrt: out of memory");
+	}
+	if (compress == AUTOSYNC_COMPRESS_FP16)
+		for (size_t i = 0; i < n; i++)
+			h[i] = autosync_rt_f32_to_f16(buf[i]);
+	else
+		for (size_t i = 0; i < n; i++)
+			h[i] = autosync_rt_f32_to_bf16(buf[i]);
+	rv = allreduce_t(rt, h, n,
+			 compress == AUTOSYNC_COMPRESS_FP16 ? RT_F16 : RT_BF16,
+			 algo, errp);
+	if (!rv) {
+		if (compress == AUTOSYNC_COMPRESS_FP16)
+			for (size_t i = 0; i < n; i++)
+				buf[i] = autosync_rt_f16_to_f32(h[i]);
+		else
+			for (size_t i = 0; i < n; i++)
+				buf[i] = autosync_rt_bf16_to_f32(h[i]);
+	}
+	free(h);
+	return rv;
+}
+
+/* ring all-gather of every rank's n values, then a local sum */
+int autosync_rt_gather_sum(autosync_rt_t *rt, float *buf, size_t n,
+			   autosync_error_t *errp)
+{
+	int P, R, rc;
+	float *all;
+
+	if (!rt || (!buf && n)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "syncrt: gather_sum: invalid "
+						"argument");
+	}
+	P = rt->size;
+	R = rt->rank;
+	if (P == 1 || n == 0)
+		return 0;
+	if (too_big(n * sizeof(float), errp) < 0)
+		return -1;
+	if (!(all = malloc((size_t)P * n * sizeof(float)))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "syncrt: out of memory");
+	}
+	memcpy(all + (size_t)R * n, buf, n * sizeof(float));
+	for (int k = 0; k < P - 1; k++) {
+		int sb = ((R - k) % P + P) % P, rb = ((R - k - 1) % P + P) % P;
+		rc = MPI_Sendrecv(all + (size_t)sb * n, (int)(n * 4), MPI_BYTE,
+				  (R + 1) % P, TAG_GATHER, all + (size_t)rb * n,
+				  (int)(n * 4), MPI_BYTE, (R - 1 + P) % P,
+				  TAG_GATHER, rt->comm, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS) {
+			free(all);
+			return mpierr(rc, errp, "sparse all-gather");
+		}
+	}
+	/* sum in rank order: every rank gets bit-identical results */
+	memcpy(buf, all, n * sizeof(float));
+	for (int r = 1; r < P; r++)
+		add(buf, all + (size_t)r * n, n, RT_F32);
+	free(all);
+	return 0;
+}
+
+/* ------------------------------------------------------------ PS */
+struct range {
+	size_t off, len;
+};
+
+int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
+		   const size_t *off, const size_t *len, const int *server,
+		   unsigned servers, int local_agg, int local_repl,
+		   autosync_error_t *errp)
+{
+	int rv = -1, rc = MPI_SUCCESS, k, M, P, R;
+	size_t *cnt = NULL, *first = NULL, *sz = NULL, total = 0, lo = 0,
+	       hi = 0;
+	struct range *rg = NULL;
+	float *pack = NULL, *rbuf = NULL, *tmp = NULL;
+	MPI_Request *q = NULL;
+	int *pushers = NULL, npush = 0, nq = 0, agg, repl, i_push, i_pull;
+
+	if (!rt || (!buf && nseg) || (nseg && (!off || !len || !server))) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "syncrt: ps: invalid argument");
+	}
+	P = rt->size;
+	R = rt->rank;
+	M = rt->nodes;
+	k = servers < 1 ? 1 : servers > (unsigned)M ? M : (int)servers;
+	if (P == 1 || nseg == 0)
+		return 0;
+	agg = local_agg && rt->lsize > 1;
+	repl = local_repl && rt->lsize > 1;
+	/* ranges per server */
+	if (!(cnt = calloc((size_t)k, sizeof(size_t))) ||
+	    !(first = calloc((size_t)k + 1, sizeof(size_t))) ||
+	    !(sz = calloc((size_t)k, sizeof(size_t))) ||
+	    !(rg = calloc(nseg * (size_t)k + 1, sizeof(*rg))) ||
+	    !(q = calloc(2 * (size_t)P + 2, sizeof(*q))) ||
+	    !(pushers = calloc((size_t)P, sizeof(int))))
+		goto nomem;
+	for (size_t s = 0; s < nseg; s++) {
+		if (off[s] + len[s] > hi)
+			hi = off[s] + len[s];
+		if (server[s] >= 0)
+			cnt[server[s] % k]++;
+		else
+			for (int j = 0; j < k; j++)
+				cnt[j]++;
+	}
+	(void)lo;
+	for (int j = 0; j < k; j++)
+		first[j + 1] = first[j] + cnt[j];
+	memset(cnt, 0, (size_t)k * sizeof(size_t));
+	for (size_t s = 0; s < nseg; s++) {
+		if (server[s] >= 0) {
+			int j = server[s] % k;
+			rg[first[j] + cnt[j]++] = (struct range){off[s], len[s]};
+			sz[j] += len[s];
+		} else
+			for (int j = 0; j < k; j++) {
+				size_t o, c;
+				chunk(len[s], k, j, &o, &c);
+				rg[first[j] + cnt[j]++] =
+				    (struct range){off[s] + o, c};
+				sz[j] += c;
+			}
+	}
+	for (int j = 0; j < k; j++)
+		total += sz[j];
+	if (too_big(total * sizeof(float), errp) < 0)
+		goto out;
+	if (!(pack = malloc((total ? total : 1) * sizeof(float))) ||
+	    !(tmp = malloc((hi ? hi : 1) * sizeof(float))))
+		goto nomem;
+	/* 1. local aggregation */
+	if (agg && node_reduce(rt, buf, hi, RT_F32, tmp, errp) < 0)
+		goto out;
+	for (int r = 0; r < P; r++)
+		if (!agg || rt->leader_of[rt->node_of[r]] == r)
+			pushers[npush++] = r;
+	i_push = !agg || rt->lrank == 0;
+	i_pull = !repl || rt->lrank == 0;
+	/* 2. push: pack per server, send to its leader */
+	{
+		size_t po = 0;
+		for (int j = 0; j < k; j++) {
+			size_t o = po;
+			for (size_t x = first[j]; x < first[j + 1]; x++) {
+				memcpy(pack + o, buf + rg[x].off,
+				       rg[x].len * sizeof(float));
+				o += rg[x].len;
+			}
+			if (i_push && rt->leader_of[j] != R && sz[j])
+				MPI_Isend(pack + po, (int)(sz[j] * 4),
+					  MPI_BYTE, rt->leader_of[j],
+					  TAG_PS_PUSH, rt->comm, &q[nq++]);
+			po = o;
+		}
+	}
+	/* servers receive every other pusher's share and sum it */
+	{
+		int js = -1;
+		for (int j = 0; j < k; j++)
+			if (rt->leader_of[j] == R)
+				js = j;
+		if (js >= 0 && sz[js]) {
+			int nr = 0, base = nq;
+			if (!(rbuf = malloc((size_t)npush * sz[js] *
+					    sizeof(float))))
+				goto nomem;
+			for (int x = 0; x < npush; x++)
+				if (pushers[x] != R)
+					MPI_Irecv(rbuf + (size_t)nr++ * sz[js],
+						  (int)(sz[js] * 4), MPI_BYTE,
+						  pushers[x], TAG_PS_PUSH,
+						  rt->comm, &q[nq++]);
+			if ((rc = MPI_Waitall(nq - base, q + base,
+					      MPI_STATUSES_IGNORE)) !=
+			    MPI_SUCCESS) {
+				mpierr(rc, errp, "ps push");
+				goto out;
+			}
+			nq = base;
+			/* my own share (already in buf) + the received ones */
+			{
+				size_t o = 0;
+				for (size_t x = first[js]; x < first[js + 1];
+				     x++) {
+					for (int y = 0; y < nr; y++)
+						add(buf + rg[x].off,
+						    rbuf + (size_t)y * sz[js] +
+							o,
+						    rg[x].len, RT_F32);
+					o += rg[x].len;
+				}
+			}
+		}
+		if ((rc = MPI_Waitall(nq, q, MPI_STATUSES_IGNORE)) !=
+		    MPI_SUCCESS) {
+			mpierr(rc, errp, "ps push");
+			goto out;
+		}
+		nq = 0;
+		/* 3. pull: the server sends its summed ranges to every puller */
+		if (js >= 0 && sz[js]) {
+			size_t o = 0;
+			for (size_t x = first[js]; x < first[js + 1]; x++) {
+				memcpy(rbuf + o, buf + rg[x].off,
+				       rg[x].len * sizeof(float));
+				o += rg[x].len;
+			}
+			for (int r = 0; r < P; r++)
+				if (r != R &&
+				    (!repl || rt->leader_of[rt->node_of[r]] == r))
+					MPI_Isend(rbuf, (int)(sz[js] * 4),
+						  MPI_BYTE, r, TAG_PS_PULL,
+						  rt->comm, &q[nq++]);
+		}
+		if (i_pull) {
+			size_t po = 0;
+			for (int j = 0; j < k; j++) {
+				if (rt->leader_of[j] != R && sz[j])
+					MPI_Irecv(pack + po, (int)(sz[j] * 4),
+						  MPI_BYTE, rt->leader_of[j],
+						  TAG_PS_PULL, rt->comm,
+						  &q[nq++]);
+				po += sz[j];
+			}
+		}
+		if ((rc = MPI_Waitall(nq, q, MPI_STATUSES_IGNORE)) !=
+		    MPI_SUCCESS) {
+			mpierr(rc, errp, "ps pull");
+			goto out;
+		}
+		nq = 0;
+		if (i_pull) {
+			size_t po = 0;
+			for (int j = 0; j < k; j++) {
+				if (rt->leader_of[j] != R)
+					for (size_t x = first[j];
+					     x < first[j + 1]; x++) {
+						memcpy(buf + rg[x].off,
+						       pack + po,
+						       rg[x].len *
+							   sizeof(float));
+						po += rg[x].len;
+					}
+				else
+					po += sz[j];
+			}
+		}
+	}
+	/* 4. local replication */
+	if (repl && node_bcast(rt, buf, hi * sizeof(float), errp) < 0)
+		goto out;
+	rv = 0;
+	goto out;
+nomem:
+	errno = ENOMEM;
+	autosync_errprintf(errp, "syncrt: out of memory");
+out:
+	if (nq)
+		MPI_Waitall(nq, q, MPI_STATUSES_IGNORE);
+	free(cnt);
+	free(first);
+	free(sz);
+	free(rg);
+	free(pack);
+	free(rbuf);
+	free(tmp);
+	free(q);
+	free(pushers);
+	return rv;
+}
+
+/* ------------------------------------------------------------ plans */
+struct rbucket {
+	int kind, algo, compress, local_agg, local_repl;
+	unsigned servers;
+	size_t off, n_dense, n_sparse; /* arena offset; dense then sparse */
+	size_t nseg;		       /* PS: one segment per tensor */
+	size_t *soff, *slen;
+	int *sserver;
+};
+
+struct autosync_rt_plan {
+	autosync_rt_t *rt;
+	size_t nb, nt, n;
+	struct rbucket *b;
+	size_t *goff, *glen; /* per model tensor */
+	float *arena;
+};
+
+struct name_ix {
+	const char *name;
+	size_t i;
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct name_ix *)a)->name,
+		      ((const struct name_ix *)b)->name);
+}
+
+static size_t tensor_elems(const autosync_tensor_t *T, int sparse_rows)
+{
+	if (T->sparse && sparse_rows && T->ndim >= 1 && T->shape[0] > 0)
+		return (size_t)(T->rows_touched *
+				(T->numel / (uint64_t)T->shape[0]));
+	return (size_t)T->numel;
+}
+
+void autosync_rt_plan_destroy(autosync_rt_plan_t *rp)
+{
+	if (!rp)
+		return;
+	for (size_t b = 0; b < rp->nb; b++) {
+		free(rp->b[b].soff);
+		free(rp->b[b].slen);
+		free(rp->b[b].sserver);
+	}
+	free(rp->b);
+	free(rp->goff);
+	free(rp->glen);
+	free(rp->arena);
+	free(rp);
+}
+
+autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
+					const autosync_plan_t *plan,
+					const autosync_model_t *m,
+					autosync_error_t *errp)
+{
+	autosync_rt_plan_t *rp = NULL;
+	autosync_plan_summary_t s;
+	struct name_ix *ix = NULL;
+	unsigned char *seen = NULL;
+	size_t nt, pos = 0;
+
+	if (!rt || !plan || !m || autosync_plan_summary(plan, &s) < 0) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "syncrt: prepare: invalid argument");
+		return NULL;
+	}
+	nt = autosync_model_ntensors(m);
+	if (!(rp = calloc(1, sizeof(*rp))) ||
+	    !(rp->b = calloc(s.nbuckets ? s.nbuckets : 1, sizeof(*rp->b))) ||
+	    !(rp->goff = calloc(nt ? nt : 1, sizeof(size_t))) ||
+	    !(rp->glen = calloc(nt ? nt : 1, sizeof(size_t))) ||
+	    !(ix = calloc(nt ? nt : 1, sizeof(*ix))) ||
+	    !(seen = calloc(nt ? nt : 1, 1)))
+		goto nomem;
+	rp->rt = rt;
+	rp->nb = s.nbuckets;
+	rp->nt = nt;
+	for (size_t i = 0; i < nt; i++)
+		ix[i] = (struct name_ix){autosync_model_tensor(m, i)->name, i};
+	qsort(ix, nt, sizeof(*ix), cmp_name);
+	for (size_t b = 0; b < rp->nb; b++) {
+		const autosync_bucket_t *B = autosync_plan_bucket(plan, b);
+		struct rbucket *rb = &rp->b[b];
+		int sparse_rows;
+		rb->kind = B->kind;
+		rb->algo = B->algo;
+		rb->compress = B->compress;
+		rb->servers = B->servers;
+		rb->local_agg = B->local_agg;
+		rb->local_repl = B->local_repl;
+		rb->off = pos;
+		sparse_rows = B->kind == AUTOSYNC_SYNC_PS || !B->densify;
+		if (B->kind == AUTOSYNC_SYNC_PS &&
+		    (!(rb->soff = calloc(B->ntensors + 1, sizeof(size_t))) ||
+		     !(rb->slen = calloc(B->ntensors + 1, sizeof(size_t))) ||
+		     !(rb->sserver = calloc(B->ntensors + 1, sizeof(int)))))
+			goto nomem;
+		/* two passes: dense tensors first, then sparse ones */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t j = 0; j < B->ntensors; j++) {
+				struct name_ix key = {B->tensors[j], 0}, *hit;
+				const autosync_tensor_t *T;
+				size_t e;
+				hit = bsearch(&key, ix, nt, sizeof(*ix),
+					      cmp_name);
+				if (!hit) {
+					errno = ENOENT;
+					autosync_errprintf(
+					    errp,
+					    "syncrt: plan tensor '%s' is not "
+					    "in model '%s'",
+					    B->tensors[j],
+					    autosync_model_name(m));
+					goto fail;
+				}
+				T = autosync_model_tensor(m, hit->i);
+				if ((T->sparse && sparse_rows) != pass)
+					continue;
+				if (seen[hit->i]) {
+					errno = EINVAL;
+					autosync_errprintf(
+					    errp,
+					    "syncrt: tensor '%s' is in two "
+					    "buckets",
+					    B->tensors[j]);
+					goto fail;
+				}
+				seen[hit->i] = 1;
+				e = tensor_elems(T, sparse_rows);
+				rp->goff[hit->i] = pos;
+				rp->glen[hit->i] = e;
+				if (rb->kind == AUTOSYNC_SYNC_PS) {
+					rb->soff[rb->nseg] = pos - rb->off;
+					rb->slen[rb->nseg] = e;
+					rb->sserver[rb->nseg++] =
+					    B->server ? B->server[j]
+						      : AUTOSYNC_NO_SERVER;
+				}
+				if (pass)
+					rb->n_sparse += e;
+				else
+					rb->n_dense += e;
+				pos += e;
+			}
+	}
+	for (size_t i = 0; i < nt; i++)
+		if (!seen[i]) {
+			errno = EINVAL;
+			autosync_errprintf(errp,
+					   "syncrt: tensor '%s' is in no bucket",
+					   autosync_model_tensor(m, i)->name);
+			goto fail;
+		}
+	rp->n = pos;
+	if (!(rp->arena = calloc(pos ? pos : 1, sizeof(float))))
+		goto nomem;
+	free(ix);
+	free(seen);
+	return rp;
+nomem:
+	errno = ENOMEM;
+	autosync_errprintf(errp, "syncrt: out of memory");
+fail:
+	free(ix);
+	free(seen);
+	autosync_rt_plan_destroy(rp);
+	return NULL;
+}
+
+size_t autosync_rt_plan_nbuckets(const autosync_rt_plan_t *rp)
+{
+	return rp ? rp->nb : 0;
+}
+
+float *autosync_rt_plan_grad(autosync_rt_plan_t *rp, size_t i, size_t *n)
+{
+	if (!rp || i >= rp->nt) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (n)
+		*n = rp->glen[i];
+	return rp->arena + rp->goff[i];
+}
+
+float *autosync_rt_plan_arena(autosync_rt_plan_t *rp, size_t *n)
+{
+	if (n)
+		*n = rp->n;
+	return rp->arena;
+}
+
+float *autosync_rt_plan_bucket_buf(autosync_rt_plan_t *rp, size_t b,
+				   size_t *n)
+{
+	if (!rp || b >= rp->nb) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (n)
+		*n = rp->b[b].n_dense + rp->b[b].n_sparse;
+	return rp->arena + rp->b[b].off;
+}
+
+int autosync_rt_sync_bucket(autosync_rt_plan_t *rp, size_t b,
+			    autosync_error_t *errp)
+{
+	struct rbucket *rb;
+	float *buf;
+
+	if (!rp || b >= rp->nb) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "syncrt: no bucket %zu", b);
+	}
+	rb = &rp->b[b];
+	buf = rp->arena + rb->off;
+	if (rb->kind == AUTOSYNC_SYNC_PS)
+		return autosync_rt_ps(rp->rt, buf, rb->nseg, rb->soff,
+				      rb->slen, rb->sserver, rb->servers,
+				      rb->local_agg, rb->local_repl, errp);
+	if (rb->n_dense && autosync_rt_allreduce(rp->rt, buf, rb->n_dense,
+						 rb->algo, rb->compress,
+						 errp) < 0)
+		return -1;
+	if (rb->n_sparse && autosync_rt_gather_sum(rp->rt, buf + rb->n_dense,
+						   rb->n_sparse, errp) < 0)
+		return -1;
+	return 0;
+}

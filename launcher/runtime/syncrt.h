@@ -1,0 +1,114 @@
+/*
+ * syncrt.h - the autosync sync runtime: executes a plan's gradient
+ * synchronization over MPI (issue 6). Not installed; used by
+ * 'autosync bench' and its tests.
+ *
+ * Layout: the runtime owns one gradient arena per prepared plan, laid out
+ * in bucket order, so every bucket is one contiguous fused buffer (as
+ * DDP's gradient_as_bucket_view). A bucket is synchronized in place:
+ *   all-reduce  ring (reduce-scatter + all-gather with the rank
+ *               neighbours), tree (binary tree reduce + broadcast,
+ *               pipelined in segments), hier (reduce to the node leader
+ *               over shared memory, ring among node leaders, broadcast
+ *               in the node) or auto (= ring; the MPI backend never
+ *               hands the choice to MPI); fp16/bf16 compression converts
+ *               the bucket, reduces 16-bit values (each addition in
+ *               fp32, rounded back) and converts back;
+ *   PS          servers on the leaders (local rank 0) of nodes
+ *               0..servers-1; a tensor goes to its plan server, or is
+ *               sharded evenly over all servers (-1); optional local
+ *               aggregation (reduce in the node first, only leaders
+ *               push) and local replication (only leaders pull, then
+ *               broadcast in the node).
+ * Sparse tensors carry rows_touched x row elements (all ranks are assumed
+ * to touch the same rows); all-reduce of a sparse tensor without densify
+ * is an all-gather of every rank's rows followed by a local sum.
+ *
+ * Backends: the collective steps go through a small table of point-to-
+ * point operations (struct rt_ops in syncrt.c) so that an NCCL backend
+ * can reuse the same plan walk; only the MPI backend exists.
+ *
+ * Conventions: 0 / -1 with errno and an optional autosync_error_t; never
+ * prints. MPI errors are returned (MPI_ERRORS_RETURN on private
+ * communicators) as EIO.
+ */
+#ifndef AUTOSYNC_SYNCRT_H
+#define AUTOSYNC_SYNCRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "autosync/common.h"
+#include "autosync/planner.h"
+
+/* element type of a buffer on the wire */
+enum rt_elem { RT_F32 = 0, RT_F16, RT_BF16 };
+
+typedef struct autosync_rt autosync_rt_t;
+typedef struct autosync_rt_plan autosync_rt_plan_t;
+
+/* 'comm' is duplicated (the caller keeps it). Ranks on one shared-memory
+ * node form a node; node i is the i-th distinct node in rank order. */
+autosync_rt_t *autosync_rt_create(MPI_Comm comm, autosync_error_t *errp);
+/* The same with 'ppn' consecutive ranks per node (0: shared memory
+ * decides) - for tests of multi-node layouts on one machine. */
+autosync_rt_t *autosync_rt_create_ppn(MPI_Comm comm, int ppn,
+				      autosync_error_t *errp);
+void autosync_rt_destroy(autosync_rt_t *rt);
+int autosync_rt_rank(const autosync_rt_t *rt);
+int autosync_rt_size(const autosync_rt_t *rt);
+int autosync_rt_nodes(const autosync_rt_t *rt);
+int autosync_rt_node(const autosync_rt_t *rt); /* my node index */
+int autosync_rt_local_size(const autosync_rt_t *rt);
+
+/* In-place all-reduce (sum) of n fp32 values with an explicit algorithm
+ * (enum autosync_algo) and compression (enum autosync_compress). Every
+ * rank passes the same arguments. */
+int autosync_rt_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
+			  int compress, autosync_error_t *errp);
+
+/* In-place PS synchronization of 'nseg' segments of 'buf' (segment i:
+ * [off[i], off[i]+len[i]) elements, server[i] in 0..servers-1 or
+ * AUTOSYNC_NO_SERVER = sharded over all servers). */
+int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
+		   const size_t *off, const size_t *len, const int *server,
+		   unsigned servers, int local_agg, int local_repl,
+		   autosync_error_t *errp);
+
+/* In-place all-gather + local sum: each rank's 'n' values are summed
+ * (what a sparse all-reduce without densify does). */
+int autosync_rt_gather_sum(autosync_rt_t *rt, float *buf, size_t n,
+			   autosync_error_t *errp);
+
+/* Prepare 'plan' for 'm' (the model the plan was made for; tensors are
+ * matched by name; every tensor must be in exactly one bucket). Both are
+ * borrowed for the call only. The caller frees the result with
+ * autosync_rt_plan_destroy(). */
+autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
+					const autosync_plan_t *plan,
+					const autosync_model_t *m,
+					autosync_error_t *errp);
+void autosync_rt_plan_destroy(autosync_rt_plan_t *rp);
+size_t autosync_rt_plan_nbuckets(const autosync_rt_plan_t *rp);
+/* the gradient of model tensor i: '*n' fp32 elements (sparse: touched
+ * rows x row); the pointer lives as long as 'rp' */
+float *autosync_rt_plan_grad(autosync_rt_plan_t *rp, size_t tensor,
+			     size_t *n);
+/* the whole arena */
+float *autosync_rt_plan_arena(autosync_rt_plan_t *rp, size_t *n);
+/* bucket b's buffer and element count */
+float *autosync_rt_plan_bucket_buf(autosync_rt_plan_t *rp, size_t b,
+				   size_t *n);
+/* Synchronize bucket b in place (all ranks call it with the same b). */
+int autosync_rt_sync_bucket(autosync_rt_plan_t *rp, size_t b,
+			    autosync_error_t *errp);
+
+/* 16-bit conversions (round to nearest even; NaN stays NaN). */
+uint16_t autosync_rt_f32_to_f16(float f);
+float autosync_rt_f16_to_f32(uint16_t h);
+uint16_t autosync_rt_f32_to_bf16(float f);
+float autosync_rt_bf16_to_f32(uint16_t h);
+
+#endif

@@ -1,0 +1,256 @@
+/* syncrt.c - correctness of the sync runtime: every strategy kind and
+ * random plans give the reference sums (exact: fp32 sums of small integers;
+ * 16-bit compression is exact for them too up to 8 ranks).
+ * usage: syncrt.t [RANKS_PER_NODE]   (run under mpirun by mpi.sh; TAP from
+ * rank 0 only) */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "autosync/topology.h"
+#include "syncrt.h"
+#include "tap.h"
+#include "trial.h"
+
+static int R, P;
+
+/* one TAP line for a condition that must hold on every rank */
+#define CHECK(c, ...)                                                          \
+	do {                                                                   \
+		int l_ = !!(c), a_ = 0;                                        \
+		MPI_Allreduce(&l_, &a_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);  \
+		if (R == 0)                                                    \
+			ok(a_, __VA_ARGS__);                                   \
+	} while (0)
+
+static float val(int r, size_t i)
+{
+	return (float)((r + 1) * (int)((i % 7) + 1));
+}
+
+static int check_sum(const float *b, size_t n)
+{
+	float mul = (float)P * (float)(P + 1) / 2;
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != mul * (float)((i % 7) + 1))
+			return 0;
+	return 1;
+}
+
+static void fill(float *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = val(R, i);
+}
+
+static autosync_model_t *toy_model(void)
+{
+	autosync_error_t err;
+	autosync_model_t *m = autosync_model_create("toy", &err);
+	char name[32], layer[32];
+	for (int i = 0; m && i < 12; i++) {
+		int64_t shape[2] = {1 + (i * 7919) % 3000, 3};
+		snprintf(name, sizeof(name), "l%d.w", i);
+		snprintf(layer, sizeof(layer), "l%d", i);
+		if (autosync_model_add_tensor(m, name, layer, AUTOSYNC_DT_FLOAT32,
+					      2, shape, 0, 0, &err) < 0)
+			return NULL;
+		snprintf(name, sizeof(name), "l%d.b", i);
+		shape[0] = 1 + i;
+		if (autosync_model_add_tensor(m, name, layer, AUTOSYNC_DT_FLOAT32,
+					      1, shape, 0, 0, &err) < 0)
+			return NULL;
+	}
+	{
+		int64_t shape[2] = {500, 4};
+		if (autosync_model_add_tensor(m, "emb.w", "emb",
+					      AUTOSYNC_DT_FLOAT32, 2, shape, 1,
+					      37, &err) < 0)
+			return NULL;
+	}
+	autosync_model_set_batch(m, 8, 1, &err);
+	return m;
+}
+
+static int run_plan(autosync_rt_t *rt, const autosync_plan_t *plan,
+		    const autosync_model_t *m, autosync_error_t *err)
+{
+	autosync_rt_plan_t *rp = autosync_rt_prepare(rt, plan, m, err);
+	size_t n;
+	float *a;
+	int good;
+	if (!rp)
+		return 0;
+	a = autosync_rt_plan_arena(rp, &n);
+	fill(a, n);
+	for (size_t b = 0; b < autosync_rt_plan_nbuckets(rp); b++)
+		if (autosync_rt_sync_bucket(rp, b, err) < 0) {
+			autosync_rt_plan_destroy(rp);
+			return 0;
+		}
+	good = check_sum(a, n);
+	autosync_rt_plan_destroy(rp);
+	return good;
+}
+
+int main(int argc, char **argv)
+{
+	autosync_error_t err = {{0}};
+	autosync_rt_t *rt;
+	int ppn;
+	static const size_t sizes[] = {0, 1, 7, 1000, 200003};
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &R);
+	MPI_Comm_size(MPI_COMM_WORLD, &P);
+	ppn = argc > 1 ? atoi(argv[1]) : 0;
+	if (R == 0)
+		plan(NO_PLAN);
+
+	/* 16-bit conversions */
+	if (R == 0) {
+		ok(autosync_rt_f32_to_f16(1.0f) == 0x3c00, "fp16(1) = 0x3c00");
+		ok(autosync_rt_f32_to_f16(65504.0f) == 0x7bff, "fp16 max");
+		ok(autosync_rt_f32_to_f16(1e6f) == 0x7c00, "fp16 overflow -> inf");
+		ok(autosync_rt_f16_to_f32(0x0001) == ldexpf(1, -24),
+		   "fp16 smallest subnormal");
+		ok(autosync_rt_f32_to_bf16(1.0f) == 0x3f80, "bf16(1) = 0x3f80");
+		ok(autosync_rt_bf16_to_f32(autosync_rt_f32_to_bf16(3.0f)) == 3.0f,
+		   "bf16 round trip of 3");
+		ok(autosync_rt_f16_to_f32(autosync_rt_f32_to_f16(2049.0f)) ==
+		       2048.0f,
+		   "fp16 rounds 2049 to even (2048)");
+		{
+			int good = 1;
+			for (int i = -2048; i <= 2048; i++)
+				if (autosync_rt_f16_to_f32(autosync_rt_f32_to_f16(
+					(float)i)) != (float)i)
+					good = 0;
+			ok(good, "fp16 holds every integer in [-2048, 2048]");
+		}
+	}
+
+	rt = autosync_rt_create_ppn(MPI_COMM_WORLD, ppn, &err);
+	CHECK(rt != NULL, "runtime created (%d ranks, %d per node): %s", P, ppn,
+	      err.text);
+	if (!rt)
+		goto done;
+	if (R == 0)
+		diag("ranks %d, nodes %d, ranks per node %d", P,
+		     autosync_rt_nodes(rt), autosync_rt_local_size(rt));
+
+	/* all-reduce: every algorithm x compression x size */
+	for (int algo = 0; algo < AUTOSYNC_ALGO_NALGOS; algo++)
+		for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++)
+			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]);
+			     s++) {
+				size_t n = sizes[s];
+				float *b = malloc((n ? n : 1) * sizeof(float));
+				int r;
+				fill(b, n);
+				r = autosync_rt_allreduce(rt, b, n, algo, c,
+							  &err);
+				CHECK(r == 0 && check_sum(b, n),
+				      "allreduce %s %s n=%zu: sums exact",
+				      autosync_algo_name(algo),
+				      autosync_compress_name(c), n);
+				free(b);
+			}
+
+	/* sparse: all-gather + sum */
+	{
+		size_t n = 3001;
+		float *b = malloc(n * sizeof(float));
+		fill(b, n);
+		CHECK(autosync_rt_gather_sum(rt, b, n, &err) == 0 &&
+			  check_sum(b, n),
+		      "gather_sum n=%zu", n);
+		free(b);
+	}
+
+	/* PS: servers x aggregation x replication, mixed placement */
+	for (unsigned k = 1; k <= (unsigned)autosync_rt_nodes(rt) + 1; k++)
+		for (int agg = 0; agg < 2; agg++)
+			for (int repl = 0; repl < 2; repl++) {
+				size_t off[5], len[5] = {10, 0, 70001, 3, 999};
+				int server[5] = {0, AUTOSYNC_NO_SERVER,
+						 AUTOSYNC_NO_SERVER, (int)k - 1,
+						 1};
+				size_t n = 0;
+				float *b;
+				for (int i = 0; i < 5; i++) {
+					off[i] = n;
+					n += len[i];
+				}
+				b = malloc(n * sizeof(float));
+				fill(b, n);
+				CHECK(autosync_rt_ps(rt, b, 5, off, len, server,
+						     k, agg, repl, &err) == 0 &&
+					  check_sum(b, n),
+				      "ps servers=%u agg=%d repl=%d", k, agg,
+				      repl);
+				free(b);
+			}
+
+	/* plans: autosync's, every baseline, random strategies */
+	{
+		autosync_model_t *m = toy_model();
+		autosync_cluster_t c;
+		autosync_costs_t k;
+		autosync_planner_t *pl = autosync_planner_create(&err);
+		autosync_plan_t *p;
+		autosync_cluster_parse(&c,
+				       "intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,"
+				       "lat=100us",
+				       &err);
+		c.nodes = (unsigned)autosync_rt_nodes(rt);
+		c.gpus_per_node = (unsigned)autosync_rt_local_size(rt);
+		autosync_costs_default(&k);
+		CHECK(m && pl && autosync_planner_set_cluster(pl, &c, &err) == 0 &&
+			  autosync_planner_set_model(pl, m, &err) == 0,
+		      "toy model and planner: %s", err.text);
+		autosync_planner_allow_compression(pl, 1);
+		p = autosync_plan(pl, &err);
+		CHECK(p && run_plan(rt, p, m, &err), "autosync plan: %s",
+		      err.text);
+		autosync_plan_destroy(p);
+		for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
+			p = autosync_planner_baseline(pl, b, &err);
+			CHECK(p && run_plan(rt, p, m, &err), "baseline %s: %s",
+			      autosync_baseline_name(b), err.text);
+			autosync_plan_destroy(p);
+		}
+		for (uint64_t seed = 1; seed <= 25; seed++) {
+			p = autosync_trial_random_plan(m, &c, &k,
+						       AUTOSYNC_FW_GENERIC, 1,
+						       seed, &err);
+			CHECK(p && run_plan(rt, p, m, &err),
+			      "random plan %llu: %s",
+			      (unsigned long long)seed, err.text);
+			autosync_plan_destroy(p);
+		}
+		{
+			autosync_model_t *s =
+			    autosync_trial_scale_model(m, 10, &err);
+			CHECK(s && autosync_model_ntensors(s) ==
+					   autosync_model_ntensors(m) &&
+				  autosync_model_bytes(s) * 9 <
+				      autosync_model_bytes(m),
+			      "scaled model 1/10: %s",
+			      s ? autosync_model_name(s) : err.text);
+			autosync_model_destroy(s);
+		}
+		autosync_planner_destroy(pl);
+		autosync_model_destroy(m);
+	}
+	autosync_rt_destroy(rt);
+done:
+	if (R == 0)
+		done_testing();
+	MPI_Finalize();
+	return 0;
+}
