@@ -81,7 +81,8 @@ static void usage(FILE *fp)
 		"busy work\n"
 		"  --feedback PATH      append one record per strategy\n"
 		"  --out PATH           JSON lines, one per strategy and round\n"
-		"  --write-plans DIR    write every strategy's plan there\n",
+		"  --write-plans DIR    write every strategy's plan there, and\n"
+		"                       replay.json (layer times, tensors)\n",
 		DEFAULT_CLUSTER);
 }
 
@@ -497,11 +498,22 @@ int autosync_rt_bench_main(int argc, char **argv)
 		fflush(stdout);
 		if (o.out && !(out = fopen(o.out, "a")))
 			FAIL("%s: %s", o.out, strerror(errno));
-		if (o.plans_dir)
+		if (o.plans_dir) {
+			char path[4096];
+			FILE *fp;
+			int r;
 			for (size_t i = 0; i < ns; i++)
 				if (write_plan_file(o.plans_dir, st[i].name,
 						    st[i].plan, &err) < 0)
 					FAIL("%s", err.text);
+			snprintf(path, sizeof(path), "%s/replay.json",
+				 o.plans_dir);
+			if (!(fp = fopen(path, "w")))
+				FAIL("%s: %s", path, strerror(errno));
+			r = autosync_trial_write_replay(m, &cl, &k, fp, &err);
+			if (fclose(fp) != 0 || r < 0)
+				FAIL("%s: %s", path, err.text);
+		}
 	}
 	/* rounds: every named strategy once per round (A B A B ...); the
 	 * random ones once, after the first round */

@@ -362,7 +362,7 @@ static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t,
 		if (!rv)
 			rv = node_bcast(rt, buf, n * es, errp);
 		break;
-	default: /* ring, and auto: the MPI backend never delegates */
+	default: /* ring (auto is resolved by autosync_rt_prepare) */
 		rv = ring(rt->comm, buf, n, t, tmp, errp);
 	}
 	free(tmp);
@@ -716,6 +716,30 @@ void autosync_rt_plan_destroy(autosync_rt_plan_t *rp)
 	free(rp);
 }
 
+/* "auto" (NCCL's own choice) on the MPI backend: what the simulator assumes
+ * NCCL picks, the faster of ring and (double) tree by alpha-beta on the
+ * plan's cluster; our tree is a pipelined binary tree */
+static int resolve_auto(const autosync_cluster_t *c, unsigned p, double n)
+{
+	double a, b, r, t;
+
+	if (c->nodes <= 1) {
+		a = c->intra_lat;
+		b = c->intra_bw;
+	} else {
+		double node = c->nic_bw * (c->nics_per_node ? c->nics_per_node
+							    : 1);
+		a = c->intra_lat > c->inter_lat ? c->intra_lat : c->inter_lat;
+		b = c->gpus_per_node > 1 && c->intra_bw < node ? c->intra_bw
+							       : node;
+	}
+	if (p < 2 || !(b > 0))
+		return AUTOSYNC_ALGO_RING;
+	r = autosync_sim_ring(p, n, a, b);
+	t = autosync_sim_double_tree(p, n, a, b);
+	return t >= 0 && t < r ? AUTOSYNC_ALGO_TREE : AUTOSYNC_ALGO_RING;
+}
+
 autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 					const autosync_plan_t *plan,
 					const autosync_model_t *m,
@@ -751,7 +775,10 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 		struct rbucket *rb = &rp->b[b];
 		int sparse_rows;
 		rb->kind = B->kind;
-		rb->algo = B->algo;
+		rb->algo = B->algo == AUTOSYNC_ALGO_AUTO
+			       ? resolve_auto(&s.cluster, (unsigned)rt->size,
+					      B->wire_bytes)
+			       : B->algo;
 		rb->compress = B->compress;
 		rb->servers = B->servers;
 		rb->local_agg = B->local_agg;

@@ -10,8 +10,10 @@
  *               neighbours), tree (binary tree reduce + broadcast,
  *               pipelined in segments), hier (reduce to the node leader
  *               over shared memory, ring among node leaders, broadcast
- *               in the node) or auto (= ring; the MPI backend never
- *               hands the choice to MPI); fp16/bf16 compression converts
+ *               in the node) or auto (what the simulator assumes NCCL
+ *               picks: the faster of ring and tree by alpha-beta on the
+ *               plan's cluster; never MPI's own choice; a direct call of
+ *               autosync_rt_allreduce() with auto runs the ring); fp16/bf16 compression converts
  *               the bucket, reduces 16-bit values (each addition in
  *               fp32, rounded back) and converts back;
  *   PS          servers on the leaders (local rank 0) of nodes

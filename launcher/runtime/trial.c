@@ -170,3 +170,44 @@ out:
 	planner_simctx_free(&x);
 	return plan;
 }
+
+int autosync_trial_write_replay(const autosync_model_t *m,
+				const autosync_cluster_t *c,
+				const autosync_costs_t *k, FILE *fp,
+				autosync_error_t *errp)
+{
+	struct simctx x;
+
+	if (!m || !c || !k || !fp) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "write_replay: invalid argument");
+	}
+	if (planner_simctx_init(&x, m, c, k, AUTOSYNC_FW_GENERIC, errp) < 0)
+		return -1;
+	fprintf(fp, "{\"model\": \"%s\", \"model_hash\": \"%s\", "
+		    "\"forward\": %.9g, \"backward\": %.9g, "
+		    "\"optimizer\": %.9g,\n \"layers\": [",
+		m->name, autosync_model_hash(m), x.t_fwd, x.t_bwd, x.t_opt);
+	for (size_t l = 0; l < m->nl; l++)
+		fprintf(fp, "%s\n  {\"name\": \"%s\", \"fwd\": %.9g, \"bwd\": %.9g}",
+			l ? "," : "", m->l[l].name, x.layer_fwd[l],
+			x.layer_bwd[l]);
+	fprintf(fp, "],\n \"tensors\": [");
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(fp,
+			"%s\n  {\"name\": \"%s\", \"layer\": %zu, \"numel\": "
+			"%llu, \"sparse\": %s, \"rows\": %llu, \"row\": %llu}",
+			i ? "," : "", m->t[i].name, m->t[i].layer_index,
+			(unsigned long long)m->t[i].numel,
+			m->t[i].sparse ? "true" : "false",
+			(unsigned long long)m->t[i].rows_touched,
+			(unsigned long long)(m->t[i].ndim && m->t[i].shape[0]
+						 ? m->t[i].numel /
+						       (uint64_t)m->t[i].shape[0]
+						 : 1));
+	fprintf(fp, "]}\n");
+	planner_simctx_free(&x);
+	return ferror(fp) ? autosync_errprintf(errp, "write_replay: write "
+						     "error")
+			  : 0;
+}

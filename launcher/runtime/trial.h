@@ -7,6 +7,7 @@
 #define AUTOSYNC_TRIAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "autosync/planner.h"
 
@@ -37,5 +38,16 @@ autosync_plan_t *autosync_trial_random_plan(const autosync_model_t *m,
 					    const autosync_costs_t *k, int fw,
 					    int allow_compress, uint64_t seed,
 					    autosync_error_t *errp);
+
+/*
+ * The replay description of 'm' (what a framework peer needs to train the
+ * same synthetic model): per-layer forward/backward seconds as the
+ * simulator computes them with 'k', the optimizer time, and every tensor
+ * (name, layer, elements). One JSON document.
+ */
+int autosync_trial_write_replay(const autosync_model_t *m,
+				const autosync_cluster_t *c,
+				const autosync_costs_t *k, FILE *fp,
+				autosync_error_t *errp);
 
 #endif

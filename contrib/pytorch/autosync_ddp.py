@@ -1,0 +1,139 @@
+"""autosync_ddp - apply an autosync plan to PyTorch DistributedDataParallel.
+
+The autosync SPANK plugin (or `autosync plan --framework pytorch-ddp -o FILE`)
+produces a plan; in the job, the plugin exports AUTOSYNC_PLAN=<plan file> and
+the variables AUTOSYNC_DDP_BUCKET_CAP_MB, AUTOSYNC_DDP_FIRST_BUCKET_MB and
+AUTOSYNC_DDP_COMM_HOOK (none|fp16|bf16). Use:
+
+    import autosync_ddp
+    model = autosync_ddp.wrap(model, device_ids=[local_rank])   # instead of DDP(...)
+
+What is applied (a DDP job can express only these; a plan made for another
+framework is refused unless it carries a bucket cap):
+  * bucket_cap_mb        <- AUTOSYNC_DDP_BUCKET_CAP_MB, else job.bucket_cap_bytes
+  * first bucket         <- AUTOSYNC_DDP_FIRST_BUCKET_MB, else job.first_bucket_bytes
+                            (torch 1.x-2.x: dist._DEFAULT_FIRST_BUCKET_BYTES, set
+                            only while DDP is constructed, then restored)
+  * communication hook   <- AUTOSYNC_DDP_COMM_HOOK, else job.compression
+                            (fp16_compress_hook / bf16_compress_hook)
+Precedence: the process environment, then the plan's env section, then its
+job section. Without AUTOSYNC_PLAN and without the variables, wrap() is plain
+DDP with its defaults. NCCL_ALGO (when the plan sets one) is exported by the
+plugin itself; the adapter does not touch NCCL.
+"""
+import os
+
+__all__ = ["load_plan", "settings", "wrap"]
+
+MiB = 1024 * 1024
+
+
+def _scalar(v):
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] == '"':
+        return v[1:-1]
+    return v
+
+
+def load_plan(path=None):
+    """Read the job and env sections of a plan file (docs/plan-format.md).
+    Returns {"job": {...}, "env": {...}, "strategy": str, "framework": str}
+    or None when there is no plan (path None and AUTOSYNC_PLAN unset)."""
+    path = path or os.environ.get("AUTOSYNC_PLAN")
+    if not path:
+        return None
+    with open(path) as f:
+        text = f.read()
+    try:  # PyYAML when present
+        import yaml
+        d = yaml.safe_load(text)
+        return {"job": d.get("job") or {}, "env": {k: str(v) for k, v in (d.get("env") or {}).items()},
+                "strategy": d.get("strategy", ""), "framework": (d.get("inputs") or {}).get("framework", "")}
+    except ImportError:
+        pass
+    out = {"job": {}, "env": {}, "strategy": "", "framework": ""}
+    section = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line.startswith(" "):
+            key, _, val = line.partition(":")
+            section = key.strip()
+            if section == "strategy":
+                out["strategy"] = _scalar(val)
+            continue
+        if section in ("job", "env") and line.startswith("  ") and not line.startswith("   "):
+            key, _, val = line.strip().partition(":")
+            out[section][_scalar(key)] = _scalar(val)
+        elif section == "inputs" and line.strip().startswith("framework:"):
+            out["framework"] = _scalar(line.split(":", 1)[1])
+    return out
+
+
+def settings(plan=None, environ=None):
+    """The DDP settings the plan asks for: dict with bucket_cap_mb,
+    first_bucket_bytes and hook ("none", "fp16", "bf16"); a key is absent
+    when neither the environment nor the plan says anything."""
+    env = os.environ if environ is None else environ
+    if plan is None:
+        plan = load_plan()
+    penv = plan["env"] if plan else {}
+    job = plan["job"] if plan else {}
+
+    def pick(name):
+        if name in env:
+            return env[name]
+        return penv.get(name)
+
+    s = {}
+    v = pick("AUTOSYNC_DDP_BUCKET_CAP_MB")
+    if v is not None:
+        s["bucket_cap_mb"] = float(v)
+    elif job.get("bucket_cap_bytes") not in (None, "", "0", 0):
+        s["bucket_cap_mb"] = float(job["bucket_cap_bytes"]) / MiB
+    v = pick("AUTOSYNC_DDP_FIRST_BUCKET_MB")
+    if v is not None:
+        s["first_bucket_bytes"] = int(round(float(v) * MiB))
+    elif plan and job.get("first_bucket_bytes") not in (None, ""):
+        s["first_bucket_bytes"] = int(float(job["first_bucket_bytes"]))
+    v = pick("AUTOSYNC_DDP_COMM_HOOK")
+    if v is None and plan:
+        v = job.get("compression")
+    if v is not None:
+        if v not in ("none", "fp16", "bf16"):
+            raise ValueError("autosync: unknown compression hook %r" % v)
+        s["hook"] = v
+    if plan and "bucket_cap_mb" not in s and job.get("bucket_cap_bytes") in ("0", 0) \
+            and plan.get("framework") not in ("pytorch-ddp",):
+        raise ValueError("autosync: plan %r (framework %r) uses custom buckets that DDP cannot express; "
+                         "plan with --framework pytorch-ddp" % (plan.get("strategy"), plan.get("framework")))
+    return s
+
+
+def wrap(module, plan=None, **ddp_kwargs):
+    """DistributedDataParallel(module, **ddp_kwargs) with the plan's bucket
+    cap, first bucket and compression hook. Explicit ddp_kwargs win over
+    the plan's bucket_cap_mb."""
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    s = settings(plan if plan is not None else load_plan())
+    kw = dict(ddp_kwargs)
+    if "bucket_cap_mb" in s and "bucket_cap_mb" not in kw:
+        kw["bucket_cap_mb"] = s["bucket_cap_mb"]
+    saved = getattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES", None)
+    try:
+        if "first_bucket_bytes" in s and saved is not None:
+            dist._DEFAULT_FIRST_BUCKET_BYTES = s["first_bucket_bytes"]
+        model = DDP(module, **kw)
+    finally:
+        if saved is not None:
+            dist._DEFAULT_FIRST_BUCKET_BYTES = saved
+    hook = s.get("hook", "none")
+    if hook == "fp16":
+        model.register_comm_hook(state=None, hook=default_hooks.fp16_compress_hook)
+    elif hook == "bf16":
+        model.register_comm_hook(state=None, hook=default_hooks.bf16_compress_hook)
+    model._autosync_settings = s
+    return model
