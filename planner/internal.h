@@ -106,6 +106,10 @@ struct autosync_plan {
 	struct plan_baseline *base;
 	size_t nenv;
 	struct plan_env *env;
+	/* variables the environment already had, so not set (written by
+	 * whoever applies the plan; not part of the hash) */
+	size_t nskipped;
+	char **skipped;
 	/* compute timeline for pictures: per layer backward end times */
 	char hash[17];
 };

@@ -66,6 +66,9 @@ void autosync_plan_destroy(autosync_plan_t *plan)
 		free(plan->env[i].value);
 	}
 	free(plan->env);
+	for (size_t i = 0; i < plan->nskipped; i++)
+		free(plan->skipped[i]);
+	free(plan->skipped);
 	free(plan->model);
 	free(plan->model_hash);
 	free(plan->framework);
@@ -462,6 +465,14 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
 		wq(fp, plan->env[i].value);
 		fputc('\n', fp);
 	}
+	if (plan->nskipped) {
+		fprintf(fp, "skipped_env:\n");
+		for (size_t i = 0; i < plan->nskipped; i++) {
+			fprintf(fp, "  - ");
+			wq(fp, plan->skipped[i]);
+			fputc('\n', fp);
+		}
+	}
 	fprintf(fp, "buckets:%s\n", plan->nb ? "" : " []");
 	for (size_t i = 0; i < plan->nb; i++) {
 		const autosync_bucket_t *b = &plan->b[i].b;
@@ -685,7 +696,8 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 {
 	static const char *const top[] = {
 	    "autosync_plan", "hash",	  "inputs", "strategy", "reason", "job",
-	    "prediction",    "baselines", "env",    "buckets",	NULL};
+	    "prediction",    "baselines", "env",    "buckets",	"skipped_env",
+	    NULL};
 	struct ydoc d;
 	autosync_plan_t *plan = NULL;
 	yaml_node_t *root, *n, *in, *cl, *job, *pr, *sq;
@@ -919,6 +931,27 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 			errno = ENOMEM;
 			goto fail;
 		}
+	}
+	if ((n = planner_ymap_get(&d, root, "skipped_env"))) {
+		const char *names[256];
+		size_t nn = 0;
+		if (planner_yexpect(&d, n, YAML_SEQUENCE_NODE, "skipped_env",
+				    errp) < 0)
+			goto fail;
+		for (yaml_node_item_t *it = n->data.sequence.items.start;
+		     it < n->data.sequence.items.top; it++) {
+			if (nn == sizeof(names) / sizeof(names[0])) {
+				errno = EINVAL;
+				autosync_errprintf(errp, "%s: skipped_env: more "
+						   "than 256 names", d.fname);
+				goto fail;
+			}
+			if (planner_yget_str(&d, planner_ydoc_node(&d, *it),
+					     "skipped_env", &names[nn++], errp) < 0)
+				goto fail;
+		}
+		if (autosync_plan_set_skipped_env(plan, names, nn, errp) < 0)
+			goto fail;
 	}
 	NEED(sq, "buckets", root);
 	if (planner_yexpect(&d, sq, YAML_SEQUENCE_NODE, "buckets", errp) < 0)
@@ -1156,4 +1189,39 @@ int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
 		return autosync_errprintf(errp, "plan_write_svg: write error");
 	}
 	return 0;
+}
+
+int autosync_plan_set_skipped_env(autosync_plan_t *plan,
+				  const char *const *names, size_t n,
+				  autosync_error_t *errp)
+{
+	char **v;
+
+	if (!plan || (n && !names)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "plan: invalid argument");
+	}
+	if (!(v = calloc(n ? n : 1, sizeof(*v)))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "plan: out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!names[i] || !(v[i] = planner_xstrdup(names[i]))) {
+			for (size_t j = 0; j < i; j++)
+				free(v[j]);
+			free(v);
+			errno = names[i] ? ENOMEM : EINVAL;
+			return autosync_errprintf(errp, "plan: skipped_env");
+		}
+	for (size_t i = 0; i < plan->nskipped; i++)
+		free(plan->skipped[i]);
+	free(plan->skipped);
+	plan->skipped = v;
+	plan->nskipped = n;
+	return 0;
+}
+
+const char *autosync_plan_skipped_env(const autosync_plan_t *plan, size_t i)
+{
+	return plan && i < plan->nskipped ? plan->skipped[i] : NULL;
 }

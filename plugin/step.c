@@ -245,6 +245,27 @@ static void fill_record(autosync_feedback_rec_t *r, const autosync_plan_t *plan,
 	}
 }
 
+/* The plan (or, when 'plan' is NULL, the NCCL topology XML) as text in a
+ * malloc'ed buffer. */
+static int render(const autosync_plan_t *plan, const autosync_topo_t *topo,
+		  char **text, size_t *len, autosync_error_t *err)
+{
+	FILE *fp = open_memstream(text, len);
+	int rc;
+
+	if (!fp)
+		return autosync_errprintf(err, "%s", strerror(errno));
+	rc = plan ? autosync_plan_write(plan, fp, err)
+		  : autosync_topo_write_nccl_xml(topo, fp, err);
+	if (fclose(fp) != 0 && rc == 0)
+		rc = autosync_errprintf(err, "%s", strerror(errno));
+	if (rc < 0) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
+}
+
 int as_step_plan(const struct as_step_in *in, struct as_step_out *o)
 {
 	autosync_error_t err = { .text = "" };
@@ -256,7 +277,6 @@ int as_step_plan(const struct as_step_in *in, struct as_step_out *o)
 	autosync_costs_t k;
 	char *text = NULL, injected[1024] = "", path[PATH_MAX + 64];
 	size_t tlen = 0;
-	FILE *fp = NULL;
 	double t0 = now_ms();
 	int rv = -1, fw;
 	unsigned budget;
@@ -332,21 +352,9 @@ int as_step_plan(const struct as_step_in *in, struct as_step_out *o)
 	}
 	snprintf(o->plan_hash, sizeof(o->plan_hash), "%s", autosync_plan_hash(plan));
 
-	/* the plan file, and the NCCL topology of this node's allocation */
-	if (!(fp = open_memstream(&text, &tlen)) ||
-	    autosync_plan_write(plan, fp, &err) < 0 || fclose(fp) != 0) {
-		if (fp && !err.text[0])
-			fclose(fp);
-		fp = NULL;
-		fail(o, "plan: %s", err.text[0] ? err.text : strerror(errno));
-		goto out;
-	}
-	fp = NULL;
-	if (as_write_in(in->jobdir, PLAN_NAME, text, tlen, o->err,
-			sizeof(o->err)) < 0)
-		goto out;
-	free(text);
-	text = NULL;
+	/* What the tasks get. Paths are known before the files exist, and
+	 * the files are written last so that the plan can list the
+	 * variables that were left to the user. */
 	snprintf(o->plan_path, sizeof(o->plan_path), "%s/%s", in->jobdir,
 		 PLAN_NAME);
 	if (add_env(in, o, "AUTOSYNC_PLAN", o->plan_path, 1) < 0 ||
@@ -357,19 +365,6 @@ int as_step_plan(const struct as_step_in *in, struct as_step_out *o)
 	if (add_env(in, o, "AUTOSYNC_REPORT", path, 1) < 0)
 		goto out;
 	if (autosync_topo_ngpus(topo) > 0) {
-		if (!(fp = open_memstream(&text, &tlen)) ||
-		    autosync_topo_write_nccl_xml(topo, fp, &err) < 0 ||
-		    fclose(fp) != 0) {
-			if (fp && !err.text[0])
-				fclose(fp);
-			fp = NULL;
-			fail(o, "NCCL topology: %s", err.text);
-			goto out;
-		}
-		fp = NULL;
-		if (as_write_in(in->jobdir, TOPO_NAME, text, tlen, o->err,
-				sizeof(o->err)) < 0)
-			goto out;
 		snprintf(path, sizeof(path), "%s/%s", in->jobdir, TOPO_NAME);
 		if (add_env(in, o, "NCCL_TOPO_FILE", path, 0) < 0)
 			goto out;
@@ -428,12 +423,41 @@ int as_step_plan(const struct as_step_in *in, struct as_step_out *o)
 		if (off && add_env(in, o, "AUTOSYNC_INJECTED", injected, 1) < 0)
 			goto out;
 	}
+
+	/* the plan file (with what was left to the user), and the NCCL
+	 * topology of this node's allocation */
+	{
+		const char *names[sizeof(o->skipped) / sizeof(o->skipped[0])];
+		for (size_t i = 0; i < o->nskipped; i++)
+			names[i] = o->skipped[i];
+		if (autosync_plan_set_skipped_env(plan, names, o->nskipped,
+						  &err) < 0) {
+			fail(o, "plan: %s", err.text);
+			goto out;
+		}
+	}
+	if (render(plan, NULL, &text, &tlen, &err) < 0) {
+		fail(o, "plan: %s", err.text);
+		goto out;
+	}
+	if (as_write_in(in->jobdir, PLAN_NAME, text, tlen, o->err,
+			sizeof(o->err)) < 0)
+		goto out;
+	free(text);
+	text = NULL;
+	if (autosync_topo_ngpus(topo) > 0) {
+		if (render(NULL, topo, &text, &tlen, &err) < 0) {
+			fail(o, "NCCL topology: %s", err.text);
+			goto out;
+		}
+		if (as_write_in(in->jobdir, TOPO_NAME, text, tlen, o->err,
+				sizeof(o->err)) < 0)
+			goto out;
+	}
 	fill_record(&o->rec, plan, o);
 	summarise(in, o, plan);
 	rv = 0;
 out:
-	if (fp)
-		fclose(fp);
 	free(text);
 	autosync_plan_destroy(plan);
 	autosync_planner_destroy(p);

@@ -368,6 +368,17 @@ int autosync_plan_baseline(const autosync_plan_t *plan, size_t i,
 			   int *applicable);
 int autosync_plan_env(const autosync_plan_t *plan, size_t i, const char **name,
 		      const char **value);
+/*
+ * The variables whoever applies the plan left alone because the job's
+ * environment already had them (the user's own NCCL settings win).
+ * Written as 'skipped_env' and parsed back; not part of the plan hash, so
+ * every node keeps the same hash. 'names' is copied.
+ */
+int autosync_plan_set_skipped_env(autosync_plan_t *plan,
+				  const char *const *names, size_t n,
+				  autosync_error_t *errp);
+/* Name i of that list, or NULL past its end; lives as long as the plan. */
+const char *autosync_plan_skipped_env(const autosync_plan_t *plan, size_t i);
 /* 16 hex digits: hash of the decisions (buckets, env, job settings). */
 const char *autosync_plan_hash(const autosync_plan_t *plan);
 

@@ -137,6 +137,17 @@ static void test_juwels(void)
 	   "and recorded as skipped");
 	ok(strstr(o2->summary, "kept the user's NCCL_TOPO_FILE NCCL_IB_HCA") != NULL,
 	   "the summary says so");
+	{
+		autosync_error_t err = { .text = "" };
+		autosync_plan_t *back = autosync_plan_load(o2->plan_path, &err);
+		ok(back && !strcmp(autosync_plan_skipped_env(back, 0), "NCCL_TOPO_FILE") &&
+			   !strcmp(autosync_plan_skipped_env(back, 1), "NCCL_IB_HCA") &&
+			   autosync_plan_skipped_env(back, 2) == NULL,
+		   "the plan file lists them under skipped_env (%s)", err.text);
+		ok(back && !strcmp(autosync_plan_hash(back), o->plan_hash),
+		   "the plan hash does not depend on them");
+		autosync_plan_destroy(back);
+	}
 	user_set[0] = NULL;
 
 	/* a subset of the GPUs */
