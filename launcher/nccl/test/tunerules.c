@@ -1,0 +1,198 @@
+/* tunerules.c - the tuner's decision table: plan -> size ranges, the
+ * rules file, matching, applying to a cost table, recalibration. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autosync/planner.h"
+#include "tap.h"
+#include "tunerules.h"
+
+static int fabs_ok(double got, double want)
+{
+	double d = got - want;
+
+	return (d < 0 ? -d : d) <= 1e-9 * (want < 0 ? -want : want) + 1e-12;
+}
+
+static autosync_plan_t *load(const char *name)
+{
+	char path[4096];
+	const char *src = getenv("AUTOSYNC_SRCDIR");
+	autosync_error_t err = { .text = "" };
+	autosync_plan_t *p;
+
+	snprintf(path, sizeof(path), "%s/launcher/nccl/test/plans/%s",
+		 src ? src : ".", name);
+	if (!(p = autosync_plan_load(path, &err)))
+		diag("%s: %s", path, err.text);
+	return p;
+}
+
+static void fill(float c[AS_NALGOS][AS_NPROTOS])
+{
+	for (int a = 0; a < AS_NALGOS; a++)
+		for (int p = 0; p < AS_NPROTOS; p++)
+			c[a][p] = 100.0f + (float) (10 * a + p);
+}
+
+int main(void)
+{
+	struct as_tune_table *t = calloc(1, sizeof(*t));
+	autosync_plan_t *pl;
+	const struct as_tune_rule *r;
+	float c[AS_NALGOS][AS_NPROTOS];
+	char err[256];
+	int n, nch;
+
+	plan(NO_PLAN);
+	if (!t)
+		bail_out("out of memory");
+
+	/* --- names */
+	is(as_tune_algo_name(AS_ALGO_NVLS_TREE), "nvls_tree", "algorithm names");
+	ok(as_tune_algo_from_name("RING") == AS_ALGO_RING, "names are case-insensitive");
+	ok(as_tune_proto_from_name("ll128") == AS_PROTO_LL128 &&
+	   as_tune_func_from_name("reducescatter") == AS_FUNC_REDUCESCATTER &&
+	   as_tune_algo_from_name("hierarchical") == -1, "protocols, functions, unknown names");
+
+	/* --- a plan with tree, ring, auto (-> job ring) and hierarchical buckets */
+	pl = load("ring-tree.yaml");
+	ok(pl != NULL, "the test plan loads");
+	n = as_tune_from_plan(pl, t, err, sizeof(err));
+	ok(n == 2, "two size ranges from five buckets (got %d)", n);
+	ok(t->r[0].func == AS_FUNC_ALLREDUCE && t->r[0].algo == AS_ALGO_TREE &&
+	   t->r[0].min_bytes == 32768 && t->r[0].max_bytes == 1048576 &&
+	   t->r[0].proto == -1 && t->r[0].nchannels == 0,
+	   "64 KiB and 256 KiB tree buckets: Tree for [32 KiB, 1 MiB) "
+	   "(half the smallest, geometric mean to the next)");
+	ok(t->r[1].algo == AS_ALGO_RING && t->r[1].min_bytes == 1048576 &&
+	   t->r[1].max_bytes == 67108864,
+	   "4 MiB (fp16 wire size of an 8 MiB ring bucket) and 16 MiB "
+	   "(auto, job hint ring): Ring for [1 MiB, 64 MiB)");
+	ok(t->r[0].nnodes == 2 && t->r[0].nranks == 8 && t->r[1].nranks == 8,
+	   "rules apply to communicators of the plan's shape (2 nodes, 8 ranks)");
+	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 268435456, 8, 2) == NULL,
+	   "256 MiB (hierarchical bucket): no rule, NCCL's choice");
+	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 4096, 8, 2) == NULL,
+	   "4 KiB (below every bucket): no rule");
+	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 65536, 16, 4) == NULL,
+	   "another communicator shape: no rule");
+	ok(as_tune_match(t, AS_FUNC_ALLGATHER, 65536, 8, 2) == NULL,
+	   "all-gather: no rule from a plan");
+	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 1048575, 8, 2);
+	ok(r == &t->r[0], "1 MiB - 1: tree");
+	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 1048576, 8, 2);
+	ok(r == &t->r[1], "1 MiB: ring");
+	ok(fabs_ok(t->inter_lat, 5e-6) && fabs_ok(t->intra_lat, 6e-7),
+	   "the plan's link latencies are kept for recalibration");
+	ok(strlen(t->plan_hash) == 16, "and its hash");
+	autosync_plan_destroy(pl);
+
+	/* --- job-level hint only */
+	memset(t, 0, sizeof(*t));
+	pl = load("job-tree.yaml");
+	n = as_tune_from_plan(pl, t, err, sizeof(err));
+	ok(n == 1 && t->r[0].algo == AS_ALGO_TREE && t->r[0].min_bytes == 524288 &&
+	   t->r[0].max_bytes == UINT64_MAX && t->r[0].nranks == 4 && t->r[0].nnodes == 1,
+	   "an auto bucket under a job-level tree hint: Tree from half its size up");
+	autosync_plan_destroy(pl);
+
+	/* --- rules file: parsed, put before the plan's rules */
+	n = as_tune_parse_rules("# comment\n\n"
+				"allreduce,0,65536,tree,ll,-1,-1,-1\n"
+				" allreduce , 1048576 , -1 , ring , simple , 16 , 2 , 8 # big\n"
+				"allgather,0,-1,pat,-1,0,-1,-1\n", t, err, sizeof(err));
+	ok(n == 3 && t->n == 4, "3 rules parsed, 4 in all (got %d: %s)", n, n < 0 ? err : "");
+	ok(t->r[0].from_file && t->r[0].proto == AS_PROTO_LL && t->r[0].max_bytes == 65536 &&
+	   t->r[1].nchannels == 16 && t->r[1].max_bytes == UINT64_MAX && t->r[1].nranks == 8 &&
+	   t->r[2].func == AS_FUNC_ALLGATHER && t->r[2].algo == AS_ALGO_PAT && t->r[2].proto == -1 &&
+	   !t->r[3].from_file, "fields, wildcards, and file rules first");
+	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 2 << 20, 4, 1);
+	ok(r == &t->r[3], "2 MiB on 1x4: the rule for 2x8 does not match, the plan's tree does");
+	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 2 << 20, 8, 2);
+	ok(r == &t->r[1], "2 MiB on 2x8: the file's ring rule");
+
+	static const struct { const char *line, *why; } bad[] = {
+		{ "allreduce,0,10,ring,simple,-1,-1", "fewer fields" },
+		{ "alltoall,0,10,ring,simple,-1,-1,-1", "unknown collective" },
+		{ "allreduce,10,10,ring,simple,-1,-1,-1", "empty range" },
+		{ "allreduce,0,x,ring,simple,-1,-1,-1", "max_bytes 'x'" },
+		{ "allreduce,0,10,hier,simple,-1,-1,-1", "unknown algorithm 'hier'" },
+		{ "allreduce,0,10,ring,fast,-1,-1,-1", "unknown protocol" },
+		{ "allreduce,0,10,ring,simple,65,-1,-1", "channels '65'" },
+		{ "allreduce,0,10,ring,simple,-1,0,-1", "nNodes '0'" },
+		{ "allreduce,-5,10,ring,simple,-1,-1,-1", "min_bytes '-5'" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t before = t->n;
+		char buf[128];
+		snprintf(buf, sizeof(buf), "# x\n%s\n", bad[i].line);
+		n = as_tune_parse_rules(buf, t, err, sizeof(err));
+		ok(n == -1 && t->n == before && strstr(err, "line 2: ") &&
+		   strstr(err, bad[i].why), "bad rule '%s': %s", bad[i].line, err);
+	}
+
+	/* --- applying to a cost table */
+	struct as_tune_rule ring = { .func = -1, .max_bytes = UINT64_MAX,
+				     .algo = AS_ALGO_RING, .proto = -1 };
+	fill(c);
+	c[AS_ALGO_RING][AS_PROTO_LL] = 150.0f;
+	c[AS_ALGO_RING][AS_PROTO_LL128] = 105.0f;
+	nch = 0;
+	ok(as_tune_apply(&ring, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_LL128,
+	   "no protocol in the rule: the cheapest enabled one of the row");
+	{
+		int changed = 0;
+		for (int a = 0; a < AS_NALGOS; a++)
+			for (int p = 0; p < AS_NPROTOS; p++)
+				changed += c[a][p] != (a == AS_ALGO_RING && p == AS_PROTO_LL
+						       ? 150.0f : a == AS_ALGO_RING && p == AS_PROTO_LL128
+						       ? 0.0f : 100.0f + (float) (10 * a + p));
+		ok(changed == 0 && nch == 0, "exactly ring/ll128 became 0, channels kept");
+	}
+	fill(c);
+	c[AS_ALGO_RING][AS_PROTO_LL128] = -1.0f;
+	ring.proto = AS_PROTO_LL128;
+	ring.nchannels = 8;
+	ok(as_tune_apply(&ring, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_LL &&
+	   c[AS_ALGO_RING][AS_PROTO_LL128] == -1.0f && c[AS_ALGO_RING][AS_PROTO_LL] == 0.0f &&
+	   nch == 8, "the rule's protocol disabled: stays -1, the cheapest enabled one instead");
+	fill(c);
+	for (int p = 0; p < AS_NPROTOS; p++)
+		c[AS_ALGO_RING][p] = -1.0f;
+	nch = 0;
+	ok(as_tune_apply(&ring, c, AS_NALGOS, AS_NPROTOS, &nch) == -1 &&
+	   c[AS_ALGO_RING][0] == -1.0f && c[AS_ALGO_RING][1] == -1.0f &&
+	   c[AS_ALGO_RING][2] == -1.0f && nch == 0,
+	   "the whole row disabled: nothing revived, nothing changed");
+	ring.algo = AS_ALGO_PAT;
+	ok(as_tune_apply(&ring, c, 6, AS_NPROTOS, &nch) == -1,
+	   "an algorithm beyond numAlgo: ignored");
+
+	/* --- recalibration */
+	{
+		as_tuner_constants_v5_t k;
+		struct as_tune_table cal = { .intra_lat = 6e-7, .inter_lat = 5e-6 };
+		memset(&k, 0, sizeof(k));
+		ok(as_tune_calibrate(&cal, &k) == 4, "4 latency constants set");
+		ok(k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 5.0 &&
+		   k.hwLatencies[AS_HW_NET][AS_ALGO_TREE][AS_PROTO_SIMPLE] == 5.0 &&
+		   fabs_ok(k.hwLatencies[AS_HW_NVLINK][AS_ALGO_RING][AS_PROTO_SIMPLE], 0.6) &&
+		   k.hwLatencies[AS_HW_PCI][AS_ALGO_RING][AS_PROTO_SIMPLE] == 0 &&
+		   k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_LL] == 0 &&
+		   k.baseLatencies[AS_ALGO_RING][AS_PROTO_SIMPLE] == 0,
+		   "NET and NVLINK Simple latencies of Ring and Tree, in µs; nothing else");
+		cal.inter_lat = 0;
+		cal.intra_lat = 1e-9;
+		memset(&k, 0, sizeof(k));
+		ok(as_tune_calibrate(&cal, &k) == 2 &&
+		   fabs_ok(k.hwLatencies[AS_HW_NVLINK][AS_ALGO_TREE][AS_PROTO_SIMPLE], 0.1),
+		   "unknown latency left alone; tiny one clamped to 0.1 µs");
+	}
+	free(t);
+	return done_testing();
+}

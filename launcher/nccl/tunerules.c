@@ -1,0 +1,417 @@
+/* tunerules.c - see tunerules.h */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tunerules.h"
+
+static const char *const func_names[AS_NFUNCS] = {
+	"broadcast", "reduce", "allgather", "reducescatter", "allreduce",
+};
+static const char *const algo_names[AS_NALGOS] = {
+	"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree",
+	"pat",
+};
+static const char *const proto_names[AS_NPROTOS] = { "ll", "ll128", "simple" };
+
+const char *as_tune_func_name(int f)
+{
+	return f >= 0 && f < AS_NFUNCS ? func_names[f] : "?";
+}
+const char *as_tune_algo_name(int a)
+{
+	return a >= 0 && a < AS_NALGOS ? algo_names[a] : "?";
+}
+const char *as_tune_proto_name(int p)
+{
+	return p >= 0 && p < AS_NPROTOS ? proto_names[p] : "?";
+}
+
+static int lookup(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcasecmp(names[i], s))
+			return i;
+	return -1;
+}
+int as_tune_func_from_name(const char *s)
+{
+	return lookup(func_names, AS_NFUNCS, s);
+}
+int as_tune_algo_from_name(const char *s)
+{
+	return lookup(algo_names, AS_NALGOS, s);
+}
+int as_tune_proto_from_name(const char *s)
+{
+	return lookup(proto_names, AS_NPROTOS, s);
+}
+
+/* ------------------------------------------------------------ from a plan */
+
+struct point {
+	double bytes;
+	int algo; /* AS_ALGO_* or -1 = keep NCCL's */
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
+	return (x->algo > y->algo) - (x->algo < y->algo);
+}
+
+static int nccl_algo(int autosync_algo)
+{
+	switch (autosync_algo) {
+	case AUTOSYNC_ALGO_RING:
+		return AS_ALGO_RING;
+	case AUTOSYNC_ALGO_TREE:
+		return AS_ALGO_TREE;
+	default:
+		return -1; /* auto, hierarchical: no single NCCL algorithm */
+	}
+}
+
+static uint64_t to_u64(double v)
+{
+	if (!(v > 0))
+		return 0;
+	if (v >= 1.8e19)
+		return UINT64_MAX;
+	return (uint64_t) llround(v);
+}
+
+int as_tune_from_plan(const autosync_plan_t *plan, struct as_tune_table *t,
+		      char *err, size_t errlen)
+{
+	autosync_plan_summary_t s;
+	struct point *pt = NULL;
+	size_t np = 0, added = 0;
+	int job, rv = -1;
+
+	if (!plan || !t || autosync_plan_summary(plan, &s) < 0) {
+		snprintf(err, errlen, "no plan");
+		return -1;
+	}
+	t->intra_lat = s.cluster.intra_lat;
+	t->inter_lat = s.cluster.inter_lat;
+	snprintf(t->plan_hash, sizeof(t->plan_hash), "%s",
+		 autosync_plan_hash(plan) ? autosync_plan_hash(plan) : "");
+	job = nccl_algo(s.job_algo);
+	if (s.nbuckets && !(pt = calloc(s.nbuckets, sizeof(*pt)))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < s.nbuckets; i++) {
+		const autosync_bucket_t *b = autosync_plan_bucket(plan, i);
+		double size;
+
+		if (!b || b->kind != AUTOSYNC_SYNC_ALLREDUCE)
+			continue;
+		size = b->wire_bytes > 0 ? b->wire_bytes : b->bytes;
+		if (!(size > 0))
+			continue;
+		pt[np].bytes = size;
+		pt[np].algo = b->algo == AUTOSYNC_ALGO_AUTO ? job
+							    : nccl_algo(b->algo);
+		np++;
+	}
+	if (np == 0) {
+		/* no all-reduce bucket: the job-level hint for every size */
+		if (job >= 0) {
+			if (t->n == AS_TUNE_MAX_RULES)
+				goto full;
+			t->r[t->n++] = (struct as_tune_rule) {
+				.func = AS_FUNC_ALLREDUCE, .min_bytes = 0,
+				.max_bytes = UINT64_MAX, .algo = job,
+				.proto = -1, .nchannels = 0,
+				.nnodes = s.cluster.nodes,
+				.nranks = (long) s.cluster.nodes *
+					  s.cluster.gpus_per_node,
+			};
+			added = 1;
+		}
+		rv = (int) added;
+		goto out;
+	}
+	qsort(pt, np, sizeof(*pt), cmp_point);
+	/* walk the sorted points; a run of equal algorithms is one range */
+	for (size_t i = 0; i < np;) {
+		size_t j = i;
+		uint64_t lo, hi;
+
+		/* several buckets of one size with different algorithms: the
+		 * first (sorted by algorithm) wins; the rest merge into it */
+		while (j + 1 < np && (pt[j + 1].algo == pt[i].algo ||
+				      pt[j + 1].bytes == pt[j].bytes))
+			j++;
+		lo = i == 0 ? to_u64(pt[0].bytes / 2)
+			    : to_u64(sqrt(pt[i - 1].bytes * pt[i].bytes));
+		hi = j + 1 == np ? UINT64_MAX
+				 : to_u64(sqrt(pt[j].bytes * pt[j + 1].bytes));
+		if (pt[i].algo >= 0 && hi > lo) {
+			if (t->n == AS_TUNE_MAX_RULES)
+				goto full;
+			t->r[t->n++] = (struct as_tune_rule) {
+				.func = AS_FUNC_ALLREDUCE, .min_bytes = lo,
+				.max_bytes = hi, .algo = pt[i].algo,
+				.proto = -1, .nchannels = 0,
+				.nnodes = s.cluster.nodes,
+				.nranks = (long) s.cluster.nodes *
+					  s.cluster.gpus_per_node,
+			};
+			added++;
+		}
+		i = j + 1;
+	}
+	rv = (int) added;
+	goto out;
+full:
+	snprintf(err, errlen, "more than %d tuner rules", AS_TUNE_MAX_RULES);
+	rv = -1;
+out:
+	free(pt);
+	return rv;
+}
+
+/* ------------------------------------------------------------ rules file */
+
+static int field_long(const char *s, long min, long max, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return errno || end == s || *end || *v < min || *v > max ? -1 : 0;
+}
+
+static int field_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!strcmp(s, "-1")) {
+		*v = UINT64_MAX;
+		return 0;
+	}
+	if (*s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || end == s || *end ? -1 : 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static int parse_rule(char *line, struct as_tune_rule *r, char *why,
+		      size_t wlen)
+{
+	char *f[9], *save = NULL, *tok;
+	int n = 0;
+	long v;
+
+	for (tok = strtok_r(line, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == 9)
+			break;
+		f[n++] = trim(tok);
+	}
+	if (n != 8) {
+		snprintf(why, wlen, "%s fields, want 8 "
+			 "(func,min_bytes,max_bytes,algo,proto,channels,"
+			 "nNodes,nRanks)", n > 8 ? "more than 8" : "fewer");
+		return -1;
+	}
+	memset(r, 0, sizeof(*r));
+	r->from_file = 1;
+	if (!strcmp(f[0], "-1") || !strcasecmp(f[0], "any"))
+		r->func = -1;
+	else if ((r->func = as_tune_func_from_name(f[0])) < 0) {
+		snprintf(why, wlen, "unknown collective '%.32s'", f[0]);
+		return -1;
+	}
+	if (!strcmp(f[1], "-1"))
+		r->min_bytes = 0;
+	else if (field_u64(f[1], &r->min_bytes) < 0) {
+		snprintf(why, wlen, "min_bytes '%.32s' is not a byte count", f[1]);
+		return -1;
+	}
+	if (field_u64(f[2], &r->max_bytes) < 0) {
+		snprintf(why, wlen, "max_bytes '%.32s' is not a byte count", f[2]);
+		return -1;
+	}
+	if (r->max_bytes <= r->min_bytes) {
+		snprintf(why, wlen, "empty range [%s, %s)", f[1], f[2]);
+		return -1;
+	}
+	if ((r->algo = as_tune_algo_from_name(f[3])) < 0) {
+		snprintf(why, wlen, "unknown algorithm '%.32s'", f[3]);
+		return -1;
+	}
+	if (!strcmp(f[4], "-1"))
+		r->proto = -1;
+	else if ((r->proto = as_tune_proto_from_name(f[4])) < 0) {
+		snprintf(why, wlen, "unknown protocol '%.32s'", f[4]);
+		return -1;
+	}
+	if (field_long(f[5], -1, 64, &v) < 0) {
+		snprintf(why, wlen, "channels '%.32s' not in -1..64", f[5]);
+		return -1;
+	}
+	r->nchannels = v < 0 ? 0 : (int) v;
+	if (field_long(f[6], -1, 1L << 30, &r->nnodes) < 0 || r->nnodes == 0) {
+		snprintf(why, wlen, "nNodes '%.32s' is not -1 or a count", f[6]);
+		return -1;
+	}
+	if (field_long(f[7], -1, 1L << 30, &r->nranks) < 0 || r->nranks == 0) {
+		snprintf(why, wlen, "nRanks '%.32s' is not -1 or a count", f[7]);
+		return -1;
+	}
+	return 0;
+}
+
+int as_tune_parse_rules(const char *buf, struct as_tune_table *t, char *err,
+			size_t errlen)
+{
+	struct as_tune_rule *rules;
+	size_t n = 0, cap = AS_TUNE_MAX_RULES;
+	unsigned lineno = 0;
+	const char *p = buf;
+	int rv = -1;
+
+	if (!(rules = calloc(cap, sizeof(*rules)))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t) (nl - p) : strlen(p);
+		char line[512], *s, why[160];
+
+		lineno++;
+		if (len >= sizeof(line)) {
+			snprintf(err, errlen, "line %u: too long", lineno);
+			goto out;
+		}
+		memcpy(line, p, len);
+		line[len] = '\0';
+		if ((s = strchr(line, '#')))
+			*s = '\0';
+		s = trim(line);
+		if (*s) {
+			if (n + t->n >= cap) {
+				snprintf(err, errlen, "line %u: more than %d "
+					 "rules", lineno, AS_TUNE_MAX_RULES);
+				goto out;
+			}
+			if (parse_rule(s, &rules[n], why, sizeof(why)) < 0) {
+				snprintf(err, errlen, "line %u: %s", lineno, why);
+				goto out;
+			}
+			n++;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	/* file rules go first: they override the plan's */
+	memmove(&t->r[n], &t->r[0], t->n * sizeof(t->r[0]));
+	memcpy(&t->r[0], rules, n * sizeof(rules[0]));
+	t->n += n;
+	rv = (int) n;
+out:
+	free(rules);
+	return rv;
+}
+
+/* ------------------------------------------------------------ matching */
+
+const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
+					 int func, size_t nbytes,
+					 size_t nranks, size_t nnodes)
+{
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct as_tune_rule *r = &t->r[i];
+
+		if (r->func >= 0 && r->func != func)
+			continue;
+		if ((uint64_t) nbytes < r->min_bytes ||
+		    (uint64_t) nbytes >= r->max_bytes)
+			continue;
+		if (r->nnodes > 0 && (size_t) r->nnodes != nnodes)
+			continue;
+		if (r->nranks > 0 && (size_t) r->nranks != nranks)
+			continue;
+		return r;
+	}
+	return NULL;
+}
+
+int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
+		  int numAlgo, int numProto, int *nchannels)
+{
+	int na = numAlgo < AS_NALGOS ? numAlgo : AS_NALGOS;
+	int np = numProto < AS_NPROTOS ? numProto : AS_NPROTOS;
+	int p = -1;
+
+	if (!r || !cost || r->algo < 0 || r->algo >= na)
+		return -1;
+	if (r->proto >= 0 && r->proto < np && cost[r->algo][r->proto] >= 0)
+		p = r->proto;
+	else
+		for (int q = 0; q < np; q++)
+			if (cost[r->algo][q] >= 0 &&
+			    (p < 0 || cost[r->algo][q] < cost[r->algo][p]))
+				p = q;
+	if (p < 0)
+		return -1; /* NCCL disabled the whole row: never revive */
+	cost[r->algo][p] = 0.0f;
+	if (r->nchannels > 0 && nchannels)
+		*nchannels = r->nchannels;
+	return p;
+}
+
+static int set_lat(double *dst, double seconds)
+{
+	double us = seconds * 1e6;
+
+	if (!(seconds > 0) || !isfinite(seconds))
+		return 0;
+	if (us < 0.1)
+		us = 0.1;
+	if (us > 1000)
+		us = 1000;
+	*dst = us;
+	return 1;
+}
+
+int as_tune_calibrate(const struct as_tune_table *t, as_tuner_constants_v5_t *c)
+{
+	static const int algos[] = { AS_ALGO_TREE, AS_ALGO_RING };
+	int n = 0;
+
+	if (!t || !c)
+		return 0;
+	for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
+		n += set_lat(&c->hwLatencies[AS_HW_NVLINK][algos[i]][AS_PROTO_SIMPLE],
+			     t->intra_lat);
+		n += set_lat(&c->hwLatencies[AS_HW_NET][algos[i]][AS_PROTO_SIMPLE],
+			     t->inter_lat);
+	}
+	return n;
+}

@@ -1,0 +1,101 @@
+/*
+ * tunerules.h - the tuner plugin's decision table: per (collective, message
+ * size range, communicator shape) the NCCL algorithm, protocol and channel
+ * count to prefer. Built from a plan (as_tune_from_plan) and optionally
+ * from a rules file (as_tune_parse_rules); applied to NCCL's cost table
+ * (as_tune_apply). Pure C, no NCCL, no global state: unit-tested directly
+ * and through the built plugin.
+ */
+#ifndef AUTOSYNC_NCCL_TUNERULES_H
+#define AUTOSYNC_NCCL_TUNERULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "autosync/planner.h"
+#include "nccl_abi.h"
+
+#define AS_TUNE_MAX_RULES 256
+
+struct as_tune_rule {
+	int func;           /* AS_FUNC_*, -1 = any tuned function */
+	uint64_t min_bytes; /* range [min_bytes, max_bytes) of nBytes */
+	uint64_t max_bytes;
+	int algo;           /* AS_ALGO_* */
+	int proto;          /* AS_PROTO_*, -1 = the cheapest enabled one */
+	int nchannels;      /* > 0: set *nChannels; 0: keep NCCL's */
+	long nnodes, nranks; /* communicator shape; -1 = any */
+	int from_file;      /* 1: rules file, 0: derived from the plan */
+};
+
+struct as_tune_table {
+	size_t n;
+	struct as_tune_rule r[AS_TUNE_MAX_RULES];
+	/* from the plan, for recalibration (0 = unknown) */
+	double intra_lat, inter_lat; /* s */
+	char plan_hash[17];
+};
+
+/* Names for logs and the rules file: "allreduce", "ring", "simple"...;
+ * "?" when out of range. from_name functions return -1 when unknown
+ * (case-insensitive; "-1" or "any" are the caller's business). */
+const char *as_tune_func_name(int func);
+const char *as_tune_algo_name(int algo);
+const char *as_tune_proto_name(int proto);
+int as_tune_func_from_name(const char *s);
+int as_tune_algo_from_name(const char *s);
+int as_tune_proto_from_name(const char *s);
+
+/*
+ * Derive AllReduce rules from a plan (docs/nccl-plugins.md, "From a plan
+ * to the cost table"): each all-reduce bucket's wire size and algorithm
+ * (ring -> Ring, tree -> Tree; auto -> the job-level algorithm; hier and
+ * auto without a job hint leave NCCL's choice) becomes one point; ranges
+ * split at the geometric mean of neighbouring sizes, the lowest starts at
+ * half the smallest bucket, the highest is open. Rules apply to
+ * communicators of the plan's shape (nodes x gpus_per_node ranks).
+ * Appends to t; returns the number of rules added, or -1 (err) when the
+ * table is full.
+ */
+int as_tune_from_plan(const autosync_plan_t *plan, struct as_tune_table *t,
+		      char *err, size_t errlen);
+
+/*
+ * Parse a rules file: one rule per line,
+ *   func,min_bytes,max_bytes,algo,proto,channels,nNodes,nRanks
+ * func: broadcast reduce allgather reducescatter allreduce or -1 (any);
+ * algo: tree ring collnet_direct collnet_chain nvls nvls_tree pat;
+ * proto: ll ll128 simple or -1 (cheapest enabled); channels: -1 or 0 keep,
+ * else 1..64; nNodes, nRanks: -1 any; max_bytes -1 = open. '#' comments
+ * and blank lines are ignored. Appends to t; returns the number of rules,
+ * or -1 with "line N: why" in err (t unchanged then).
+ */
+int as_tune_parse_rules(const char *buf, struct as_tune_table *t, char *err,
+			size_t errlen);
+
+/* The first rule matching, or NULL. File rules are matched before the
+ * plan's (as_tune_parse_rules inserts them first). */
+const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
+					 int func, size_t nbytes,
+					 size_t nranks, size_t nnodes);
+
+/*
+ * Apply 'r' to NCCL's cost table 'cost' (numAlgo x numProto, NCCL's
+ * float[7][3] layout): the chosen entry is set to 0.0 so NCCL picks it;
+ * entries < 0 (disabled) are never touched; when the rule's protocol is
+ * disabled, the cheapest enabled protocol of the rule's algorithm is used;
+ * when the whole algorithm row is disabled nothing changes. Sets
+ * *nchannels only when the rule has a count. Returns the protocol chosen
+ * (>= 0) or -1 when nothing changed.
+ */
+int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
+		  int numAlgo, int numProto, int *nchannels);
+
+/* Replace the Simple-protocol Ring and Tree per-hop latencies of NCCL's
+ * model (hwLatencies, µs) with the plan's calibrated link latencies:
+ * NVLINK <- intra_lat, NET <- inter_lat (each clamped to 0.1..1000 µs;
+ * unknown values are left alone). Returns the number of entries set. */
+int as_tune_calibrate(const struct as_tune_table *t,
+		      as_tuner_constants_v5_t *c);
+
+#endif
