@@ -52,7 +52,7 @@ struct strat {
 struct opts {
 	const char *model, *cluster, *calib, *feedback, *out, *plans_dir;
 	double scale;
-	int fw, compress, steps, warmup, rounds, spin, nrandom, rsteps;
+	int fw, compress, steps, warmup, rounds, spin, nrandom, rsteps, hier;
 	unsigned long seed;
 	char *list;
 };
@@ -79,6 +79,8 @@ static void usage(FILE *fp)
 		"  --rounds N           A B A B ... rounds (default 1)\n"
 		"  --compute sleep|spin emulate compute by waiting (default) or "
 		"busy work\n"
+		"  --hier leader|rails  hierarchical all-reduce: via the node\n"
+		"                       leader (default) or one ring per rail\n"
 		"  --feedback PATH      append one record per strategy\n"
 		"  --out PATH           JSON lines, one per strategy and round\n"
 		"  --write-plans DIR    write every strategy's plan there, and\n"
@@ -312,6 +314,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"warmup", required_argument, 0, 'w'},
 	    {"rounds", required_argument, 0, 'o'},
 	    {"compute", required_argument, 0, 'C'},
+	    {"hier", required_argument, 0, 'H'},
 	    {"feedback", required_argument, 0, 'F'},
 	    {"out", required_argument, 0, 'O'},
 	    {"write-plans", required_argument, 0, 'W'},
@@ -367,6 +370,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			else if (strcmp(optarg, "sleep")) {
 				fprintf(stderr, "autosync bench: --compute "
 						"sleep|spin\n");
+				return -1;
+			}
+			break;
+		case 'H':
+			if (!strcmp(optarg, "rails"))
+				o->hier = RT_HIER_RAILS;
+			else if (strcmp(optarg, "leader")) {
+				fprintf(stderr, "autosync bench: --hier "
+						"leader|rails\n");
 				return -1;
 			}
 			break;
@@ -432,6 +444,7 @@ int autosync_rt_bench_main(int argc, char **argv)
 	} while (0)
 	if (!(rt = autosync_rt_create(MPI_COMM_WORLD, &err)))
 		FAIL("%s", err.text);
+	autosync_rt_set_hier(rt, o.hier);
 	if (!(orig = autosync_model_open(o.model, NULL, &err)) ||
 	    !(m = autosync_trial_scale_model(orig, o.scale, &err)))
 		FAIL("%s", err.text);
@@ -489,9 +502,10 @@ int autosync_rt_bench_main(int argc, char **argv)
 		char cs[512] = "";
 		autosync_cluster_format(&cl, cs, sizeof(cs));
 		printf("# autosync bench: model %s (%s), %d ranks on %d nodes, "
-		       "cluster %s, compute %s\n",
+		       "cluster %s, compute %s, hier %s\n",
 		       autosync_model_name(m), autosync_model_hash(m), size,
-		       autosync_rt_nodes(rt), cs, o.spin ? "spin" : "sleep");
+		       autosync_rt_nodes(rt), cs, o.spin ? "spin" : "sleep",
+		       o.hier == RT_HIER_RAILS ? "rails" : "leader");
 		printf("# %-5s %-24s %10s %10s %10s %10s %s\n", "round",
 		       "strategy", "pred_s", "median_s", "min_s", "max_s",
 		       "check");

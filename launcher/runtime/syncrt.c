@@ -22,6 +22,9 @@ struct autosync_rt {
 	MPI_Comm comm;	 /* private dup of the caller's */
 	MPI_Comm node;	 /* ranks of my node */
 	MPI_Comm leader; /* local rank 0 of every node (MPI_COMM_NULL else) */
+	MPI_Comm rail;	 /* the same local rank on every node */
+	int hier;	 /* enum rt_hier */
+	int uniform;	 /* every node has the same number of ranks */
 	int rank, size, lrank, lsize, nodes, mynode;
 	int *node_of;	/* world rank -> node index */
 	int *leader_of; /* node index -> world rank of its leader */
@@ -105,7 +108,7 @@ autosync_rt_t *autosync_rt_create_ppn(MPI_Comm comm, int ppn,
 		autosync_errprintf(errp, "syncrt: out of memory");
 		return NULL;
 	}
-	rt->comm = rt->node = rt->leader = MPI_COMM_NULL;
+	rt->comm = rt->node = rt->leader = rt->rail = MPI_COMM_NULL;
 	if ((rc = MPI_Comm_dup(comm, &rt->comm)) != MPI_SUCCESS)
 		goto fail;
 	MPI_Comm_set_errhandler(rt->comm, MPI_ERRORS_RETURN);
@@ -129,6 +132,16 @@ autosync_rt_t *autosync_rt_create_ppn(MPI_Comm comm, int ppn,
 		MPI_Comm_set_errhandler(rt->leader, MPI_ERRORS_RETURN);
 		MPI_Comm_rank(rt->leader, &rt->mynode);
 		MPI_Comm_size(rt->leader, &rt->nodes);
+	}
+	if ((rc = MPI_Comm_split(rt->comm, rt->lrank, rt->rank, &rt->rail)) !=
+	    MPI_SUCCESS)
+		goto fail;
+	MPI_Comm_set_errhandler(rt->rail, MPI_ERRORS_RETURN);
+	{
+		int mn = 0, mx = 0;
+		MPI_Allreduce(&rt->lsize, &mn, 1, MPI_INT, MPI_MIN, rt->comm);
+		MPI_Allreduce(&rt->lsize, &mx, 1, MPI_INT, MPI_MAX, rt->comm);
+		rt->uniform = mn == mx;
 	}
 	/* leaders tell their node members the node index and count */
 	{
@@ -170,6 +183,8 @@ void autosync_rt_destroy(autosync_rt_t *rt)
 		return;
 	if (rt->leader != MPI_COMM_NULL)
 		MPI_Comm_free(&rt->leader);
+	if (rt->rail != MPI_COMM_NULL)
+		MPI_Comm_free(&rt->rail);
 	if (rt->node != MPI_COMM_NULL)
 		MPI_Comm_free(&rt->node);
 	if (rt->comm != MPI_COMM_NULL)
@@ -180,16 +195,26 @@ void autosync_rt_destroy(autosync_rt_t *rt)
 }
 
 int autosync_rt_rank(const autosync_rt_t *rt) { return rt->rank; }
+void autosync_rt_set_hier(autosync_rt_t *rt, int variant)
+{
+	rt->hier = variant;
+}
 int autosync_rt_size(const autosync_rt_t *rt) { return rt->size; }
 int autosync_rt_nodes(const autosync_rt_t *rt) { return rt->nodes; }
 int autosync_rt_node(const autosync_rt_t *rt) { return rt->mynode; }
 int autosync_rt_local_size(const autosync_rt_t *rt) { return rt->lsize; }
 
 /* ------------------------------------------------------------ algorithms */
-/* Ring all-reduce on 'c': reduce-scatter then all-gather, neighbours
- * rank +- 1; 'tmp' holds one chunk. */
-static int ring(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
-		autosync_error_t *errp)
+/* after a ring reduce-scatter, rank R of P owns chunk (R + 1) % P */
+static int ring_owner(int R, int P)
+{
+	return (R + 1) % P;
+}
+
+/* Ring reduce-scatter on 'c', neighbours rank +- 1; 'tmp' holds one
+ * chunk. */
+static int ring_rs(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
+		   autosync_error_t *errp)
 {
 	int P, R, rc;
 	char *b = buf;
@@ -212,6 +237,22 @@ static int ring(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
 			return mpierr(rc, errp, "ring reduce-scatter");
 		add(b + ro * es, tmp, rn, t);
 	}
+	return 0;
+}
+
+/* Ring all-gather on 'c' of the chunks owned after ring_rs(). */
+static int ring_ag(MPI_Comm c, void *buf, size_t n, int t,
+		   autosync_error_t *errp)
+{
+	int P, R, rc;
+	char *b = buf;
+	size_t es = esize(t);
+
+	MPI_Comm_size(c, &P);
+	MPI_Comm_rank(c, &R);
+	if (P == 1 || n == 0)
+		return 0;
+	int right = (R + 1) % P, left = (R - 1 + P) % P;
 	for (int k = 0; k < P - 1; k++) {
 		int sc = ((R + 1 - k) % P + P) % P, rcv = ((R - k) % P + P) % P;
 		size_t so, sn, ro, rn;
@@ -225,6 +266,14 @@ static int ring(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
 			return mpierr(rc, errp, "ring all-gather");
 	}
 	return 0;
+}
+
+/* Ring all-reduce: reduce-scatter then all-gather. */
+static int ring(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
+		autosync_error_t *errp)
+{
+	int rv = ring_rs(c, buf, n, t, tmp, errp);
+	return rv ? rv : ring_ag(c, buf, n, t, errp);
 }
 
 /* Binary tree (root 0, children 2r+1 and 2r+2): reduce up, then broadcast
@@ -354,6 +403,20 @@ static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t,
 		if (rt->nodes == 1 || rt->lsize == 1 || rt->nodes == rt->size) {
 			/* one level only: a ring over everyone */
 			rv = ring(rt->comm, buf, n, t, tmp, errp);
+			break;
+		}
+		if (rt->hier == RT_HIER_RAILS && rt->uniform) {
+			/* intra reduce-scatter, one inter ring per rail on
+			 * its 1/g share, intra all-gather */
+			size_t o, c;
+			rv = ring_rs(rt->node, buf, n, t, tmp, errp);
+			chunk(n, rt->lsize, ring_owner(rt->lrank, rt->lsize),
+			      &o, &c);
+			if (!rv)
+				rv = ring(rt->rail, (char *)buf + o * es, c, t,
+					  tmp, errp);
+			if (!rv)
+				rv = ring_ag(rt->node, buf, n, t, errp);
 			break;
 		}
 		rv = node_reduce(rt, buf, n, t, tmp, errp);

@@ -45,6 +45,15 @@
 #include "autosync/common.h"
 #include "autosync/planner.h"
 
+/* hierarchical all-reduce variants */
+enum rt_hier {
+	RT_HIER_LEADER = 0, /* reduce to the node leader, ring among leaders,
+			       broadcast in the node (default) */
+	RT_HIER_RAILS	    /* reduce-scatter in the node, one ring per local
+			       rank across nodes on its share, all-gather in
+			       the node (NCCL-like; what the simulator models) */
+};
+
 /* element type of a buffer on the wire */
 enum rt_elem { RT_F32 = 0, RT_F16, RT_BF16 };
 
@@ -59,6 +68,9 @@ autosync_rt_t *autosync_rt_create(MPI_Comm comm, autosync_error_t *errp);
 autosync_rt_t *autosync_rt_create_ppn(MPI_Comm comm, int ppn,
 				      autosync_error_t *errp);
 void autosync_rt_destroy(autosync_rt_t *rt);
+/* enum rt_hier; the rails variant needs the same ranks on every node
+ * (else the leader variant runs) */
+void autosync_rt_set_hier(autosync_rt_t *rt, int variant);
 int autosync_rt_rank(const autosync_rt_t *rt);
 int autosync_rt_size(const autosync_rt_t *rt);
 int autosync_rt_nodes(const autosync_rt_t *rt);

@@ -161,6 +161,23 @@ int main(int argc, char **argv)
 				free(b);
 			}
 
+	/* the rails variant of the hierarchical all-reduce */
+	autosync_rt_set_hier(rt, RT_HIER_RAILS);
+	for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++)
+		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+			size_t n = sizes[s];
+			float *b = malloc((n ? n : 1) * sizeof(float));
+			int r;
+			fill(b, n);
+			r = autosync_rt_allreduce(rt, b, n, AUTOSYNC_ALGO_HIER, c,
+						  &err);
+			CHECK(r == 0 && check_sum(b, n),
+			      "allreduce hier(rails) %s n=%zu: sums exact",
+			      autosync_compress_name(c), n);
+			free(b);
+		}
+	autosync_rt_set_hier(rt, RT_HIER_LEADER);
+
 	/* sparse: all-gather + sum */
 	{
 		size_t n = 3001;
