@@ -781,6 +781,14 @@ out:
 	return rv;
 }
 
+/* after NVLinks were added to a finished topology */
+int topo_refresh(struct autosync_topo *t, autosync_error_t *errp)
+{
+	if (build_nvbw(t, errp) < 0)
+		return -1;
+	return rebuild(t, errp);
+}
+
 int topo_finish(struct autosync_topo *t, autosync_error_t *errp)
 {
 	if (t->ngpus > TOPO_MAX_GPUS || t->nnics > TOPO_MAX_NICS) {

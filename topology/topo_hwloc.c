@@ -519,6 +519,8 @@ struct autosync_topo *topo_load_hwloc(const char *xml, autosync_error_t *errp)
 		autosync_errprintf(errp, "topology: out of memory");
 		goto out;
 	}
+	if (!xml)
+		(void)topo_nvml_enrich(t, NULL);
 	if (topo_finish(t, errp) < 0)
 		goto out;
 	ok = 1;

@@ -113,6 +113,10 @@ struct autosync_topo {
 
 struct autosync_topo *topo_alloc(enum topo_source src, const char *path);
 int topo_finish(struct autosync_topo *t, autosync_error_t *errp);
+int topo_refresh(struct autosync_topo *t, autosync_error_t *errp);
+/* NVLinks from NVML ('lib' NULL: libnvidia-ml.so.1) for GPUs that have
+ * none yet; returns the number of links added (0 without NVML). */
+int topo_nvml_enrich(struct autosync_topo *t, const char *lib);
 void topo_logf(const struct autosync_topo *t, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int topo_busid_parse(const char *s, unsigned *dom, unsigned *bus, unsigned *dev,

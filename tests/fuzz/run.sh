@@ -40,7 +40,7 @@ run_target() {
 	# shellcheck disable=SC2086
 	if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I"$srcdir/include" -I"$builddir" -o "$exe" \
-		"$srcdir/topology/fuzz/$target.c" $srcs "$srcdir/common/error.c" -lm $hwloc_flags \
+		"$srcdir/topology/fuzz/$target.c" $srcs "$srcdir/common/error.c" -lm -ldl $hwloc_flags \
 		2>"$work/build-$target.log"; then
 		cat "$work/build-$target.log" >&2
 		if grep -q -e 'fuzzer' "$work/build-$target.log"; then
@@ -72,7 +72,7 @@ mkdir -p "$work/seeds-nccl"
 for f in "$srcdir"/../shared/fixtures/topologies/nccl-*.xml; do
 	[ -f "$f" ] && cp "$f" "$work/seeds-nccl/"
 done
-run_target nccl_xml "$top/cluster.c $top/topo.c $top/topo_hwloc.c $top/topo_nccl.c $top/topo_write.c $top/xml.c" \
+run_target nccl_xml "$top/cluster.c $top/topo.c $top/topo_hwloc.c $top/topo_nccl.c $top/topo_write.c $top/xml.c $top/topo_nvml.c" \
 	"$nccl_seeds $work/seeds-nccl" 8192
 
 if [ $status -eq 0 ]; then
