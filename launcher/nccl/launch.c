@@ -135,7 +135,11 @@ static void job_key(char *buf, size_t len)
 								       : '_';
 	buf[o] = '\0';
 	if (getenv("SLURM_STEP_ID") && o + 1 < len)
-		snprintf(buf + o, len - o, ".%.12s", getenv("SLURM_STEP_ID"));
+		o += (size_t) snprintf(buf + o, len - o, ".%.12s",
+				       getenv("SLURM_STEP_ID"));
+	/* Slurm nodes may share /tmp (one-host test clusters) */
+	if (getenv("SLURMD_NODENAME") && o < len && o + 1 < len)
+		snprintf(buf + o, len - o, "-%.32s", getenv("SLURMD_NODENAME"));
 }
 
 static int make_dir(const struct as_launch_opts *o, int rank, char *out,
