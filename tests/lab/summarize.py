@@ -1,0 +1,182 @@
+"""summarize.py OUTDIR - markdown tables from a tests/lab/bench.sh run.
+
+Per network setting and model: every named strategy's predicted step time
+(simulator) and measured step times (slowest rank per step, all rounds):
+median, spread = (max - min) / median over the per-round medians, and the
+ratio baseline / autosync = median over rounds of the per-round ratio
+(the runs are interleaved A B A B, so each round is a paired comparison).
+Prediction fidelity over the random and named strategies: Kendall tau-b,
+Spearman rho, mean absolute percentage error, mean signed error, top-1
+regret. PyTorch DDP defaults vs the autosync plan through the adapter.
+"""
+import glob
+import json
+import os
+import statistics as st
+import sys
+
+out = sys.argv[1]
+
+
+def load(path):
+    rows = []
+    if os.path.exists(path):
+        for line in open(path):
+            line = line.strip()
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+    return rows
+
+
+def med(v):
+    return st.median(v) if v else float("nan")
+
+
+def kendall_tau_b(x, y):
+    n = len(x)
+    c = d = tx = ty = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            a = (x[i] > x[j]) - (x[i] < x[j])
+            b = (y[i] > y[j]) - (y[i] < y[j])
+            if a == 0 and b == 0:
+                continue
+            if a == 0:
+                tx += 1
+            elif b == 0:
+                ty += 1
+            elif a == b:
+                c += 1
+            else:
+                d += 1
+    den = ((c + d + tx) * (c + d + ty)) ** 0.5
+    return (c - d) / den if den else float("nan")
+
+
+def ranks(v):
+    o = sorted(range(len(v)), key=lambda i: v[i])
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(o):
+        j = i
+        while j + 1 < len(o) and v[o[j + 1]] == v[o[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[o[k]] = (i + j) / 2.0
+        i = j + 1
+    return r
+
+
+def spearman(x, y):
+    rx, ry = ranks(x), ranks(y)
+    mx, my = st.mean(rx), st.mean(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    den = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+    return num / den if den else float("nan")
+
+
+def f(t):
+    return "%.3f" % t if t == t else "-"
+
+
+print("# Lab benchmark summary\n")
+if os.path.exists(os.path.join(out, "setup.txt")):
+    print("```\n" + open(os.path.join(out, "setup.txt")).read().strip() + "\n```\n")
+
+rates = sorted(d for d in os.listdir(os.path.join(out, "raw")) if os.path.isdir(os.path.join(out, "raw", d)))
+rates.sort(key=lambda r: -float(r.replace("gbit", "e9").replace("mbit", "e6")) if r[0].isdigit() else 0)
+fidelity = []
+for rate in rates:
+    print("## %s per link\n" % rate)
+    for path in sorted(glob.glob(os.path.join(out, "raw", rate, "*.jsonl"))):
+        base = os.path.basename(path)[:-6]
+        if base.endswith("-ddp") or base.startswith("side-"):
+            continue
+        rows = load(path)
+        if not rows:
+            continue
+        named = [r for r in rows if not r["random"]]
+        rand = [r for r in rows if r["random"]]
+        strategies = []
+        for r in named:
+            if r["strategy"] not in strategies:
+                strategies.append(r["strategy"])
+        per = {s: [r for r in named if r["strategy"] == s] for s in strategies}
+        r0 = rows[0]
+        print("### %s (gradients / %g: %s), %d ranks on %d nodes\n" % (r0["model"], r0["scale"], r0["scaled"], r0["ranks"], r0["nodes"]))
+        print("| strategy | plan strategy | buckets | predicted s | measured median s | spread | measured / predicted | ratio to autosync (measured) | ratio to autosync (predicted) | sums |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        auto = {r["round"]: med(r["steps"]) for r in per.get("autosync", [])}
+        pa = per["autosync"][0]["predicted"] if per.get("autosync") else float("nan")
+        for s in strategies:
+            rs = per[s]
+            allsteps = [t for r in rs for t in r["steps"]]
+            rmeds = [med(r["steps"]) for r in rs if r["steps"]]
+            m = med(allsteps)
+            spread = (max(rmeds) - min(rmeds)) / m if rmeds and m else float("nan")
+            ratios = [med(r["steps"]) / auto[r["round"]] for r in rs if r["round"] in auto and r["steps"]]
+            p = rs[0]["predicted"]
+            print("| %s | %s | %d | %s | %s | ±%.0f%% | %s | %s | %s | %s |" % (
+                s, rs[0]["plan_strategy"], rs[0]["nbuckets"], f(p), f(m), 100 * spread, f(m / p if p else float("nan")),
+                f(med(ratios)), f(p / pa if pa == pa and pa else float("nan")),
+                "ok" if all(r["ok"] for r in rs) else "WRONG"))
+        print()
+        if rand:
+            pts = [(r["predicted"], med(r["steps"])) for r in rand + [per[s][0] for s in strategies] if r["steps"]]
+            # named strategies: use the median over all rounds
+            pts = [(r["predicted"], med(r["steps"])) for r in rand if r["steps"]] + \
+                  [(per[s][0]["predicted"], med([t for r in per[s] for t in r["steps"]])) for s in strategies]
+            x = [p for p, _ in pts]
+            y = [m for _, m in pts]
+            tau = kendall_tau_b(x, y)
+            rho = spearman(x, y)
+            mape = st.mean(abs(p - m) / m for p, m in pts)
+            mse = st.mean(p / m - 1 for p, m in pts)
+            best_pred = min(range(len(pts)), key=lambda i: x[i])
+            regret = y[best_pred] / min(y)
+            fidelity.append((rate, r0["model"], len(pts), len(rand), tau, rho, mape, mse, regret))
+if fidelity:
+    print("## Simulator fidelity (random valid strategies + the named ones, measured median vs prediction)\n")
+    print("| rate | model | strategies | of them random | Kendall tau-b | Spearman rho | mean abs. error | mean signed error (pred/meas - 1) | top-1 regret |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for rate, model, n, nr, tau, rho, mape, mse, regret in fidelity:
+        print("| %s | %s | %d | %d | %.2f | %.2f | %.0f%% | %+.0f%% | %.2f |" % (rate, model, n, nr, tau, rho, 100 * mape, 100 * mse, regret))
+    print()
+
+ddp = []
+for rate in rates:
+    for path in sorted(glob.glob(os.path.join(out, "raw", rate, "*-ddp.jsonl"))):
+        rows = load(path)
+        if not rows:
+            continue
+        d = [r for r in rows if r["config"] == "default"]
+        p = [r for r in rows if r["config"].startswith("plan:")]
+        pairs = {}
+        for r in d:
+            pairs.setdefault(r["round"], {})["d"] = med(r["steps"])
+        for r in p:
+            pairs.setdefault(r["round"], {})["p"] = med(r["steps"])
+        ratios = [v["d"] / v["p"] for v in pairs.values() if "d" in v and "p" in v]
+        ddp.append((rate, rows[0]["model"], med([t for r in d for t in r["steps"]]), med([t for r in p for t in r["steps"]]),
+                    med(ratios), p[0]["settings"] if p else {}, all(r["ok"] for r in rows), len(pairs)))
+if ddp:
+    print("## PyTorch DDP (gloo, CPU) on the same synthetic model: defaults vs the autosync plan (framework pytorch-ddp) through contrib/pytorch/autosync_ddp.py\n")
+    print("| rate | model | rounds | DDP default median s | DDP + autosync plan median s | ratio default / plan | settings from the plan | grads correct |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
+    for rate, model, dm, pm, ratio, s, ok, nr in ddp:
+        print("| %s | %s | %d | %s | %s | %s | %s | %s |" % (rate, model, nr, f(dm), f(pm), f(ratio), json.dumps(s), "yes" if ok else "NO"))
+    print()
+
+side = sorted(glob.glob(os.path.join(out, "raw", "*", "side-hier-*.jsonl")))
+if side:
+    print("## Side experiment: hierarchical all-reduce via the node leader vs one ring per rail\n")
+    print("| rate | variant | model | strategy | predicted s | measured median s |")
+    print("|---|---|---|---|---:|---:|")
+    for path in side:
+        rate = path.split(os.sep)[-2]
+        var = os.path.basename(path)[len("side-hier-"):-6]
+        rows = load(path)
+        for s in sorted({r["strategy"] for r in rows}):
+            rs = [r for r in rows if r["strategy"] == s]
+            print("| %s | %s | %s | %s | %s | %s |" % (rate, var, rs[0]["model"], s, f(rs[0]["predicted"]), f(med([t for r in rs for t in r["steps"]]))))
+    print()
