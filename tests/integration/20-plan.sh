@@ -58,9 +58,9 @@ is "$(grep ^node <<<"$out" | awk '{print $3}' | sort -u | wc -l)" 1 "batch: the 
 
 # --- the user's own settings survive ------------------------------------
 out=$(as_user_env NCCL_IB_HCA==mlx5_3:1 NCCL_TOPO_FILE=/home/mine.xml AUTOSYNC_DDP_BUCKET_CAP_MB=99 -- \
-  srun -N1 -n2 --gpus=2 --autosync-model=resnet50 bash -c 'echo "$NCCL_IB_HCA $NCCL_TOPO_FILE $AUTOSYNC_DDP_BUCKET_CAP_MB"; grep -A3 "^skipped_env" "$AUTOSYNC_PLAN" | tr -d " \n"; echo' 2>&1 | sort -u)
+  srun -N1 -n2 --gpus=2 --autosync-model=resnet50 bash -c 'echo "$NCCL_IB_HCA $NCCL_TOPO_FILE $AUTOSYNC_DDP_BUCKET_CAP_MB"; grep -A3 "^skipped_env" "$AUTOSYNC_PLAN" | tr -d " \n\""; echo' 2>&1 | sort -u)
 is "$out" "=mlx5_3:1 /home/mine.xml 99
-skipped_env:-"NCCL_TOPO_FILE"-"AUTOSYNC_DDP_BUCKET_CAP_MB"-"NCCL_IB_HCA"" "users' NCCL and framework variables are never overwritten, and the plan records them"
+skipped_env:-NCCL_TOPO_FILE-AUTOSYNC_DDP_BUCKET_CAP_MB-NCCL_IB_HCA" "users' NCCL and framework variables are never overwritten, and the plan records them"
 
 # --- --autosync-explain, --autosync=PATH -------------------------------
 out=$(as_user srun -N3 -n3 --gpus-per-node=2 --autosync-model=bert-large --autosync-explain true 2>&1)
