@@ -33,7 +33,7 @@ for opt in "" "--autosync=off"; do
   diag "$out"
   if [ "$have_plugins" = 1 ]; then tail="libnccl-tuner-autosync.so libnccl-profiler-autosync.so"; else tail=""; fi
   want=$(for n in node1 node2; do for r in 0 1; do
-    echo "$n $r $hash =mlx5_$r:1 topo plan $tail" | tr -s ' '; done; done)
+    echo "$n $r $hash =mlx5_$r:1 topo plan $tail" | tr -s ' ' | sed 's/ $//'; done; done)
   is "$(sed 's/ nomode$//; s/ off$//' <<<"$out" | tr -s ' ' | sed 's/ $//')" "$want" \
     "srun ${opt:-(no option)} autosync launch --plan: 4 tasks on 2 nodes get the plan, NCCL topology, their local rank's NIC${tail:+ and both NCCL plugins}"
 done
