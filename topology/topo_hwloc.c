@@ -479,6 +479,11 @@ struct autosync_topo *topo_load_hwloc(const char *xml, autosync_error_t *errp)
 		    c.topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 		(void)hwloc_topology_set_type_filter(
 		    c.topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
+		/* the whole machine, so that a GPU on a socket the job has
+		 * no CPU of keeps its true locality; the job's CPUs become
+		 * the allowed set */
+		(void)hwloc_topology_set_flags(
+		    c.topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
 	}
 	if (hwloc_topology_load(c.topo) < 0) {
 		if (errno == 0)
