@@ -162,8 +162,10 @@ typedef struct autosync_topo_nic {
  * Load the machine this process runs on through hwloc, with I/O discovery
  * (PCI devices, bridges, OS devices). Also reads, when present,
  * /proc/driver/nvidia/gpus/BUSID/information (model, UUID) and
- * /sys/class/{infiniband,net} (port state, link speed). The job CPU set is
- * the process's allowed CPU set. Returns a new topology (caller destroys).
+ * /sys/class/{infiniband,net} (port state, link speed) and NVML (NVLinks,
+ * loaded at run time when the NVIDIA driver is there). The job CPU set is
+ * the process's allowed CPU set (cgroup). Returns a new topology (caller
+ * destroys).
  */
 autosync_topo_t *autosync_topo_load_live(autosync_error_t *errp);
 /* Load an hwloc XML file (v1 or v2.0; hwloc 2.x refuses v3.0). */

@@ -692,6 +692,102 @@ static void nvlink_xml(void)
 	unlink(tmp("nvl2.xml"));
 }
 
+/* hwloc v2: a ConnectX-2 (class 0x0c06, mlx4_0 with port 2 ACTIVE, port 1
+ * DOWN) and a GeForce (class 0x0300) on one socket, hand-written */
+static const char cx2_xml[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+    "<topology version=\"2.0\">\n"
+    "  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x00000003\" "
+    "complete_cpuset=\"0x00000003\" allowed_cpuset=\"0x00000003\" "
+    "nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" "
+    "allowed_nodeset=\"0x00000001\" gp_index=\"1\">\n"
+    "    <object type=\"Package\" os_index=\"0\" cpuset=\"0x00000003\" "
+    "complete_cpuset=\"0x00000003\" nodeset=\"0x00000001\" "
+    "complete_nodeset=\"0x00000001\" gp_index=\"2\">\n"
+    "      <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x00000003\" "
+    "complete_cpuset=\"0x00000003\" nodeset=\"0x00000001\" "
+    "complete_nodeset=\"0x00000001\" gp_index=\"3\" "
+    "local_memory=\"1073741824\"/>\n"
+    "      <object type=\"Core\" os_index=\"0\" cpuset=\"0x00000003\" "
+    "complete_cpuset=\"0x00000003\" nodeset=\"0x00000001\" "
+    "complete_nodeset=\"0x00000001\" gp_index=\"4\">\n"
+    "        <object type=\"PU\" os_index=\"0\" cpuset=\"0x00000001\" "
+    "complete_cpuset=\"0x00000001\" nodeset=\"0x00000001\" "
+    "complete_nodeset=\"0x00000001\" gp_index=\"5\"/>\n"
+    "        <object type=\"PU\" os_index=\"1\" cpuset=\"0x00000002\" "
+    "complete_cpuset=\"0x00000002\" nodeset=\"0x00000001\" "
+    "complete_nodeset=\"0x00000001\" gp_index=\"6\"/>\n"
+    "      </object>\n"
+    "      <object type=\"Bridge\" gp_index=\"7\" bridge_type=\"0-1\" "
+    "depth=\"0\" bridge_pci=\"0000:[00-02]\">\n"
+    "        <object type=\"Bridge\" gp_index=\"8\" bridge_type=\"1-1\" "
+    "depth=\"1\" bridge_pci=\"0000:[01-01]\" pci_busid=\"0000:00:01.0\" "
+    "pci_type=\"0604 [8086:3408] [0000:0000] 13\" "
+    "pci_link_speed=\"0.000000\">\n"
+    "          <object type=\"PCIDev\" gp_index=\"9\" "
+    "pci_busid=\"0000:01:00.0\" pci_type=\"0c06 [15b3:673c] [15b3:0018] b0\" "
+    "pci_link_speed=\"4.000000\">\n"
+    "            <object type=\"OSDev\" gp_index=\"10\" name=\"ib0\" "
+    "osdev_type=\"2\">\n"
+    "              <info name=\"Address\" "
+    "value=\"80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:07:a3:05\"/>\n"
+    "            </object>\n"
+    "            <object type=\"OSDev\" gp_index=\"11\" name=\"mlx4_0\" "
+    "osdev_type=\"3\">\n"
+    "              <info name=\"NodeGUID\" value=\"0002:c903:0007:a304\"/>\n"
+    "              <info name=\"Port1State\" value=\"1\"/>\n"
+    "              <info name=\"Port2State\" value=\"4\"/>\n"
+    "            </object>\n"
+    "          </object>\n"
+    "        </object>\n"
+    "        <object type=\"Bridge\" gp_index=\"12\" bridge_type=\"1-1\" "
+    "depth=\"1\" bridge_pci=\"0000:[02-02]\" pci_busid=\"0000:00:03.0\" "
+    "pci_type=\"0604 [8086:340a] [0000:0000] 13\" "
+    "pci_link_speed=\"0.000000\">\n"
+    "          <object type=\"PCIDev\" gp_index=\"13\" "
+    "pci_busid=\"0000:02:00.0\" pci_type=\"0300 [10de:1b80] [10de:119e] a1\" "
+    "pci_link_speed=\"15.753846\"/>\n"
+    "        </object>\n"
+    "      </object>\n"
+    "    </object>\n"
+    "  </object>\n"
+    "</topology>\n";
+
+static void connectx2(void)
+{
+	autosync_error_t err = {.text = ""};
+	autosync_topo_t *t;
+	autosync_env_t e[4];
+	size_t n;
+
+	write_str(tmp("cx2.xml"), cx2_xml, SIZE_MAX);
+	t = autosync_topo_load_file(tmp("cx2.xml"), &err);
+	ok(t != NULL, "ConnectX-2 hwloc XML loads (%s)", err.text);
+	if (t) {
+		const autosync_topo_nic_t *nic = autosync_topo_nic(t, 0);
+
+		ok(autosync_topo_ngpus(t) == 1 &&
+		       autosync_topo_gpu(t, 0)->class_id == 0x0300,
+		   "GeForce class 0x0300 is a GPU");
+		ok(nic && nic->kind == AUTOSYNC_NIC_INFINIBAND &&
+		       nic->class_id == 0x0c06,
+		   "class 0x0c06 is InfiniBand");
+		ok(nic && nic->port == 2 && nic->port_state == 4,
+		   "the ACTIVE port (2) is used, not port 1 (DOWN)");
+		ok(nic && !strcmp(nic->name, "mlx4_0") &&
+		       !strcmp(nic->netdev, "ib0"),
+		   "mlx4_0 / ib0");
+		ok(autosync_topo_gpu(t, 0)->nic_tier == AUTOSYNC_NIC_TIER_NUMA,
+		   "different root ports, same NUMA node");
+		ok(autosync_topo_rank_env(t, 0, e, 4, &n, &err) == 0 &&
+		       n == 1 && !strcmp(e[0].value, "=mlx4_0:2"),
+		   "NCCL_IB_HCA==mlx4_0:2, no GDR level off the switch");
+		autosync_topo_destroy(t);
+	}
+	unlink(tmp("cx2.xml"));
+}
+
 static const char *const all_files[] = {
     "hwloc-juwels-booster-4xA100-4xHDR.xml",
     "hwloc-dgx2h-16xV100-12xNVSwitch.xml",
@@ -769,6 +865,7 @@ int main(void)
 			"trips");
 	}
 	nvlink_xml();
+	connectx2();
 	writers(NULL);
 	live();
 	bad_inputs();
