@@ -166,6 +166,10 @@ typedef struct autosync_topo_nic {
  * loaded at run time when the NVIDIA driver is there). The job CPU set is
  * the process's allowed CPU set (cgroup). Returns a new topology (caller
  * destroys).
+ * Note for sanitized builds: hwloc unloads its PCI plugin when its last
+ * topology is destroyed, after which LeakSanitizer reports libpciaccess's
+ * allocations; a program that must run leak-clean keeps one
+ * hwloc_topology_init()ed topology for its lifetime (see cli/topo.c).
  */
 autosync_topo_t *autosync_topo_load_live(autosync_error_t *errp);
 /* Load an hwloc XML file (v1 or v2.0; hwloc 2.x refuses v3.0). */
