@@ -45,6 +45,8 @@ struct autosync_siteconf {
 	unsigned nics, nps;
 	char (*fabric)[NAME_MAX_LEN];
 	size_t nfabric;
+	int nccl_plugins;
+	char nccl_plugin_dir[PATH_MAX];
 };
 
 struct ctx {
@@ -260,6 +262,30 @@ static int h_size(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 	}
 	problem(c, v, "'%s': bad value '%s' (expected a size such as 1048576, "
 		"64MiB or 100MB, at least 1 byte and at most 1TiB)", key,
+		q(s, b, sizeof(b)));
+	return -1;
+}
+
+static int h_bool(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
+{
+	static const char *const t[] = { "true", "yes", "on", "1" };
+	static const char *const f[] = { "false", "no", "off", "0" };
+	const char *s;
+	char b[80];
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcmp(s, t[i])) {
+			*(int *) dst = 1;
+			return 0;
+		}
+		if (!strcmp(s, f[i])) {
+			*(int *) dst = 0;
+			return 0;
+		}
+	}
+	problem(c, v, "'%s': bad value '%s' (expected true or false)", key,
 		q(s, b, sizeof(b)));
 	return -1;
 }
@@ -537,6 +563,8 @@ static const struct key top_keys[] = {
 	{ "topology_xml", h_path, offsetof(autosync_siteconf_t, topology_xml), NULL },
 	{ "plan_budget_ms", h_budget, offsetof(autosync_siteconf_t, budget_ms), NULL },
 	{ "max_model_bytes", h_size, offsetof(autosync_siteconf_t, max_model), NULL },
+	{ "nccl_plugins", h_bool, offsetof(autosync_siteconf_t, nccl_plugins), NULL },
+	{ "nccl_plugin_dir", h_path, offsetof(autosync_siteconf_t, nccl_plugin_dir), NULL },
 	{ "network", NULL, 0, network_keys },
 	{ "feedback", NULL, 0, feedback_keys },
 	{ NULL, NULL, 0, NULL },
@@ -605,6 +633,8 @@ static void set_defaults(autosync_siteconf_t *s)
 	s->feedback_keep = 3;
 	s->budget_ms = 50;
 	s->max_model = 16u << 20;
+	snprintf(s->nccl_plugin_dir, sizeof(s->nccl_plugin_dir), "%s",
+		 AUTOSYNC_LIBDIR);
 }
 
 autosync_siteconf_t *autosync_siteconf_create(autosync_error_t *errp)
@@ -817,6 +847,8 @@ GETTER(unsigned, feedback_keep, feedback_keep)
 GETTER(unsigned, plan_budget_ms, budget_ms)
 GETTER(size_t, max_model_bytes, max_model)
 GETTER(size_t, fabric_nic_count, nfabric)
+GETTER(int, nccl_plugins, nccl_plugins)
+GETTER(const char *, nccl_plugin_dir, nccl_plugin_dir)
 #undef GETTER
 
 const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s, size_t i)

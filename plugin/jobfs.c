@@ -160,7 +160,9 @@ int as_write_in(const char *dir, const char *name, const void *data,
 	int dfd, fd = -1, rv = -1, saved;
 	size_t off = 0;
 
-	if ((size_t) snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= sizeof(tmp)) {
+	/* unique per writer: two processes may write into one directory */
+	if ((size_t) snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name,
+			      (long) getpid()) >= sizeof(tmp)) {
 		snprintf(err, errlen, "%s: name too long", name);
 		errno = ENAMETOOLONG;
 		return -1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "autosync/planner.h"
 #include "jobfs.h"
@@ -368,6 +369,25 @@ int as_step_plan(const struct as_step_in *in, struct as_step_out *o)
 		snprintf(path, sizeof(path), "%s/%s", in->jobdir, TOPO_NAME);
 		if (add_env(in, o, "NCCL_TOPO_FILE", path, 0) < 0)
 			goto out;
+	}
+	/* autosync's NCCL tuner and profiler, where the site enables them
+	 * and they are installed */
+	{
+		const char *dir = in->nccl_plugin_dir;
+		static const struct {
+			const char *var, *file;
+		} plugins[] = {
+			{ "NCCL_TUNER_PLUGIN", "libnccl-tuner-autosync.so" },
+			{ "NCCL_PROFILER_PLUGIN", "libnccl-profiler-autosync.so" },
+		};
+		if (!dir && in->site && autosync_siteconf_nccl_plugins(in->site))
+			dir = autosync_siteconf_nccl_plugin_dir(in->site);
+		for (size_t i = 0; dir && dir[0] && i < 2; i++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, plugins[i].file);
+			if (access(path, R_OK) == 0 &&
+			    add_env(in, o, plugins[i].var, path, 0) < 0)
+				goto out;
+		}
 	}
 	/* the plan's NCCL hints and framework variables */
 	for (size_t i = 0;; i++) {

@@ -30,6 +30,9 @@ struct as_step_in {
 	const char *cuda_visible_devices, *step_gpus, *job_gpus; /* may be NULL */
 	const char *cwd;          /* for relative model/plan paths; may be NULL */
 	const char *jobdir;       /* existing job directory (user-owned) */
+	/* directory of libnccl-{tuner,profiler}-autosync.so to point NCCL
+	 * at, or NULL (then the site's nccl_plugins/nccl_plugin_dir decide) */
+	const char *nccl_plugin_dir;
 	/* 1 if the step's environment already has 'name' (set by the user) */
 	int (*has_env)(const char *name, void *arg);
 	void *env_arg;

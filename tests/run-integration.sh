@@ -18,6 +18,10 @@ id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 # (which may sit in a directory only root can enter).
 install -d -m 0755 $lib "$site_dir" $lib/bin $lib/models $lib/feedback
 install -m 0755 "$build/cli/autosync" $lib/bin/autosync
+install -d -m 0755 $lib/lib
+for so in libnccl-tuner-autosync.so libnccl-profiler-autosync.so; do
+  [ -f "$build/launcher/nccl/.libs/$so" ] && install -m 0644 "$build/launcher/nccl/.libs/$so" $lib/lib/
+done
 install -m 0644 "$src"/planner/catalog/*.yaml $lib/models/
 # the fake GPUs' node: a real 4 x A100 + 4 x HDR machine (JUWELS Booster)
 install -m 0644 "$src/../shared/fixtures/topologies/hwloc-juwels-booster-4xA100-4xHDR.xml" $lib/topo.xml
@@ -30,6 +34,8 @@ default_mode: off
 catalog_dir: $lib/models
 topology_xml: $lib/topo.xml
 plan_budget_ms: 2000
+nccl_plugins: true
+nccl_plugin_dir: $lib/lib
 network:
   nic_bandwidth: 200Gbit/s
   latency: 2us

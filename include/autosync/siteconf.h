@@ -76,6 +76,11 @@ size_t autosync_siteconf_feedback_max_bytes(const autosync_siteconf_t *s);
 unsigned autosync_siteconf_feedback_keep(const autosync_siteconf_t *s);
 unsigned autosync_siteconf_plan_budget_ms(const autosync_siteconf_t *s);
 size_t autosync_siteconf_max_model_bytes(const autosync_siteconf_t *s);
+/* 1: point NCCL at autosync's tuner and profiler plugins
+ * (NCCL_TUNER_PLUGIN, NCCL_PROFILER_PLUGIN) found in nccl_plugin_dir
+ * (default: the library directory autosync was installed to). */
+int autosync_siteconf_nccl_plugins(const autosync_siteconf_t *s);
+const char *autosync_siteconf_nccl_plugin_dir(const autosync_siteconf_t *s);
 /* Fabric NIC names (e.g. "mlx5_0"); 'i' < count. */
 size_t autosync_siteconf_fabric_nic_count(const autosync_siteconf_t *s);
 const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s, size_t i);

@@ -205,6 +205,42 @@ static void test_juwels(void)
 	free(o2);
 }
 
+static void test_nccl_plugins(void)
+{
+	char extra[1400], p[1400];
+	autosync_siteconf_t *site;
+	struct as_step_out *o = calloc(1, sizeof(*o));
+	char jd[1100];
+	struct as_step_in in = {
+		.model = "resnet50", .nnodes = 2, .uid = getuid(),
+		.step_gpus = "0,1", .cuda_visible_devices = "0,1", .jobdir = jd,
+	};
+	FILE *fp;
+
+	snprintf(p, sizeof(p), "%s/nccl", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/nccl/libnccl-tuner-autosync.so", dir);
+	if ((fp = fopen(p, "w")))
+		fclose(fp);
+	snprintf(extra, sizeof(extra), "nccl_plugins: true\nnccl_plugin_dir: %s/nccl\n", dir);
+	site = site_with("hwloc-juwels-booster-4xA100-4xHDR.xml", extra);
+	in.site = site;
+	snprintf(jd, sizeof(jd), "%s/job-nccl", dir);
+	mkdir(jd, 0700);
+	ok(as_step_plan(&in, o) == 0, "plan with the NCCL plugins enabled (%s)", o->err);
+	is(env_of(o, "NCCL_TUNER_PLUGIN"), p, "NCCL_TUNER_PLUGIN points at the installed tuner");
+	ok(env_of(o, "NCCL_PROFILER_PLUGIN") == NULL, "a plugin that is not installed is not named");
+	memset(o, 0, sizeof(*o));
+	user_set[0] = "NCCL_TUNER_PLUGIN";
+	user_set[1] = NULL;
+	ok(as_step_plan(&in, o) == 0 && env_of(o, "NCCL_TUNER_PLUGIN") == NULL &&
+		   o->nskipped == 1,
+	   "the user's own NCCL_TUNER_PLUGIN wins");
+	user_set[0] = NULL;
+	autosync_siteconf_destroy(site);
+	free(o);
+}
+
 static void test_report(void)
 {
 	autosync_feedback_rec_t *r = calloc(1, sizeof(*r));
@@ -235,6 +271,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		bail_out("mkdtemp");
 	test_juwels();
+	test_nccl_plugins();
 	test_report();
 	{
 		char cmd[128];
