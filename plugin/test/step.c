@@ -214,6 +214,7 @@ static void test_nccl_plugins(void)
 	struct as_step_in in = {
 		.model = "resnet50", .nnodes = 2, .uid = getuid(),
 		.step_gpus = "0,1", .cuda_visible_devices = "0,1", .jobdir = jd,
+		.has_env = has_env,
 	};
 	FILE *fp;
 
@@ -235,7 +236,7 @@ static void test_nccl_plugins(void)
 	user_set[1] = NULL;
 	ok(as_step_plan(&in, o) == 0 && env_of(o, "NCCL_TUNER_PLUGIN") == NULL &&
 		   o->nskipped == 1,
-	   "the user's own NCCL_TUNER_PLUGIN wins");
+	   "the user's own NCCL_TUNER_PLUGIN wins (%zu skipped: %s)", o->nskipped, o->skipped[0]);
 	user_set[0] = NULL;
 	autosync_siteconf_destroy(site);
 	free(o);
