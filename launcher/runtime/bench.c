@@ -211,7 +211,6 @@ static int write_plan_file(const char *dir, const char *name,
 	for (i = 0; name[i] && i < sizeof(safe) - 1; i++)
 		safe[i] = (name[i] == '/' || name[i] == ':') ? '_' : name[i];
 	safe[i] = 0;
-	mkdir(dir, 0755);
 	snprintf(path, sizeof(path), "%s/%s.yaml", dir, safe);
 	if (!(fp = fopen(path, "w")))
 		return autosync_errprintf(errp, "%s: %s", path,
@@ -220,6 +219,50 @@ static int write_plan_file(const char *dir, const char *name,
 	if (fclose(fp) != 0)
 		rv = -1;
 	return rv;
+}
+
+/* mkdir -p */
+static int mkdirs(const char *dir)
+{
+	char p[4096];
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(p, dir, n + 1);
+	for (size_t i = 1; i <= n; i++)
+		if (p[i] == '/' || p[i] == 0) {
+			char c = p[i];
+			p[i] = 0;
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				return -1;
+			p[i] = c;
+		}
+	return 0;
+}
+
+static int write_plans(const char *dir, const struct strat *st, size_t ns,
+		       const autosync_model_t *m, const autosync_cluster_t *cl,
+		       const autosync_costs_t *k, autosync_error_t *errp)
+{
+	char path[4096];
+	FILE *fp;
+	int r;
+
+	if (mkdirs(dir) < 0)
+		return autosync_errprintf(errp, "%s: %s", dir, strerror(errno));
+	for (size_t i = 0; i < ns; i++)
+		if (write_plan_file(dir, st[i].name, st[i].plan, errp) < 0)
+			return -1;
+	snprintf(path, sizeof(path), "%s/replay.json", dir);
+	if (!(fp = fopen(path, "w")))
+		return autosync_errprintf(errp, "%s: %s", path, strerror(errno));
+	r = autosync_trial_write_replay(m, cl, k, fp, errp);
+	if (fclose(fp) != 0 || r < 0)
+		return autosync_errprintf(errp, "%s: write error", path);
+	return 0;
 }
 
 static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
@@ -510,24 +553,26 @@ int autosync_rt_bench_main(int argc, char **argv)
 		       "strategy", "pred_s", "median_s", "min_s", "max_s",
 		       "check");
 		fflush(stdout);
-		if (o.out && !(out = fopen(o.out, "a")))
-			FAIL("%s: %s", o.out, strerror(errno));
-		if (o.plans_dir) {
-			char path[4096];
-			FILE *fp;
-			int r;
-			for (size_t i = 0; i < ns; i++)
-				if (write_plan_file(o.plans_dir, st[i].name,
-						    st[i].plan, &err) < 0)
-					FAIL("%s", err.text);
-			snprintf(path, sizeof(path), "%s/replay.json",
-				 o.plans_dir);
-			if (!(fp = fopen(path, "w")))
-				FAIL("%s: %s", path, strerror(errno));
-			r = autosync_trial_write_replay(m, &cl, &k, fp, &err);
-			if (fclose(fp) != 0 || r < 0)
-				FAIL("%s: %s", path, err.text);
+	}
+	/* rank 0's files: every rank learns whether that worked (a failure on
+	 * rank 0 alone must not leave the others waiting in a collective) */
+	{
+		int bad = 0, anybad = 0;
+		if (rank == 0) {
+			if (o.out && !(out = fopen(o.out, "a"))) {
+				fprintf(stderr, "autosync bench: %s: %s\n", o.out,
+					strerror(errno));
+				bad = 1;
+			}
+			if (!bad && o.plans_dir &&
+			    write_plans(o.plans_dir, st, ns, m, &cl, &k, &err) < 0) {
+				fprintf(stderr, "autosync bench: %s\n", err.text);
+				bad = 1;
+			}
 		}
+		MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		if (anybad)
+			goto out;
 	}
 	/* rounds: every named strategy once per round (A B A B ...); the
 	 * random ones once, after the first round */

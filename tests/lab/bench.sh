@@ -14,7 +14,10 @@
 #        RATES   tbf rates (default "1gbit 400mbit"); HOSTS (4) PPN (2)
 #        ROUNDS STEPS WARMUP (5 5 1) for the first rate, ROUNDS2 STEPS2 (3 3) after
 #        NRANDOM (50) RSTEPS (2) SEED (1); DDP (1) DDP_ROUNDS (3) DDP_STEPS (5)
-#        HIER (rails) CLUSTER (autosync bench default) EXTRA (more bench args)
+#        HIER (rails) EXTRA (more bench args)
+#        CLUSTER_BASE: the lab as a cluster, without the NIC (default
+#          "intra=host_bridge:2.5GB/s:20us,lat=100us"); ",nics=1xRATE" is added
+#          per setting, so the planner plans for the rate the lab really has
 # Needs root. Tears the lab down on exit.
 set -u
 OUT=${1:?usage: bench.sh OUTDIR [AUTOSYNC_BINARY]}
@@ -49,19 +52,22 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "torch: $(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "layout: $HOSTS hosts x $PPN ranks; rates: $RATES; models: $MODELS; hier: $HIER"
+	echo "cluster: ${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us},nics=1x<rate>"
 	echo "first rate: rounds $ROUNDS, steps $STEPS, warmup $WARMUP, random $RANDOM_N x $RSTEPS steps; later rates: rounds $ROUNDS2, steps $STEPS2"
 } > "$OUT/setup.txt"
 
 first=1
 for rate in $RATES; do
 	"$LAB" up "$HOSTS" "$rate" || exit 1
+	nic=$(echo "$rate" | sed 's/gbit$/Gbit\/s/; s/mbit$/Mbit\/s/')
+	CLUSTER="${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us},nics=1x$nic"
 	log "lab up: $HOSTS hosts, $rate"
 	if [ $first = 1 ]; then R=$ROUNDS; S=$STEPS; RND="--random $RANDOM_N --random-steps $RSTEPS --seed $SEED"
 	else R=$ROUNDS2; S=$STEPS2; RND=""; fi
 	for ms in $MODELS; do
 		m=${ms%%:*}; sc=${ms##*:}
 		d="$OUT/raw/$rate"; mkdir -p "$d"
-		log "bench $m scale 1/$sc ($rate)"
+		log "bench $m scale 1/$sc ($rate, cluster $CLUSTER)"
 		timeout 3000 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
 			${CLUSTER:+--cluster "$CLUSTER"} --hier "$HIER" --strategies "$BASELINES" \
 			--rounds "$R" --steps "$S" --warmup "$WARMUP" $RND ${EXTRA:-} \
@@ -96,6 +102,7 @@ for rate in $RATES; do
 		for h in leader rails; do
 			log "side: hier $h, $m"
 			"$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" --hier $h \
+				--cluster "$CLUSTER" \
 				--strategies autosync,ddp-default --rounds 3 --steps 3 \
 				--out "$OUT/raw/$rate/side-hier-$h.jsonl" > "$OUT/raw/$rate/side-hier-$h.txt" 2>&1
 		done
