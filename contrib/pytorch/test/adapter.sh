@@ -1,0 +1,58 @@
+#!/bin/sh
+# adapter.sh - contrib/pytorch/autosync_ddp.py without torch: plan parsing and
+# precedence (environment > plan env > plan job). TAP. Skips without python3.
+SRC=${AUTOSYNC_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
+PY=$(command -v python3 || true)
+[ -n "$PY" ] || { echo "1..0 # SKIP python3 not found"; exit 0; }
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+cat > "$T/plan.yaml" <<'P'
+autosync_plan: 1
+hash: "0000000000000000"
+inputs:
+  model: "resnet50"
+  framework: "pytorch-ddp"
+strategy: "autosync-bucket-cap"
+job:
+  nccl_algo: ring
+  compression: fp16
+  bucket_cap_bytes: 4194304
+  first_bucket_bytes: 524288
+  cycle_time: 0
+env:
+  "AUTOSYNC_DDP_BUCKET_CAP_MB": "4"
+  "AUTOSYNC_DDP_FIRST_BUCKET_MB": "0.5"
+  "AUTOSYNC_DDP_COMM_HOOK": "fp16"
+buckets: []
+P
+sed 's/framework: "pytorch-ddp"/framework: "generic"/; s/bucket_cap_bytes: 4194304/bucket_cap_bytes: 0/; /AUTOSYNC_DDP/d' "$T/plan.yaml" > "$T/custom.yaml"
+mkdir -p "$T/noyaml"; echo 'raise ImportError("hidden")' > "$T/noyaml/yaml.py"
+cat > "$T/t.py" <<'PYEOF'
+import os, sys
+import autosync_ddp as a
+d = sys.argv[1]
+n = 0
+def ok(c, msg):
+    global n
+    n += 1
+    print(("ok %d - %s%s" if c else "not ok %d - %s%s") % (n + off, msg, sys.argv[3]))
+off = int(sys.argv[2])
+p = a.load_plan(os.path.join(d, "plan.yaml"))
+ok(p["job"]["compression"] == "fp16" and p["env"]["AUTOSYNC_DDP_BUCKET_CAP_MB"] == "4", "plan sections read")
+s = a.settings(p, environ={})
+ok(s == {"bucket_cap_mb": 4.0, "first_bucket_bytes": 524288, "hook": "fp16"}, "settings from the plan's env: %r" % s)
+s = a.settings(p, environ={"AUTOSYNC_DDP_BUCKET_CAP_MB": "8", "AUTOSYNC_DDP_COMM_HOOK": "none"})
+ok(s["bucket_cap_mb"] == 8.0 and s["hook"] == "none", "the process environment wins")
+del p["env"]["AUTOSYNC_DDP_BUCKET_CAP_MB"]
+ok(a.settings(p, environ={})["bucket_cap_mb"] == 4.0, "job.bucket_cap_bytes when env lacks it")
+ok(a.settings(None, environ={}) == {}, "no plan, no variables: DDP defaults")
+os.environ["AUTOSYNC_PLAN"] = os.path.join(d, "plan.yaml")
+ok(a.load_plan()["strategy"] == "autosync-bucket-cap", "AUTOSYNC_PLAN is read")
+try:
+    a.settings(a.load_plan(os.path.join(d, "custom.yaml")), environ={})
+    ok(False, "custom buckets of another framework refused")
+except ValueError:
+    ok(True, "custom buckets of another framework refused")
+PYEOF
+echo "1..14"
+PYTHONPATH="$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 0 ""
+PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 7 " (without PyYAML)"
