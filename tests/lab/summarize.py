@@ -143,6 +143,63 @@ if fidelity:
         print("| %s | %s | %d | %d | %.2f | %.2f | %.0f%% | %+.0f%% | %.2f |" % (rate, model, n, nr, tau, rho, 100 * mape, 100 * mse, regret))
     print()
 
+
+def family(plan_path):
+    """the bucket type that carries most of a plan's gradient bytes:
+    ps, tree, 16-bit (compressed all-reduce) or fp32 ring/hier/auto"""
+    if not os.path.exists(plan_path):
+        return "?"
+    share = {}
+    cur = None
+    for line in open(plan_path):
+        t = line.strip()
+        if line.startswith("  - id:"):
+            cur = {"kind": "", "algo": "", "comp": "none"}
+        elif cur is None:
+            continue
+        elif t.startswith("kind:"):
+            cur["kind"] = t.split(":", 1)[1].strip()
+        elif t.startswith("algorithm:"):
+            cur["algo"] = t.split(":", 1)[1].strip()
+        elif t.startswith("compression:"):
+            cur["comp"] = t.split(":", 1)[1].strip()
+        elif t.startswith("bytes:"):
+            if cur["kind"] == "ps":
+                k = "ps"
+            elif cur["comp"] != "none":
+                k = "16-bit all-reduce"
+            elif cur["algo"] == "tree":
+                k = "tree (fp32)"
+            else:
+                k = "ring/hier/auto (fp32)"
+            share[k] = share.get(k, 0) + float(t.split(":", 1)[1])
+    return max(share, key=share.get) if share else "?"
+
+
+fam_rows = []
+for rate in rates:
+    for path in sorted(glob.glob(os.path.join(out, "raw", rate, "*.jsonl"))):
+        base = os.path.basename(path)[:-6]
+        if base.endswith("-ddp") or base.startswith("side-"):
+            continue
+        rows = [r for r in load(path) if r["random"] and r["steps"]]
+        if not rows:
+            continue
+        groups = {}
+        for r in rows:
+            fam = family(os.path.join(out, "plans", rate, base, r["strategy"] + ".yaml"))
+            groups.setdefault(fam, []).append(med(r["steps"]) / r["predicted"])
+        for fam in sorted(groups):
+            v = groups[fam]
+            fam_rows.append((rate, rows[0]["model"], fam, len(v), med(v), min(v), max(v)))
+if fam_rows:
+    print("## Where the simulator is wrong: measured / predicted of the random strategies, by the bucket type that carries most of their bytes\n")
+    print("| rate | model | most bytes in | strategies | median measured/predicted | min | max |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for rate, model, fam, n, m, lo, hi in fam_rows:
+        print("| %s | %s | %s | %d | %.2f | %.2f | %.2f |" % (rate, model, fam, n, m, lo, hi))
+    print()
+
 ddp = []
 for rate in rates:
     for path in sorted(glob.glob(os.path.join(out, "raw", rate, "*-ddp.jsonl"))):
