@@ -31,7 +31,8 @@ static void usage(FILE *fp)
 	    "      --network SPEC       cluster description, e.g.\n"
 	    "                           "
 	    "nodes=4,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us\n"
-	    "      --topology FILE      node topology (hwloc or NCCL XML) for "
+	    "      --topology FILE|live node topology (hwloc or NCCL XML, or "
+	    "this machine) for "
 	    "the node part\n"
 	    "  -N, --nodes N            nodes (overrides the spec / topology)\n"
 	    "  -g, --gpus-per-node G    GPUs per node (overrides the spec / "
@@ -358,7 +359,21 @@ int autosync_cmd_plan(int argc, char **argv)
 		goto out;
 	}
 	if (topo) {
-		if (!(t = autosync_topo_load_file(topo, &err)) ||
+		/* "live": this machine as the plugin would see it, restricted
+		 * by CUDA_VISIBLE_DEVICES / SLURM_*_GPUS like a job step */
+		if (!strcmp(topo, "live"))
+			t = autosync_topo_load_live(&err);
+		else
+			t = autosync_topo_load_file(topo, &err);
+		if (t && !strcmp(topo, "live") &&
+		    autosync_topo_restrict_env(t, getenv("CUDA_VISIBLE_DEVICES"),
+					       getenv("SLURM_STEP_GPUS"),
+					       getenv("SLURM_JOB_GPUS"), NULL,
+					       &err) < 0) {
+			fprintf(stderr, "autosync plan: %s\n", err.text);
+			goto out;
+		}
+		if (!t ||
 		    autosync_cluster_from_topo(
 			&c, t, nodes ? (unsigned)nodes : c.nodes, &err) < 0) {
 			fprintf(stderr, "autosync plan: %s\n", err.text);

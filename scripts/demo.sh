@@ -21,11 +21,8 @@ export AUTOSYNC_CATALOG_DIR="$src/planner/catalog"
 echo "== autosync topo: this machine as the plugin sees it"
 "$cli" topo
 echo
-if "$cli" plan --help >/dev/null 2>&1; then
-  echo "== autosync plan --model $model (this node's topology, default cluster)"
-  "$cli" plan --model "$model" --explain
-else
-  echo "== the planner is not built yet: the plugin would inject"
-  echo "AUTOSYNC_MODE=auto"
-  echo "AUTOSYNC_MODEL=$model"
-fi
+echo "== autosync plan --model $model --topology live (this machine as every node, default network: 4 nodes, 4 x 200 Gbit/s NICs, 2 us)"
+"$cli" plan --model "$model" --topology live --explain
+echo
+echo "== what the SPANK plugin would inject into local rank 0"
+"$cli" topo --env
