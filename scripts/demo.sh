@@ -8,13 +8,11 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
 model=${1:-resnet50}
 if [ "$(id -u)" = 0 ]; then tests/slurm/install-deps.sh; fi
-if [ ! -x _build/plain/cli/autosync ] || [ configure.ac -nt _build/plain/Makefile ]; then
-  echo "[demo] building (log: _build/demo-build.log)"
-  [ -x configure ] || ./autogen.sh >_build-autogen.log 2>&1
-  mkdir -p _build/plain
+echo "[demo] building (log: _build/demo-build.log)"
+mkdir -p _build/plain
+{ [ -x configure ] || ./autogen.sh; } >_build/demo-build.log 2>&1 &&
   (cd _build/plain && { [ -f Makefile ] || ../../configure; } && make -j"$(nproc)") \
-    >_build/demo-build.log 2>&1 || { tail -30 _build/demo-build.log; exit 1; }
-fi
+    >>_build/demo-build.log 2>&1 || { tail -30 _build/demo-build.log; exit 1; }
 cli=_build/plain/cli/autosync
 export AUTOSYNC_CATALOG_DIR="$src/planner/catalog"
 
