@@ -39,7 +39,8 @@
 
 int autosync_rt_bench_main(int argc, char **argv);
 
-#define DEFAULT_CLUSTER "intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,lat=100us"
+#define DEFAULT_CLUSTER \
+	"intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,lat=100us"
 
 struct strat {
 	char name[80];
@@ -59,33 +60,34 @@ struct opts {
 
 static void usage(FILE *fp)
 {
-	fprintf(fp,
-		"usage: mpirun ... autosync bench --model NAME|FILE [options]\n"
-		"  --scale S            divide every gradient by S (default 1)\n"
-		"  --cluster SPEC       the network (default \"%s\";\n"
-		"                       nodes and gpus come from MPI)\n"
-		"  --calibration FILE   simulator constants\n"
-		"  --framework FW       capability set (default generic)\n"
-		"  --compress           allow fp16/bf16 in autosync's plan\n"
-		"  --strategies LIST    comma list: autosync, a baseline name,\n"
-		"                       plan:PATH (default autosync)\n"
-		"  --plan PATH          = --strategies plan:PATH\n"
-		"  --baseline NAME      = --strategies NAME\n"
-		"  --random N           also N random valid strategies (once)\n"
-		"  --seed S             first random seed (default 1)\n"
-		"  --random-steps N     steps per random strategy (default 3)\n"
-		"  --steps N            timed steps per round (default 5)\n"
-		"  --warmup N           untimed steps per round (default 1)\n"
-		"  --rounds N           A B A B ... rounds (default 1)\n"
-		"  --compute sleep|spin emulate compute by waiting (default) or "
-		"busy work\n"
-		"  --hier leader|rails  hierarchical all-reduce: via the node\n"
-		"                       leader (default) or one ring per rail\n"
-		"  --feedback PATH      append one record per strategy\n"
-		"  --out PATH           JSON lines, one per strategy and round\n"
-		"  --write-plans DIR    write every strategy's plan there, and\n"
-		"                       replay.json (layer times, tensors)\n",
-		DEFAULT_CLUSTER);
+	fprintf(
+	    fp,
+	    "usage: mpirun ... autosync bench --model NAME|FILE [options]\n"
+	    "  --scale S            divide every gradient by S (default 1)\n"
+	    "  --cluster SPEC       the network (default \"%s\";\n"
+	    "                       nodes and gpus come from MPI)\n"
+	    "  --calibration FILE   simulator constants\n"
+	    "  --framework FW       capability set (default generic)\n"
+	    "  --compress           allow fp16/bf16 in autosync's plan\n"
+	    "  --strategies LIST    comma list: autosync, a baseline name,\n"
+	    "                       plan:PATH (default autosync)\n"
+	    "  --plan PATH          = --strategies plan:PATH\n"
+	    "  --baseline NAME      = --strategies NAME\n"
+	    "  --random N           also N random valid strategies (once)\n"
+	    "  --seed S             first random seed (default 1)\n"
+	    "  --random-steps N     steps per random strategy (default 3)\n"
+	    "  --steps N            timed steps per round (default 5)\n"
+	    "  --warmup N           untimed steps per round (default 1)\n"
+	    "  --rounds N           A B A B ... rounds (default 1)\n"
+	    "  --compute sleep|spin emulate compute by waiting (default) or "
+	    "busy work\n"
+	    "  --hier leader|rails  hierarchical all-reduce: via the node\n"
+	    "                       leader (default) or one ring per rail\n"
+	    "  --feedback PATH      append one record per strategy\n"
+	    "  --out PATH           JSON lines, one per strategy and round\n"
+	    "  --write-plans DIR    write every strategy's plan there, and\n"
+	    "                       replay.json (layer times, tensors)\n",
+	    DEFAULT_CLUSTER);
 }
 
 static double now(void)
@@ -258,7 +260,8 @@ static int write_plans(const char *dir, const struct strat *st, size_t ns,
 			return -1;
 	snprintf(path, sizeof(path), "%s/replay.json", dir);
 	if (!(fp = fopen(path, "w")))
-		return autosync_errprintf(errp, "%s: %s", path, strerror(errno));
+		return autosync_errprintf(errp, "%s: %s", path,
+					  strerror(errno));
 	r = autosync_trial_write_replay(m, cl, k, fp, errp);
 	if (fclose(fp) != 0 || r < 0)
 		return autosync_errprintf(errp, "%s: write error", path);
@@ -267,8 +270,8 @@ static int write_plans(const char *dir, const struct strat *st, size_t ns,
 
 static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 			const autosync_model_t *orig,
-			const autosync_model_t *scaled,
-			const struct strat *s, int nodes, int gpn)
+			const autosync_model_t *scaled, const struct strat *s,
+			int nodes, int gpn)
 {
 	autosync_plan_summary_t ps;
 	struct passwd *pw;
@@ -317,8 +320,8 @@ static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 		fb->tensors = (unsigned)B->ntensors;
 		fb->bytes = B->bytes;
 	}
-	for (size_t i = 0;
-	     i < ps.nbaselines && r->nbaselines < AUTOSYNC_FEEDBACK_MAX_BASELINES;
+	for (size_t i = 0; i < ps.nbaselines &&
+			   r->nbaselines < AUTOSYNC_FEEDBACK_MAX_BASELINES;
 	     i++) {
 		const char *nm;
 		double t;
@@ -379,7 +382,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		size_t l;
 		const char *add = NULL, *pre = "";
 		switch (c) {
-		case 'm': o->model = optarg; break;
+		case 'm':
+			o->model = optarg;
+			break;
 		case 's':
 			o->scale = strtod(optarg, &e);
 			if (*e || !(o->scale >= 1)) {
@@ -388,25 +393,53 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
-		case 'c': o->cluster = optarg; break;
-		case 'k': o->calib = optarg; break;
+		case 'c':
+			o->cluster = optarg;
+			break;
+		case 'k':
+			o->calib = optarg;
+			break;
 		case 'f':
-			if ((o->fw = autosync_framework_from_name(optarg)) < 0) {
-				fprintf(stderr, "autosync bench: unknown "
-						"framework '%s'\n", optarg);
+			if ((o->fw = autosync_framework_from_name(optarg)) <
+			    0) {
+				fprintf(stderr,
+					"autosync bench: unknown "
+					"framework '%s'\n",
+					optarg);
 				return -1;
 			}
 			break;
-		case 'z': o->compress = 1; break;
-		case 'S': add = optarg; break;
-		case 'p': add = optarg; pre = "plan:"; break;
-		case 'b': add = optarg; break;
-		case 'r': o->nrandom = atoi(optarg); break;
-		case 'e': o->seed = strtoul(optarg, NULL, 10); break;
-		case 'R': o->rsteps = atoi(optarg); break;
-		case 'n': o->steps = atoi(optarg); break;
-		case 'w': o->warmup = atoi(optarg); break;
-		case 'o': o->rounds = atoi(optarg); break;
+		case 'z':
+			o->compress = 1;
+			break;
+		case 'S':
+			add = optarg;
+			break;
+		case 'p':
+			add = optarg;
+			pre = "plan:";
+			break;
+		case 'b':
+			add = optarg;
+			break;
+		case 'r':
+			o->nrandom = atoi(optarg);
+			break;
+		case 'e':
+			o->seed = strtoul(optarg, NULL, 10);
+			break;
+		case 'R':
+			o->rsteps = atoi(optarg);
+			break;
+		case 'n':
+			o->steps = atoi(optarg);
+			break;
+		case 'w':
+			o->warmup = atoi(optarg);
+			break;
+		case 'o':
+			o->rounds = atoi(optarg);
+			break;
 		case 'C':
 			if (!strcmp(optarg, "spin"))
 				o->spin = 1;
@@ -425,11 +458,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
-		case 'F': o->feedback = optarg; break;
-		case 'O': o->out = optarg; break;
-		case 'W': o->plans_dir = optarg; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return -1;
+		case 'F':
+			o->feedback = optarg;
+			break;
+		case 'O':
+			o->out = optarg;
+			break;
+		case 'W':
+			o->plans_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
 		}
 		if (add) {
 			l = (o->list ? strlen(o->list) + 1 : 0) + strlen(pre) +
@@ -477,13 +520,13 @@ int autosync_rt_bench_main(int argc, char **argv)
 		MPI_Init(NULL, NULL);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-#define FAIL(...)                                                              \
-	do {                                                                   \
-		if (rank == 0) {                                               \
-			fprintf(stderr, "autosync bench: " __VA_ARGS__);       \
-			fputc('\n', stderr);                                   \
-		}                                                              \
-		goto out;                                                      \
+#define FAIL(...)                                                        \
+	do {                                                             \
+		if (rank == 0) {                                         \
+			fprintf(stderr, "autosync bench: " __VA_ARGS__); \
+			fputc('\n', stderr);                             \
+		}                                                        \
+		goto out;                                                \
 	} while (0)
 	if (!(rt = autosync_rt_create(MPI_COMM_WORLD, &err)))
 		FAIL("%s", err.text);
@@ -560,17 +603,20 @@ int autosync_rt_bench_main(int argc, char **argv)
 		int bad = 0, anybad = 0;
 		if (rank == 0) {
 			if (o.out && !(out = fopen(o.out, "a"))) {
-				fprintf(stderr, "autosync bench: %s: %s\n", o.out,
-					strerror(errno));
+				fprintf(stderr, "autosync bench: %s: %s\n",
+					o.out, strerror(errno));
 				bad = 1;
 			}
 			if (!bad && o.plans_dir &&
-			    write_plans(o.plans_dir, st, ns, m, &cl, &k, &err) < 0) {
-				fprintf(stderr, "autosync bench: %s\n", err.text);
+			    write_plans(o.plans_dir, st, ns, m, &cl, &k, &err) <
+				0) {
+				fprintf(stderr, "autosync bench: %s\n",
+					err.text);
 				bad = 1;
 			}
 		}
-		MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX,
+			      MPI_COMM_WORLD);
 		if (anybad)
 			goto out;
 	}
@@ -598,8 +644,9 @@ int autosync_rt_bench_main(int argc, char **argv)
 			for (size_t j = 0; j < n; j++)
 				pristine[j] = grad_val(rank, j);
 			for (int w = 0; w < o.warmup + steps; w++) {
-				int r = run_step(rp, s->plan, pristine, rank,
-						 size, o.spin, w == 0, &t, &err);
+				int r =
+				    run_step(rp, s->plan, pristine, rank, size,
+					     o.spin, w == 0, &t, &err);
 				if (r < 0) {
 					free(pristine);
 					autosync_rt_plan_destroy(rp);
@@ -622,30 +669,31 @@ int autosync_rt_bench_main(int argc, char **argv)
 					mn = s->t[j] < mn ? s->t[j] : mn;
 					mx = s->t[j] > mx ? s->t[j] : mx;
 				}
-				printf("  %-5d %-24s %10.4f %10.4f %10.4f %10.4f "
-				       "%s\n",
-				       round, s->name, ps.step_time, md, mn, mx,
-				       check ? "WRONG" : "ok");
+				printf(
+				    "  %-5d %-24s %10.4f %10.4f %10.4f %10.4f "
+				    "%s\n",
+				    round, s->name, ps.step_time, md, mn, mx,
+				    check ? "WRONG" : "ok");
 				fflush(stdout);
 				if (out) {
-					fprintf(out,
-						"{\"model\": \"%s\", \"scaled\": "
-						"\"%s\", \"scale\": %g, "
-						"\"ranks\": %d, \"nodes\": %d, "
-						"\"strategy\": \"%s\", "
-						"\"plan_strategy\": \"%s\", "
-						"\"random\": %s, \"round\": "
-						"%d, \"predicted\": %.6g, "
-						"\"nbuckets\": %zu, \"ok\": "
-						"%s, \"steps\": [",
-						autosync_model_name(orig),
-						autosync_model_name(m), o.scale,
-						size, autosync_rt_nodes(rt),
-						s->name, ps.strategy,
-						s->random ? "true" : "false",
-						round, ps.step_time,
-						ps.nbuckets,
-						check ? "false" : "true");
+					fprintf(
+					    out,
+					    "{\"model\": \"%s\", \"scaled\": "
+					    "\"%s\", \"scale\": %g, "
+					    "\"ranks\": %d, \"nodes\": %d, "
+					    "\"strategy\": \"%s\", "
+					    "\"plan_strategy\": \"%s\", "
+					    "\"random\": %s, \"round\": "
+					    "%d, \"predicted\": %.6g, "
+					    "\"nbuckets\": %zu, \"ok\": "
+					    "%s, \"steps\": [",
+					    autosync_model_name(orig),
+					    autosync_model_name(m), o.scale,
+					    size, autosync_rt_nodes(rt),
+					    s->name, ps.strategy,
+					    s->random ? "true" : "false", round,
+					    ps.step_time, ps.nbuckets,
+					    check ? "false" : "true");
 					for (size_t j = first; j < s->nt; j++)
 						fprintf(out, "%s%.6g",
 							j > first ? ", " : "",
@@ -666,7 +714,8 @@ int autosync_rt_bench_main(int argc, char **argv)
 			fill_record(r, &o, orig, m, &st[i],
 				    autosync_rt_nodes(rt),
 				    autosync_rt_local_size(rt));
-			if (autosync_feedback_format(r, &line, &len, &err) < 0 ||
+			if (autosync_feedback_format(r, &line, &len, &err) <
+				0 ||
 			    autosync_feedback_append(o.feedback, line, len,
 						     64u << 20, 4, &err) < 0) {
 				free(line);

@@ -27,7 +27,8 @@ uint16_t autosync_rt_f32_to_f16(float f)
 	int exp = (int)((x >> 23) & 0xff);
 
 	if (exp == 0xff) /* inf, nan */
-		return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 | (mant >> 13) : 0));
+		return (uint16_t)(sign | 0x7c00 |
+				  (mant ? 0x200 | (mant >> 13) : 0));
 	exp = exp - 127 + 15;
 	if (exp >= 0x1f) /* overflow */
 		return (uint16_t)(sign | 0x7c00);

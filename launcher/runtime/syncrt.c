@@ -194,15 +194,30 @@ void autosync_rt_destroy(autosync_rt_t *rt)
 	free(rt);
 }
 
-int autosync_rt_rank(const autosync_rt_t *rt) { return rt->rank; }
+int autosync_rt_rank(const autosync_rt_t *rt)
+{
+	return rt->rank;
+}
 void autosync_rt_set_hier(autosync_rt_t *rt, int variant)
 {
 	rt->hier = variant;
 }
-int autosync_rt_size(const autosync_rt_t *rt) { return rt->size; }
-int autosync_rt_nodes(const autosync_rt_t *rt) { return rt->nodes; }
-int autosync_rt_node(const autosync_rt_t *rt) { return rt->mynode; }
-int autosync_rt_local_size(const autosync_rt_t *rt) { return rt->lsize; }
+int autosync_rt_size(const autosync_rt_t *rt)
+{
+	return rt->size;
+}
+int autosync_rt_nodes(const autosync_rt_t *rt)
+{
+	return rt->nodes;
+}
+int autosync_rt_node(const autosync_rt_t *rt)
+{
+	return rt->mynode;
+}
+int autosync_rt_local_size(const autosync_rt_t *rt)
+{
+	return rt->lsize;
+}
 
 /* ------------------------------------------------------------ algorithms */
 /* after a ring reduce-scatter, rank R of P owns chunk (R + 1) % P */
@@ -330,8 +345,8 @@ static int tree(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
 
 /* reduce the node's buffers to the leader (direct sends over shared
  * memory); 'tmp' holds n elements */
-static int node_reduce(autosync_rt_t *rt, void *buf, size_t n, int t,
-		       void *tmp, autosync_error_t *errp)
+static int node_reduce(autosync_rt_t *rt, void *buf, size_t n, int t, void *tmp,
+		       autosync_error_t *errp)
 {
 	int rc;
 	size_t bytes = n * esize(t);
@@ -370,8 +385,8 @@ static int node_bcast(autosync_rt_t *rt, void *buf, size_t bytes,
 	return mpierr(rc, errp, "node broadcast");
 }
 
-static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t,
-		       int algo, autosync_error_t *errp)
+static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t, int algo,
+		       autosync_error_t *errp)
 {
 	size_t es = esize(t), tn;
 	void *tmp;
@@ -567,7 +582,8 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 	for (size_t s = 0; s < nseg; s++) {
 		if (server[s] >= 0) {
 			int j = server[s] % k;
-			rg[first[j] + cnt[j]++] = (struct range){off[s], len[s]};
+			rg[first[j] + cnt[j]++] =
+			    (struct range){off[s], len[s]};
 			sz[j] += len[s];
 		} else
 			for (int j = 0; j < k; j++) {
@@ -604,9 +620,9 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 				o += rg[x].len;
 			}
 			if (i_push && rt->leader_of[j] != R && sz[j])
-				MPI_Isend(pack + po, (int)(sz[j] * 4),
-					  MPI_BYTE, rt->leader_of[j],
-					  TAG_PS_PUSH, rt->comm, &q[nq++]);
+				MPI_Isend(pack + po, (int)(sz[j] * 4), MPI_BYTE,
+					  rt->leader_of[j], TAG_PS_PUSH,
+					  rt->comm, &q[nq++]);
 			po = o;
 		}
 	}
@@ -654,7 +670,8 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 			goto out;
 		}
 		nq = 0;
-		/* 3. pull: the server sends its summed ranges to every puller */
+		/* 3. pull: the server sends its summed ranges to every puller
+		 */
 		if (js >= 0 && sz[js]) {
 			size_t o = 0;
 			for (size_t x = first[js]; x < first[js + 1]; x++) {
@@ -664,7 +681,8 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 			}
 			for (int r = 0; r < P; r++)
 				if (r != R &&
-				    (!repl || rt->leader_of[rt->node_of[r]] == r))
+				    (!repl ||
+				     rt->leader_of[rt->node_of[r]] == r))
 					MPI_Isend(rbuf, (int)(sz[js] * 4),
 						  MPI_BYTE, r, TAG_PS_PULL,
 						  rt->comm, &q[nq++]);
@@ -692,10 +710,9 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 				if (rt->leader_of[j] != R)
 					for (size_t x = first[j];
 					     x < first[j + 1]; x++) {
-						memcpy(buf + rg[x].off,
-						       pack + po,
-						       rg[x].len *
-							   sizeof(float));
+						memcpy(
+						    buf + rg[x].off, pack + po,
+						    rg[x].len * sizeof(float));
 						po += rg[x].len;
 					}
 				else
@@ -790,8 +807,8 @@ static int resolve_auto(const autosync_cluster_t *c, unsigned p, double n)
 		a = c->intra_lat;
 		b = c->intra_bw;
 	} else {
-		double node = c->nic_bw * (c->nics_per_node ? c->nics_per_node
-							    : 1);
+		double node =
+		    c->nic_bw * (c->nics_per_node ? c->nics_per_node : 1);
 		a = c->intra_lat > c->inter_lat ? c->intra_lat : c->inter_lat;
 		b = c->gpus_per_node > 1 && c->intra_bw < node ? c->intra_bw
 							       : node;
@@ -904,9 +921,9 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 	for (size_t i = 0; i < nt; i++)
 		if (!seen[i]) {
 			errno = EINVAL;
-			autosync_errprintf(errp,
-					   "syncrt: tensor '%s' is in no bucket",
-					   autosync_model_tensor(m, i)->name);
+			autosync_errprintf(
+			    errp, "syncrt: tensor '%s' is in no bucket",
+			    autosync_model_tensor(m, i)->name);
 			goto fail;
 		}
 	rp->n = pos;
@@ -948,8 +965,7 @@ float *autosync_rt_plan_arena(autosync_rt_plan_t *rp, size_t *n)
 	return rp->arena;
 }
 
-float *autosync_rt_plan_bucket_buf(autosync_rt_plan_t *rp, size_t b,
-				   size_t *n)
+float *autosync_rt_plan_bucket_buf(autosync_rt_plan_t *rp, size_t b, size_t *n)
 {
 	if (!rp || b >= rp->nb) {
 		errno = EINVAL;
@@ -973,12 +989,12 @@ int autosync_rt_sync_bucket(autosync_rt_plan_t *rp, size_t b,
 	rb = &rp->b[b];
 	buf = rp->arena + rb->off;
 	if (rb->kind == AUTOSYNC_SYNC_PS)
-		return autosync_rt_ps(rp->rt, buf, rb->nseg, rb->soff,
-				      rb->slen, rb->sserver, rb->servers,
-				      rb->local_agg, rb->local_repl, errp);
-	if (rb->n_dense && autosync_rt_allreduce(rp->rt, buf, rb->n_dense,
-						 rb->algo, rb->compress,
-						 errp) < 0)
+		return autosync_rt_ps(rp->rt, buf, rb->nseg, rb->soff, rb->slen,
+				      rb->sserver, rb->servers, rb->local_agg,
+				      rb->local_repl, errp);
+	if (rb->n_dense &&
+	    autosync_rt_allreduce(rp->rt, buf, rb->n_dense, rb->algo,
+				  rb->compress, errp) < 0)
 		return -1;
 	if (rb->n_sparse && autosync_rt_gather_sum(rp->rt, buf + rb->n_dense,
 						   rb->n_sparse, errp) < 0)

@@ -13,8 +13,8 @@
  *               in the node) or auto (what the simulator assumes NCCL
  *               picks: the faster of ring and tree by alpha-beta on the
  *               plan's cluster; never MPI's own choice; a direct call of
- *               autosync_rt_allreduce() with auto runs the ring); fp16/bf16 compression converts
- *               the bucket, reduces 16-bit values (each addition in
+ *               autosync_rt_allreduce() with auto runs the ring); fp16/bf16
+ * compression converts the bucket, reduces 16-bit values (each addition in
  *               fp32, rounded back) and converts back;
  *   PS          servers on the leaders (local rank 0) of nodes
  *               0..servers-1; a tensor goes to its plan server, or is
@@ -108,13 +108,11 @@ void autosync_rt_plan_destroy(autosync_rt_plan_t *rp);
 size_t autosync_rt_plan_nbuckets(const autosync_rt_plan_t *rp);
 /* the gradient of model tensor i: '*n' fp32 elements (sparse: touched
  * rows x row); the pointer lives as long as 'rp' */
-float *autosync_rt_plan_grad(autosync_rt_plan_t *rp, size_t tensor,
-			     size_t *n);
+float *autosync_rt_plan_grad(autosync_rt_plan_t *rp, size_t tensor, size_t *n);
 /* the whole arena */
 float *autosync_rt_plan_arena(autosync_rt_plan_t *rp, size_t *n);
 /* bucket b's buffer and element count */
-float *autosync_rt_plan_bucket_buf(autosync_rt_plan_t *rp, size_t b,
-				   size_t *n);
+float *autosync_rt_plan_bucket_buf(autosync_rt_plan_t *rp, size_t b, size_t *n);
 /* Synchronize bucket b in place (all ranks call it with the same b). */
 int autosync_rt_sync_bucket(autosync_rt_plan_t *rp, size_t b,
 			    autosync_error_t *errp);

@@ -50,10 +50,9 @@ autosync_model_t *autosync_trial_scale_model(const autosync_model_t *m,
 			if (shape[0] < 1)
 				shape[0] = 1;
 		}
-		if (autosync_model_add_tensor(s, T->name, T->layer, T->dtype,
-					      nd, shape,
-					      T->sparse && T->ndim >= 1, rows,
-					      errp) < 0)
+		if (autosync_model_add_tensor(
+			s, T->name, T->layer, T->dtype, nd, shape,
+			T->sparse && T->ndim >= 1, rows, errp) < 0)
 			goto fail;
 	}
 	if (autosync_model_set_batch(s, m->batch, m->tokens, errp) < 0)
@@ -63,8 +62,8 @@ autosync_model_t *autosync_trial_scale_model(const autosync_model_t *m,
 		double ff = L->fwd_flops >= 0
 				? L->fwd_flops
 				: 2.0 * (double)L->params * m->tokens;
-		if (autosync_model_set_layer_flops(s, L->name, ff,
-						   L->bwd_flops, errp) < 0)
+		if (autosync_model_set_layer_flops(s, L->name, ff, L->bwd_flops,
+						   errp) < 0)
 			goto fail;
 	}
 	return s;
@@ -180,31 +179,35 @@ int autosync_trial_write_replay(const autosync_model_t *m,
 
 	if (!m || !c || !k || !fp) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "write_replay: invalid argument");
+		return autosync_errprintf(errp,
+					  "write_replay: invalid argument");
 	}
 	if (planner_simctx_init(&x, m, c, k, AUTOSYNC_FW_GENERIC, errp) < 0)
 		return -1;
-	fprintf(fp, "{\"model\": \"%s\", \"model_hash\": \"%s\", "
-		    "\"forward\": %.9g, \"backward\": %.9g, "
-		    "\"optimizer\": %.9g,\n \"layers\": [",
+	fprintf(fp,
+		"{\"model\": \"%s\", \"model_hash\": \"%s\", "
+		"\"forward\": %.9g, \"backward\": %.9g, "
+		"\"optimizer\": %.9g,\n \"layers\": [",
 		m->name, autosync_model_hash(m), x.t_fwd, x.t_bwd, x.t_opt);
 	for (size_t l = 0; l < m->nl; l++)
-		fprintf(fp, "%s\n  {\"name\": \"%s\", \"fwd\": %.9g, \"bwd\": %.9g}",
-			l ? "," : "", m->l[l].name, x.layer_fwd[l],
-			x.layer_bwd[l]);
+		fprintf(
+		    fp,
+		    "%s\n  {\"name\": \"%s\", \"fwd\": %.9g, \"bwd\": %.9g}",
+		    l ? "," : "", m->l[l].name, x.layer_fwd[l], x.layer_bwd[l]);
 	fprintf(fp, "],\n \"tensors\": [");
 	for (size_t i = 0; i < m->n; i++)
-		fprintf(fp,
-			"%s\n  {\"name\": \"%s\", \"layer\": %zu, \"numel\": "
-			"%llu, \"sparse\": %s, \"rows\": %llu, \"row\": %llu}",
-			i ? "," : "", m->t[i].name, m->t[i].layer_index,
-			(unsigned long long)m->t[i].numel,
-			m->t[i].sparse ? "true" : "false",
-			(unsigned long long)m->t[i].rows_touched,
-			(unsigned long long)(m->t[i].ndim && m->t[i].shape[0]
-						 ? m->t[i].numel /
-						       (uint64_t)m->t[i].shape[0]
-						 : 1));
+		fprintf(
+		    fp,
+		    "%s\n  {\"name\": \"%s\", \"layer\": %zu, \"numel\": "
+		    "%llu, \"sparse\": %s, \"rows\": %llu, \"row\": %llu}",
+		    i ? "," : "", m->t[i].name, m->t[i].layer_index,
+		    (unsigned long long)m->t[i].numel,
+		    m->t[i].sparse ? "true" : "false",
+		    (unsigned long long)m->t[i].rows_touched,
+		    (unsigned long long)(m->t[i].ndim && m->t[i].shape[0]
+					     ? m->t[i].numel /
+						   (uint64_t)m->t[i].shape[0]
+					     : 1));
 	fprintf(fp, "]}\n");
 	planner_simctx_free(&x);
 	return ferror(fp) ? autosync_errprintf(errp, "write_replay: write "

@@ -19,12 +19,12 @@
 static int R, P;
 
 /* one TAP line for a condition that must hold on every rank */
-#define CHECK(c, ...)                                                          \
-	do {                                                                   \
-		int l_ = !!(c), a_ = 0;                                        \
-		MPI_Allreduce(&l_, &a_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);  \
-		if (R == 0)                                                    \
-			ok(a_, __VA_ARGS__);                                   \
+#define CHECK(c, ...)                                                         \
+	do {                                                                  \
+		int l_ = !!(c), a_ = 0;                                       \
+		MPI_Allreduce(&l_, &a_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD); \
+		if (R == 0)                                                   \
+			ok(a_, __VA_ARGS__);                                  \
 	} while (0)
 
 static float val(int r, size_t i)
@@ -56,13 +56,15 @@ static autosync_model_t *toy_model(void)
 		int64_t shape[2] = {1 + (i * 7919) % 3000, 3};
 		snprintf(name, sizeof(name), "l%d.w", i);
 		snprintf(layer, sizeof(layer), "l%d", i);
-		if (autosync_model_add_tensor(m, name, layer, AUTOSYNC_DT_FLOAT32,
-					      2, shape, 0, 0, &err) < 0)
+		if (autosync_model_add_tensor(m, name, layer,
+					      AUTOSYNC_DT_FLOAT32, 2, shape, 0,
+					      0, &err) < 0)
 			return NULL;
 		snprintf(name, sizeof(name), "l%d.b", i);
 		shape[0] = 1 + i;
-		if (autosync_model_add_tensor(m, name, layer, AUTOSYNC_DT_FLOAT32,
-					      1, shape, 0, 0, &err) < 0)
+		if (autosync_model_add_tensor(m, name, layer,
+					      AUTOSYNC_DT_FLOAT32, 1, shape, 0,
+					      0, &err) < 0)
 			return NULL;
 	}
 	{
@@ -115,11 +117,13 @@ int main(int argc, char **argv)
 	if (R == 0) {
 		ok(autosync_rt_f32_to_f16(1.0f) == 0x3c00, "fp16(1) = 0x3c00");
 		ok(autosync_rt_f32_to_f16(65504.0f) == 0x7bff, "fp16 max");
-		ok(autosync_rt_f32_to_f16(1e6f) == 0x7c00, "fp16 overflow -> inf");
+		ok(autosync_rt_f32_to_f16(1e6f) == 0x7c00,
+		   "fp16 overflow -> inf");
 		ok(autosync_rt_f16_to_f32(0x0001) == ldexpf(1, -24),
 		   "fp16 smallest subnormal");
 		ok(autosync_rt_f32_to_bf16(1.0f) == 0x3f80, "bf16(1) = 0x3f80");
-		ok(autosync_rt_bf16_to_f32(autosync_rt_f32_to_bf16(3.0f)) == 3.0f,
+		ok(autosync_rt_bf16_to_f32(autosync_rt_f32_to_bf16(3.0f)) ==
+		       3.0f,
 		   "bf16 round trip of 3");
 		ok(autosync_rt_f16_to_f32(autosync_rt_f32_to_f16(2049.0f)) ==
 		       2048.0f,
@@ -127,8 +131,9 @@ int main(int argc, char **argv)
 		{
 			int good = 1;
 			for (int i = -2048; i <= 2048; i++)
-				if (autosync_rt_f16_to_f32(autosync_rt_f32_to_f16(
-					(float)i)) != (float)i)
+				if (autosync_rt_f16_to_f32(
+					autosync_rt_f32_to_f16((float)i)) !=
+				    (float)i)
 					good = 0;
 			ok(good, "fp16 holds every integer in [-2048, 2048]");
 		}
@@ -169,8 +174,8 @@ int main(int argc, char **argv)
 			float *b = malloc((n ? n : 1) * sizeof(float));
 			int r;
 			fill(b, n);
-			r = autosync_rt_allreduce(rt, b, n, AUTOSYNC_ALGO_HIER, c,
-						  &err);
+			r = autosync_rt_allreduce(rt, b, n, AUTOSYNC_ALGO_HIER,
+						  c, &err);
 			CHECK(r == 0 && check_sum(b, n),
 			      "allreduce hier(rails) %s n=%zu: sums exact",
 			      autosync_compress_name(c), n);
@@ -220,14 +225,16 @@ int main(int argc, char **argv)
 		autosync_costs_t k;
 		autosync_planner_t *pl = autosync_planner_create(&err);
 		autosync_plan_t *p;
-		autosync_cluster_parse(&c,
-				       "intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,"
-				       "lat=100us",
-				       &err);
+		autosync_cluster_parse(
+		    &c,
+		    "intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,"
+		    "lat=100us",
+		    &err);
 		c.nodes = (unsigned)autosync_rt_nodes(rt);
 		c.gpus_per_node = (unsigned)autosync_rt_local_size(rt);
 		autosync_costs_default(&k);
-		CHECK(m && pl && autosync_planner_set_cluster(pl, &c, &err) == 0 &&
+		CHECK(m && pl &&
+			  autosync_planner_set_cluster(pl, &c, &err) == 0 &&
 			  autosync_planner_set_model(pl, m, &err) == 0,
 		      "toy model and planner: %s", err.text);
 		autosync_planner_allow_compression(pl, 1);
@@ -242,19 +249,19 @@ int main(int argc, char **argv)
 			autosync_plan_destroy(p);
 		}
 		for (uint64_t seed = 1; seed <= 25; seed++) {
-			p = autosync_trial_random_plan(m, &c, &k,
-						       AUTOSYNC_FW_GENERIC, 1,
-						       seed, &err);
+			p = autosync_trial_random_plan(
+			    m, &c, &k, AUTOSYNC_FW_GENERIC, 1, seed, &err);
 			CHECK(p && run_plan(rt, p, m, &err),
-			      "random plan %llu: %s",
-			      (unsigned long long)seed, err.text);
+			      "random plan %llu: %s", (unsigned long long)seed,
+			      err.text);
 			autosync_plan_destroy(p);
 		}
 		{
 			autosync_model_t *s =
 			    autosync_trial_scale_model(m, 10, &err);
-			CHECK(s && autosync_model_ntensors(s) ==
-					   autosync_model_ntensors(m) &&
+			CHECK(s &&
+				  autosync_model_ntensors(s) ==
+				      autosync_model_ntensors(m) &&
 				  autosync_model_bytes(s) * 9 <
 				      autosync_model_bytes(m),
 			      "scaled model 1/10: %s",
