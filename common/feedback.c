@@ -150,6 +150,7 @@ int autosync_feedback_format(const autosync_feedback_rec_t *r, char **line,
 		{ r->plan_hash, sizeof(r->plan_hash) },
 		{ r->framework, sizeof(r->framework) },
 		{ r->strategy, sizeof(r->strategy) },
+		{ r->cluster, sizeof(r->cluster) },
 	};
 
 	if (!r || !line || !len || r->nbuckets > AUTOSYNC_FEEDBACK_MAX_BUCKETS ||
@@ -204,6 +205,8 @@ int autosync_feedback_format(const autosync_feedback_rec_t *r, char **line,
 	str(&o, "plan_hash"), str(&o, r->plan_hash);
 	str(&o, "framework"), str(&o, r->framework);
 	str(&o, "strategy"), str(&o, r->strategy);
+	str(&o, "cluster"), str(&o, r->cluster);
+	str(&o, "scale"), num(&o, r->scale > 0 ? r->scale : 1);
 	str(&o, "predicted_step_s"), num(&o, r->predicted);
 	str(&o, "buckets"), seq_start(&o);
 	for (size_t i = 0; i < r->nbuckets; i++) {
@@ -416,12 +419,16 @@ int autosync_feedback_parse(const char *line, size_t len,
 		STR("model", model) STR("model_hash", model_hash)
 		STR("topo_hash", topo_hash) STR("plan_hash", plan_hash)
 		STR("framework", framework) STR("strategy", strategy)
+		STR("cluster", cluster)
 		U64("job", job, UINT64_MAX) U64("step", step, UINT64_MAX)
 		U64("uid", uid, UINT32_MAX) U64("nodes", nodes, UINT_MAX)
 		U64("gpus_per_node", gpus_per_node, UINT_MAX)
 		U64("measured_count", measured_count, UINT64_MAX)
 		else if (!strcmp(k, "predicted_step_s")) {
 			if (get_num(v, &r->predicted))
+				bad = k;
+		} else if (!strcmp(k, "scale")) {
+			if (get_num(v, &r->scale) || r->scale <= 0)
 				bad = k;
 		} else if (!strcmp(k, "measured_mean_s")) {
 			if (get_num(v, &r->measured_mean))

@@ -218,6 +218,8 @@ static void fill_record(autosync_feedback_rec_t *r, const autosync_plan_t *plan,
 		 s.framework ? s.framework : "");
 	snprintf(r->strategy, sizeof(r->strategy), "%s",
 		 s.strategy ? s.strategy : "");
+	(void) autosync_cluster_format(&s.cluster, r->cluster, sizeof(r->cluster));
+	r->scale = 1;
 	r->predicted = s.step_time;
 	for (size_t i = 0; i < s.nbuckets && r->nbuckets < AUTOSYNC_FEEDBACK_MAX_BUCKETS; i++) {
 		const autosync_bucket_t *b = autosync_plan_bucket(plan, i);

@@ -5,7 +5,8 @@
 #   2. `make distcheck`, and `make install DESTDIR=…` layout checks,
 #   3. the integration tests against a real Slurm cluster on this host,
 #      submitting as root and as an unprivileged user,
-#   4. the libFuzzer targets for FUZZ_SECONDS (default 60) each.
+#   4. a small run of the emulated multi-host lab (tests/lab/ci.sh),
+#   5. the libFuzzer targets for FUZZ_SECONDS (default 60) each.
 # Ends with the line "N passed, N failed".
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +69,20 @@ if [ -f "$so" ]; then
   count_tap <(sed 's/^    //' _build/integration.log) "integration"
 else
   add 0 1; echo "not ok - no plugin was built"
+fi
+
+step "the emulated multi-host lab (network namespaces + Open MPI)"
+if [ -x _build/plain/cli/autosync ]; then
+  timeout 600 tests/lab/ci.sh _build/plain/cli/autosync >_build/lab.log 2>&1
+  sed 's/^/  /' _build/lab.log | grep -E '^  (ok|not ok|#|1\.\.)'
+  if grep -q '^1\.\.0 # SKIP' _build/lab.log; then
+    echo "--- lab: skipped ($(grep -m1 SKIP _build/lab.log))"
+  else
+    if ! grep -q '^1\.\.' _build/lab.log; then echo "not ok - lab test printed no plan"; add 0 1; fi
+    count_tap _build/lab.log "lab"
+  fi
+else
+  add 0 1; echo "not ok - no CLI was built for the lab"
 fi
 
 step "fuzzing (${FUZZ_SECONDS:-60}s per target)"

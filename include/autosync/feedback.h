@@ -54,6 +54,10 @@ typedef struct autosync_feedback_rec {
 	char model_hash[17], topo_hash[17], plan_hash[17];
 	char framework[32];
 	char strategy[64];
+	char cluster[256];       /* the cluster the plan was made for, as an
+				  * autosync_cluster_parse() spec */
+	double scale;            /* gradient sizes divided by this (trial runs
+				  * on scaled models); 0 or 1 = full size */
 	double predicted;        /* s per step, 0 unknown */
 	size_t nbuckets;
 	autosync_feedback_bucket_t buckets[AUTOSYNC_FEEDBACK_MAX_BUCKETS];

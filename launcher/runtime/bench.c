@@ -300,9 +300,11 @@ static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 		 autosync_plan_hash(s->plan));
 	snprintf(r->framework, sizeof(r->framework), "%s",
 		 ps.framework ? ps.framework : "");
-	/* no scale field in the record yet: "STRATEGY@scale=S" */
-	snprintf(r->strategy, sizeof(r->strategy), "%.40s@scale=%g",
-		 ps.strategy ? ps.strategy : s->name, o->scale);
+	snprintf(r->strategy, sizeof(r->strategy), "%s",
+		 ps.strategy ? ps.strategy : s->name);
+	r->scale = o->scale;
+	(void)autosync_cluster_format(&ps.cluster, r->cluster,
+				      sizeof(r->cluster));
 	r->predicted = ps.step_time;
 	for (size_t b = 0; b < ps.nbuckets && b < AUTOSYNC_FEEDBACK_MAX_BUCKETS;
 	     b++) {
