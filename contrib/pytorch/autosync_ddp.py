@@ -22,6 +22,7 @@ DDP with its defaults. NCCL_ALGO (when the plan sets one) is exported by the
 plugin itself; the adapter does not touch NCCL.
 """
 import os
+import sys
 
 __all__ = ["load_plan", "settings", "wrap"]
 
@@ -110,6 +111,48 @@ def settings(plan=None, environ=None):
     return s
 
 
+def compare(records):
+    """records: one (host, plan_hash, topo_hash) per rank, in rank order.
+    Returns the warnings to print: every node should have planned the same
+    plan (the planner is deterministic), and a node whose hardware differs
+    from the majority is named."""
+    msgs = []
+    def majority(i):
+        counts = {}
+        for r in records:
+            counts[r[i]] = counts.get(r[i], 0) + 1
+        return max(sorted(counts), key=lambda k: counts[k])
+    if not records:
+        return msgs
+    plan, topo = majority(1), majority(2)
+    for what, i, want in (("plan", 1, plan), ("topology", 2, topo)):
+        odd = sorted(set(r[0] for r in records if r[i] != want))
+        for host in odd:
+            got = sorted(set(r[i] for r in records if r[0] == host and r[i] != want))
+            msgs.append("autosync: node %s has %s hash %s, the others %s%s" % (
+                host, what, ",".join(got), want,
+                " (its hardware differs)" if what == "topology" else ""))
+    return msgs
+
+
+def check_consistency(group=None):
+    """Gather every rank's AUTOSYNC_PLAN_HASH and AUTOSYNC_TOPO_HASH (set by
+    the SPANK plugin or 'autosync launch') and, on rank 0, print a warning
+    for each node that planned differently or has different hardware.
+    Returns the warnings (on every rank)."""
+    import socket
+    import torch.distributed as dist
+    mine = (socket.gethostname(), os.environ.get("AUTOSYNC_PLAN_HASH", ""),
+            os.environ.get("AUTOSYNC_TOPO_HASH", ""))
+    allr = [None] * dist.get_world_size(group)
+    dist.all_gather_object(allr, mine, group=group)
+    msgs = compare(allr)
+    if dist.get_rank(group) == 0:
+        for m in msgs:
+            sys.stderr.write(m + "\n")
+    return msgs
+
+
 def wrap(module, plan=None, **ddp_kwargs):
     """DistributedDataParallel(module, **ddp_kwargs) with the plan's bucket
     cap, first bucket and compression hook. Explicit ddp_kwargs win over
@@ -119,6 +162,8 @@ def wrap(module, plan=None, **ddp_kwargs):
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
     s = settings(plan if plan is not None else load_plan())
+    if dist.is_initialized() and os.environ.get("AUTOSYNC_PLAN_HASH"):
+        check_consistency()
     kw = dict(ddp_kwargs)
     if "bucket_cap_mb" in s and "bucket_cap_mb" not in kw:
         kw["bucket_cap_mb"] = s["bucket_cap_mb"]

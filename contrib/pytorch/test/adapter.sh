@@ -52,7 +52,13 @@ try:
     ok(False, "custom buckets of another framework refused")
 except ValueError:
     ok(True, "custom buckets of another framework refused")
+same = [("n1", "p", "t"), ("n1", "p", "t"), ("n2", "p", "t"), ("n3", "p", "t")]
+ok(a.compare(same) == [], "every node planned the same: no warning")
+odd = [("n1", "p", "t"), ("n2", "p", "t"), ("n3", "q", "u"), ("n3", "q", "u")]
+ok(a.compare(odd) == ["autosync: node n3 has plan hash q, the others p",
+                      "autosync: node n3 has topology hash u, the others t (its hardware differs)"],
+   "a node with other hardware is named: %r" % a.compare(odd))
 PYEOF
-echo "1..14"
+echo "1..18"
 PYTHONPATH="$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 0 ""
-PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 7 " (without PyYAML)"
+PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 9 " (without PyYAML)"
