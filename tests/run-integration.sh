@@ -17,6 +17,7 @@ id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 # Everything the tests' users must read is copied outside the checkout
 # (which may sit in a directory only root can enter).
 install -d -m 0755 $lib "$site_dir" $lib/bin $lib/models $lib/feedback
+rm -f $lib/feedback/feedback.jsonl*   # every run starts with an empty log
 install -m 0755 "$build/cli/autosync" $lib/bin/autosync
 install -d -m 0755 $lib/lib
 for so in libnccl-tuner-autosync.so libnccl-profiler-autosync.so; do

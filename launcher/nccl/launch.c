@@ -282,7 +282,13 @@ static int prepare(const struct as_launch_opts *o, struct as_step_out *out)
 	for (int k = 0; k < 2; k++) {
 		const char *var = k ? "NCCL_PROFILER_PLUGIN" : "NCCL_TUNER_PLUGIN";
 		const char *so = k ? PROFILER_SO : TUNER_SO;
+		int shared = 0;
 		if (!(k ? o->profiler : o->tuner))
+			continue;
+		/* as_step_plan() already set it (site nccl_plugins) */
+		for (size_t i = 0; i < out->nenv; i++)
+			shared |= !strcmp(out->env[i].name, var);
+		if (shared)
 			continue;
 		if (user_has_env(var, inherited)) {
 			say(o, "kept the user's %s=%s", var, getenv(var));
