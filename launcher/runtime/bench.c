@@ -54,6 +54,7 @@ struct opts {
 	const char *model, *cluster, *calib, *feedback, *out, *plans_dir;
 	double scale;
 	int fw, compress, steps, warmup, rounds, spin, nrandom, rsteps, hier;
+	const char *backend; /* "mpi" (default) or "nccl" */
 	unsigned long seed;
 	char *list;
 };
@@ -83,6 +84,8 @@ static void usage(FILE *fp)
 	    "busy work\n"
 	    "  --hier leader|rails  hierarchical all-reduce: via the node\n"
 	    "                       leader (default) or one ring per rail\n"
+	    "  --backend mpi|nccl   transport (default mpi; nccl needs a\n"
+	    "                       CUDA device per rank and NCCL)\n"
 	    "  --feedback PATH      append one record per strategy\n"
 	    "  --out PATH           JSON lines, one per strategy and round\n"
 	    "  --write-plans DIR    write every strategy's plan there, and\n"
@@ -363,6 +366,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"rounds", required_argument, 0, 'o'},
 	    {"compute", required_argument, 0, 'C'},
 	    {"hier", required_argument, 0, 'H'},
+	    {"backend", required_argument, 0, 'B'},
 	    {"feedback", required_argument, 0, 'F'},
 	    {"out", required_argument, 0, 'O'},
 	    {"write-plans", required_argument, 0, 'W'},
@@ -460,6 +464,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
+		case 'B':
+			if (strcmp(optarg, "mpi") && strcmp(optarg, "nccl")) {
+				fprintf(stderr, "autosync bench: --backend "
+						"mpi|nccl\n");
+				return -1;
+			}
+			o->backend = optarg;
+			break;
 		case 'F':
 			o->feedback = optarg;
 			break;
@@ -533,6 +545,9 @@ int autosync_rt_bench_main(int argc, char **argv)
 	if (!(rt = autosync_rt_create(MPI_COMM_WORLD, &err)))
 		FAIL("%s", err.text);
 	autosync_rt_set_hier(rt, o.hier);
+	if (autosync_rt_set_backend(rt, o.backend ? o.backend : "mpi", &err) <
+	    0)
+		FAIL("--backend: %s", err.text);
 	if (!(orig = autosync_model_open(o.model, NULL, &err)) ||
 	    !(m = autosync_trial_scale_model(orig, o.scale, &err)))
 		FAIL("%s", err.text);

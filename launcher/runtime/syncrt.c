@@ -1,4 +1,5 @@
-/* syncrt.c - the MPI sync runtime (see syncrt.h). */
+/* syncrt.c - the sync runtime (see syncrt.h): the shared plan walk and
+ * the MPI backend. */
 #include "config.h"
 
 #include <errno.h>
@@ -28,7 +29,15 @@ struct autosync_rt {
 	int rank, size, lrank, lsize, nodes, mynode;
 	int *node_of;	/* world rank -> node index */
 	int *leader_of; /* node index -> world rank of its leader */
+	const struct autosync_rt_backend *be; /* NULL = MPI */
+	void *bectx;
 };
+
+static const struct autosync_rt_backend mpi_backend;
+
+/* the backend in use and its context */
+#define BE(rt) ((rt)->be ? (rt)->be : &mpi_backend)
+#define BECTX(rt) ((rt)->be ? (rt)->bectx : (void *)(rt))
 
 /* ------------------------------------------------------------ helpers */
 static int mpierr(int rc, autosync_error_t *errp, const char *what)
@@ -181,6 +190,8 @@ void autosync_rt_destroy(autosync_rt_t *rt)
 {
 	if (!rt)
 		return;
+	if (rt->be && rt->be->destroy)
+		rt->be->destroy(rt->bectx);
 	if (rt->leader != MPI_COMM_NULL)
 		MPI_Comm_free(&rt->leader);
 	if (rt->rail != MPI_COMM_NULL)
@@ -447,20 +458,25 @@ static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t, int algo,
 	return rv;
 }
 
-int autosync_rt_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
+/* the shared walk of one dense all-reduce: host-side cast to fp16/bf16
+ * (staging buffer), the backend's all-reduce, cast back */
+static int walk_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
 			  int compress, autosync_error_t *errp)
 {
+	const struct autosync_rt_backend *be = BE(rt);
+	void *ctx = BECTX(rt);
 	uint16_t *h;
 	int rv;
 
-	if (!rt || (!buf && n) || algo < 0 || algo >= AUTOSYNC_ALGO_NALGOS ||
-	    compress < 0 || compress >= AUTOSYNC_COMPRESS_N) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "syncrt: allreduce: invalid "
-						"argument");
+	if (compress == AUTOSYNC_COMPRESS_NONE) {
+		if (be->stage_in &&
+		    be->stage_in(ctx, buf, n * sizeof(float), errp) < 0)
+			return -1;
+		rv = be->allreduce(ctx, buf, n, RT_F32, algo, errp);
+		if (be->stage_out && be->stage_out(ctx, rv ? NULL : errp) < 0)
+			rv = -1;
+		return rv;
 	}
-	if (compress == AUTOSYNC_COMPRESS_NONE)
-		return allreduce_t(rt, buf, n, RT_F32, algo, errp);
 	if (!(h = malloc((n ? n : 1) * sizeof(*h)))) {
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "syncrt: out of memory");
@@ -471,9 +487,14 @@ int autosync_rt_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
 	else
 		for (size_t i = 0; i < n; i++)
 			h[i] = autosync_rt_f32_to_bf16(buf[i]);
-	rv = allreduce_t(rt, h, n,
-			 compress == AUTOSYNC_COMPRESS_FP16 ? RT_F16 : RT_BF16,
-			 algo, errp);
+	rv = be->stage_in ? be->stage_in(ctx, h, n * sizeof(*h), errp) : 0;
+	if (!rv)
+		rv = be->allreduce(
+		    ctx, h, n,
+		    compress == AUTOSYNC_COMPRESS_FP16 ? RT_F16 : RT_BF16,
+		    algo, errp);
+	if (be->stage_out && be->stage_out(ctx, rv ? NULL : errp) < 0)
+		rv = -1;
 	if (!rv) {
 		if (compress == AUTOSYNC_COMPRESS_FP16)
 			for (size_t i = 0; i < n; i++)
@@ -484,6 +505,18 @@ int autosync_rt_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
 	}
 	free(h);
 	return rv;
+}
+
+int autosync_rt_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
+			  int compress, autosync_error_t *errp)
+{
+	if (!rt || (!buf && n) || algo < 0 || algo >= AUTOSYNC_ALGO_NALGOS ||
+	    compress < 0 || compress >= AUTOSYNC_COMPRESS_N) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "syncrt: allreduce: invalid "
+						"argument");
+	}
+	return walk_allreduce(rt, buf, n, algo, compress, errp);
 }
 
 /* ring all-gather of every rank's n values, then a local sum */
@@ -743,6 +776,156 @@ out:
 	return rv;
 }
 
+/* ------------------------------------------------------------ backends */
+static int mpi_allreduce(void *ctx, void *buf, size_t n, int elem, int algo,
+			 autosync_error_t *errp)
+{
+	return allreduce_t(ctx, buf, n, elem, algo, errp);
+}
+
+static int mpi_gather_sum(void *ctx, float *buf, size_t n,
+			  autosync_error_t *errp)
+{
+	return autosync_rt_gather_sum(ctx, buf, n, errp);
+}
+
+static int mpi_ps(void *ctx, float *buf, size_t nseg, const size_t *off,
+		  const size_t *len, const int *server, unsigned servers,
+		  int local_agg, int local_repl, autosync_error_t *errp)
+{
+	return autosync_rt_ps(ctx, buf, nseg, off, len, server, servers,
+			      local_agg, local_repl, errp);
+}
+
+/* the point-to-point code above; its context is the autosync_rt_t */
+static const struct autosync_rt_backend mpi_backend = {
+    .name = "mpi",
+    .allreduce = mpi_allreduce,
+    .gather_sum = mpi_gather_sum,
+    .ps = mpi_ps,
+};
+
+void autosync_rt_set_backend_ops(autosync_rt_t *rt,
+				 const struct autosync_rt_backend *ops,
+				 void *ctx)
+{
+	if (rt->be && rt->be->destroy)
+		rt->be->destroy(rt->bectx);
+	rt->be = ops == &mpi_backend ? NULL : ops;
+	rt->bectx = ctx;
+}
+
+int autosync_rt_set_backend(autosync_rt_t *rt, const char *name,
+			    autosync_error_t *errp)
+{
+	if (!rt || !name) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "syncrt: backend: invalid "
+						"argument");
+	}
+	if (!strcmp(name, "mpi")) {
+		autosync_rt_set_backend_ops(rt, NULL, NULL);
+		return 0;
+	}
+	if (!strcmp(name, "nccl")) {
+#ifdef HAVE_NCCL
+		const struct autosync_rt_backend *ops;
+		void *ctx;
+		if (autosync_rt_nccl_open(rt, &ops, &ctx, errp) < 0)
+			return -1;
+		autosync_rt_set_backend_ops(rt, ops, ctx);
+		return 0;
+#else
+		errno = ENOTSUP;
+		return autosync_errprintf(errp, "syncrt: backend 'nccl': "
+						"built without NCCL");
+#endif
+	}
+	errno = EINVAL;
+	return autosync_errprintf(errp,
+				  "syncrt: unknown backend '%s' (mpi, nccl)",
+				  name);
+}
+
+const char *autosync_rt_backend_name(const autosync_rt_t *rt)
+{
+	return BE(rt)->name;
+}
+
+MPI_Comm autosync_rt_comm(const autosync_rt_t *rt)
+{
+	return rt->comm;
+}
+
+int autosync_rt_local_rank(const autosync_rt_t *rt)
+{
+	return rt->lrank;
+}
+
+int autosync_rt_leader(const autosync_rt_t *rt, int node)
+{
+	return node >= 0 && node < rt->nodes ? rt->leader_of[node] : -1;
+}
+
+/* A PS bucket on a backend without its own PS: every tensor (or, for
+ * AUTOSYNC_NO_SERVER, every 1/k share of it) is reduced to its server's
+ * rank (the leader of node 'server'), in one group, then broadcast back
+ * from it, in a second group. Local aggregation / replication are left to
+ * the backend's collectives (NCCL reduces and broadcasts inside a node
+ * first on its own). */
+static int walk_ps(autosync_rt_t *rt, float *buf, size_t nseg,
+		   const size_t *off, const size_t *len, const int *server,
+		   unsigned servers, autosync_error_t *errp)
+{
+	const struct autosync_rt_backend *be = BE(rt);
+	void *ctx = BECTX(rt);
+	size_t hi = 0;
+	int k, rv = 0;
+
+	if (!be->reduce || !be->bcast) {
+		errno = ENOTSUP;
+		return autosync_errprintf(errp, "syncrt: backend '%s' has no "
+						"PS operations",
+					  be->name);
+	}
+	k = servers < 1 ? 1
+	    : servers > (unsigned)rt->nodes ? rt->nodes
+					    : (int)servers;
+	for (size_t s = 0; s < nseg; s++)
+		if (off[s] + len[s] > hi)
+			hi = off[s] + len[s];
+	if (be->stage_in && be->stage_in(ctx, buf, hi * sizeof(float), errp) < 0)
+		return -1;
+	for (int phase = 0; phase < 2 && !rv; phase++) {
+		if (be->group_start && (rv = be->group_start(ctx, errp)) < 0)
+			break;
+		for (size_t s = 0; s < nseg && !rv; s++)
+			for (int j = 0; j < k && !rv; j++) {
+				size_t o = 0, c = len[s];
+				int root;
+				if (server[s] >= 0) {
+					if (j)
+						break;
+					root = rt->leader_of[server[s] % k];
+				} else {
+					chunk(len[s], k, j, &o, &c);
+					root = rt->leader_of[j];
+				}
+				if (!c)
+					continue;
+				rv = phase ? be->bcast(ctx, buf + off[s] + o, c,
+						       RT_F32, root, errp)
+					   : be->reduce(ctx, buf + off[s] + o,
+							c, RT_F32, root, errp);
+			}
+		if (be->group_end && be->group_end(ctx, rv ? NULL : errp) < 0)
+			rv = -1;
+	}
+	if (be->stage_out && be->stage_out(ctx, rv ? NULL : errp) < 0)
+		rv = -1;
+	return rv;
+}
+
 /* ------------------------------------------------------------ plans */
 struct rbucket {
 	int kind, algo, compress, local_agg, local_repl;
@@ -929,6 +1112,20 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 	rp->n = pos;
 	if (!(rp->arena = calloc(pos ? pos : 1, sizeof(float))))
 		goto nomem;
+	if (BE(rt)->prepare) {
+		/* the plan's NCCL hint: its NCCL_ALGO, else the job's algo */
+		const char *hint = "", *name, *value;
+		for (size_t i = 0; i < s.nenv; i++)
+			if (autosync_plan_env(plan, i, &name, &value) == 0 &&
+			    !strcmp(name, "NCCL_ALGO"))
+				hint = value;
+		if (!*hint && s.job_algo == AUTOSYNC_ALGO_RING)
+			hint = "Ring";
+		else if (!*hint && s.job_algo == AUTOSYNC_ALGO_TREE)
+			hint = "Tree";
+		if (BE(rt)->prepare(BECTX(rt), hint, errp) < 0)
+			goto fail;
+	}
 	free(ix);
 	free(seen);
 	return rp;
@@ -988,16 +1185,32 @@ int autosync_rt_sync_bucket(autosync_rt_plan_t *rp, size_t b,
 	}
 	rb = &rp->b[b];
 	buf = rp->arena + rb->off;
-	if (rb->kind == AUTOSYNC_SYNC_PS)
-		return autosync_rt_ps(rp->rt, buf, rb->nseg, rb->soff, rb->slen,
-				      rb->sserver, rb->servers, rb->local_agg,
-				      rb->local_repl, errp);
-	if (rb->n_dense &&
-	    autosync_rt_allreduce(rp->rt, buf, rb->n_dense, rb->algo,
-				  rb->compress, errp) < 0)
+	if (rb->kind == AUTOSYNC_SYNC_PS) {
+		const struct autosync_rt_backend *be = BE(rp->rt);
+		if (be->ps)
+			return be->ps(BECTX(rp->rt), buf, rb->nseg, rb->soff,
+				      rb->slen, rb->sserver, rb->servers,
+				      rb->local_agg, rb->local_repl, errp);
+		return walk_ps(rp->rt, buf, rb->nseg, rb->soff, rb->slen,
+			       rb->sserver, rb->servers, errp);
+	}
+	if (rb->n_dense && walk_allreduce(rp->rt, buf, rb->n_dense, rb->algo,
+					  rb->compress, errp) < 0)
 		return -1;
-	if (rb->n_sparse && autosync_rt_gather_sum(rp->rt, buf + rb->n_dense,
-						   rb->n_sparse, errp) < 0)
-		return -1;
+	if (rb->n_sparse) {
+		const struct autosync_rt_backend *be = BE(rp->rt);
+		void *ctx = BECTX(rp->rt);
+		float *sp = buf + rb->n_dense;
+		int rv;
+		if (be->stage_in &&
+		    be->stage_in(ctx, sp, rb->n_sparse * sizeof(float), errp) <
+			0)
+			return -1;
+		rv = be->gather_sum(ctx, sp, rb->n_sparse, errp);
+		if (be->stage_out && be->stage_out(ctx, rv ? NULL : errp) < 0)
+			rv = -1;
+		if (rv < 0)
+			return -1;
+	}
 	return 0;
 }

@@ -26,9 +26,12 @@
  * to touch the same rows); all-reduce of a sparse tensor without densify
  * is an all-gather of every rank's rows followed by a local sum.
  *
- * Backends: the collective steps go through a small table of point-to-
- * point operations (struct rt_ops in syncrt.c) so that an NCCL backend
- * can reuse the same plan walk; only the MPI backend exists.
+ * Backends: the plan walk (autosync_rt_sync_bucket: which bucket, which
+ * algorithm, which compression, which PS placement) is shared; the
+ * transport is a struct autosync_rt_backend. "mpi" (default) is the
+ * point-to-point code above; "nccl" (nccl_backend.c, built only with
+ * NCCL) maps the same walk onto ncclAllReduce / ncclReduce /
+ * ncclBroadcast on one CUDA stream.
  *
  * Conventions: 0 / -1 with errno and an optional autosync_error_t; never
  * prints. MPI errors are returned (MPI_ERRORS_RETURN on private
@@ -95,6 +98,71 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
  * (what a sparse all-reduce without densify does). */
 int autosync_rt_gather_sum(autosync_rt_t *rt, float *buf, size_t n,
 			   autosync_error_t *errp);
+
+/*
+ * Transport backend. Every op is collective (all ranks call it with the
+ * same sizes) and returns 0 / -1 with errp set. Buffers are host pointers
+ * inside the region last passed to stage_in. 'elem' is enum rt_elem;
+ * 'root' a rank of autosync_rt_comm(). NULL members:
+ *   stage_in/stage_out/group_start/group_end/prepare/destroy: no-op;
+ *   ps: the walk decomposes a PS bucket into reduce-to-server + bcast
+ *   (then reduce and bcast are required).
+ */
+struct autosync_rt_backend {
+	const char *name;
+	/* called by autosync_rt_prepare with the plan's NCCL_ALGO hint ("" =
+	 * none) */
+	int (*prepare)(void *ctx, const char *algo_hint, autosync_error_t *errp);
+	/* the walk is about to work on [buf, buf+bytes) / is done with it
+	 * (results must be back in buf when stage_out returns) */
+	int (*stage_in)(void *ctx, void *buf, size_t bytes,
+			autosync_error_t *errp);
+	int (*stage_out)(void *ctx, autosync_error_t *errp);
+	/* in-place sum; 'algo' enum autosync_algo (auto already resolved) */
+	int (*allreduce)(void *ctx, void *buf, size_t n, int elem, int algo,
+			 autosync_error_t *errp);
+	/* sparse rows: every rank's n fp32 values summed */
+	int (*gather_sum)(void *ctx, float *buf, size_t n,
+			  autosync_error_t *errp);
+	/* in-place sum to 'root' / broadcast from 'root' */
+	int (*reduce)(void *ctx, void *buf, size_t n, int elem, int root,
+		      autosync_error_t *errp);
+	int (*bcast)(void *ctx, void *buf, size_t n, int elem, int root,
+		     autosync_error_t *errp);
+	int (*group_start)(void *ctx, autosync_error_t *errp);
+	int (*group_end)(void *ctx, autosync_error_t *errp);
+	/* a whole PS bucket (the arguments of autosync_rt_ps) */
+	int (*ps)(void *ctx, float *buf, size_t nseg, const size_t *off,
+		  const size_t *len, const int *server, unsigned servers,
+		  int local_agg, int local_repl, autosync_error_t *errp);
+	void (*destroy)(void *ctx);
+};
+
+/* Select the backend by name: "mpi" (the default) or "nccl" (fails with
+ * ENOTSUP when built without NCCL, ENODEV when no CUDA device is usable;
+ * every rank must call it). The previous backend is destroyed. */
+int autosync_rt_set_backend(autosync_rt_t *rt, const char *name,
+			    autosync_error_t *errp);
+/* Install any backend (tests: a recording mock); 'ops' is borrowed, 'ctx'
+ * is passed to every op (and to ops->destroy when replaced). */
+void autosync_rt_set_backend_ops(autosync_rt_t *rt,
+				 const struct autosync_rt_backend *ops,
+				 void *ctx);
+const char *autosync_rt_backend_name(const autosync_rt_t *rt);
+/* the private communicator and my local rank (backends' bootstrap) */
+MPI_Comm autosync_rt_comm(const autosync_rt_t *rt);
+int autosync_rt_local_rank(const autosync_rt_t *rt);
+/* world rank of node j's leader (a PS server) */
+int autosync_rt_leader(const autosync_rt_t *rt, int node);
+
+#ifdef HAVE_NCCL
+/* nccl_backend.c: checks for a CUDA device and picks one by local rank;
+ * the NCCL communicator is created by the first prepare (after NCCL_ALGO
+ * is set). */
+int autosync_rt_nccl_open(autosync_rt_t *rt,
+			  const struct autosync_rt_backend **ops, void **ctx,
+			  autosync_error_t *errp);
+#endif
 
 /* Prepare 'plan' for 'm' (the model the plan was made for; tensors are
  * matched by name; every tensor must be in exactly one bucket). Both are
