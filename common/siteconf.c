@@ -16,6 +16,7 @@
 #include "autosync/siteconf.h"
 #include "autosync/planner.h"
 #include "autosync/topology.h"
+#include "readfile.h"
 
 #define NAME_MAX_LEN 32
 
@@ -662,62 +663,14 @@ void autosync_siteconf_destroy(autosync_siteconf_t *s)
 static char *read_file(const char *path, size_t max, size_t *lenp,
 		       autosync_error_t *errp)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	char *buf = NULL, msg[AUTOSYNC_ERROR_LEN];
 
-	if (fd < 0) {
-		autosync_errprintf(errp, "%s: cannot open: %s", path,
-				   strerror(errno));
+	if (asi_read_file(path, max, ASI_READ_OPEN_PREFIX, (uid_t) -1, &buf,
+			  lenp, msg, sizeof(msg)) < 0) {
+		autosync_errprintf(errp, "%s", msg);
 		return NULL;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		autosync_errprintf(errp, "%s: not a regular file", path);
-		errno = EINVAL;
-		goto fail;
-	}
-	if ((size_t) st.st_size > max) {
-		autosync_errprintf(errp, "%s: too large (%lld bytes, limit %zu)",
-				   path, (long long) st.st_size, max);
-		errno = EFBIG;
-		goto fail;
-	}
-	if (!(buf = malloc(max + 1))) {
-		autosync_errprintf(errp, "out of memory");
-		goto fail;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, max + 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			autosync_errprintf(errp, "%s: read: %s", path,
-					   strerror(errno));
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		len += (size_t) r;
-		if (len > max) { /* grew while we read it */
-			autosync_errprintf(errp, "%s: too large (limit %zu)",
-					   path, max);
-			errno = EFBIG;
-			goto fail;
-		}
-	}
-	buf[len] = '\0';
-	close(fd);
-	*lenp = len;
 	return buf;
-fail:
-	{
-		int saved = errno;
-		free(buf);
-		close(fd);
-		errno = saved;
-	}
-	return NULL;
 }
 
 /* Parse and validate; returns the handle (even with problems) or NULL when

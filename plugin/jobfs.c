@@ -12,76 +12,13 @@
 #include <unistd.h>
 
 #include "jobfs.h"
+#include "readfile.h"
 
 int as_read_file(const char *path, size_t max, uid_t owner, char **bufp,
 		 size_t *lenp, char *err, size_t errlen)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
-	int fd, saved;
-
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		saved = errno;
-		snprintf(err, errlen, "%s: %s", path,
-			 saved == ELOOP ? "is a symbolic link (give the file "
-					  "itself)"
-					: strerror(saved));
-		errno = saved;
-		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		errno = EINVAL;
-		goto fail;
-	}
-	if (owner != (uid_t) -1 && (st.st_uid != owner || st.st_nlink != 1)) {
-		snprintf(err, errlen, "%s: not owned by uid %u alone", path,
-			 (unsigned) owner);
-		errno = EPERM;
-		goto fail;
-	}
-	if ((unsigned long long) st.st_size > max) {
-		snprintf(err, errlen, "%s: too large (%lld bytes, limit %zu)",
-			 path, (long long) st.st_size, max);
-		errno = EFBIG;
-		goto fail;
-	}
-	if (!(buf = malloc(max + 1))) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		errno = ENOMEM;
-		goto fail;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, max + 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		len += (size_t) r;
-		if (len > max) {
-			snprintf(err, errlen, "%s: too large (limit %zu)", path,
-				 max);
-			errno = EFBIG;
-			goto fail;
-		}
-	}
-	buf[len] = '\0';
-	close(fd);
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-fail:
-	saved = errno;
-	free(buf);
-	close(fd);
-	errno = saved;
-	return -1;
+	return asi_read_file(path, max, ASI_READ_NOFOLLOW, owner, bufp, lenp,
+			     err, errlen);
 }
 
 int as_jobdir_make(const char *base, const char *name, uid_t uid, gid_t gid,

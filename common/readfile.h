@@ -1,0 +1,28 @@
+/*
+ * readfile.h - the one bounded file reader of autosync (internal: not
+ * installed, not exported from libautosync.so). Used for site configs (an
+ * admin's file, links followed) and, by the SPANK plugin, for users' files
+ * (never through a symbolic link, optionally only the user's own).
+ */
+#ifndef AUTOSYNC_READFILE_H
+#define AUTOSYNC_READFILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum {
+	ASI_READ_NOFOLLOW = 1 << 0,   /* refuse a symbolic link (ELOOP) */
+	ASI_READ_OPEN_PREFIX = 1 << 1 /* "PATH: cannot open: why" on open errors */
+};
+
+/*
+ * Read the regular file 'path', at most 'max' bytes, with the caller's
+ * credentials; FIFOs and devices are refused without blocking. If 'owner'
+ * is not (uid_t) -1 the file must be owned by it and have one link.
+ * '*buf' is malloc'ed and NUL-terminated (the caller frees it). Returns 0,
+ * or -1 with errno and a one-line message naming the path in 'err'.
+ */
+int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
+		  char **buf, size_t *len, char *err, size_t errlen);
+
+#endif
