@@ -171,8 +171,33 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 		autosync_plan_env(plan, i, &n, &v);
 		fprintf(out, "%s%s %s=%s\n", pfx, i ? "   " : "env:", n, v);
 	}
+	if (autosync_plan_nccl_count(plan))
+		fprintf(out, "%snccl: %zu rule(s) for the NCCL tuner plugin "
+			"(algorithm, protocol, channels per collective and "
+			"size)%s\n", pfx, autosync_plan_nccl_count(plan),
+			explain ? "" : "; --explain lists them");
 	if (!explain)
 		return;
+	if (autosync_plan_nccl_count(plan)) {
+		fprintf(out, "%s\n%s%-14s %14s %14s  %-6s %-7s %s\n", pfx, pfx,
+			"collective", "from bytes", "to bytes", "algo",
+			"proto", "channels");
+		for (size_t i = 0; i < autosync_plan_nccl_count(plan); i++) {
+			const autosync_nccl_rule_t *r =
+			    autosync_plan_nccl_rule(plan, i);
+			char to[32] = "-", chn[16] = "NCCL's";
+			if (r->max_bytes != UINT64_MAX)
+				snprintf(to, sizeof(to), "%llu",
+					 (unsigned long long)r->max_bytes);
+			if (r->channels)
+				snprintf(chn, sizeof(chn), "%u", r->channels);
+			fprintf(out, "%s%-14s %14llu %14s  %-6s %-7s %s\n", pfx,
+				autosync_nccl_func_name(r->func),
+				(unsigned long long)r->min_bytes, to,
+				autosync_nccl_algo_name(r->algo),
+				autosync_nccl_proto_name(r->proto), chn);
+		}
+	}
 	fprintf(out,
 		"%s\n%sinputs: intra %s %.4g GB/s %.3g us; %u NIC(s) x %.4g "
 		"GB/s, %.3g us "

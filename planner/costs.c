@@ -37,6 +37,9 @@ static const struct cost_field {
     F(sparse_index_bytes, 0, 64),
     F(uncertainty, 0, 1),
     F(oversubscription, 1, 1000),
+    F(nccl_channel_bw, 1e6, 1e15),
+    F(nccl_max_channels, 1, 64),
+    F(nccl_channel_slack, 0, 1),
 #undef F
 };
 
@@ -60,6 +63,9 @@ void autosync_costs_default(autosync_costs_t *k)
 	k->sparse_index_bytes = 8;
 	k->uncertainty = 0.02;
 	k->oversubscription = 1;
+	k->nccl_channel_bw = 20e9;
+	k->nccl_max_channels = 32;
+	k->nccl_channel_slack = 0.05;
 }
 
 int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,

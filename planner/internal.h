@@ -110,6 +110,9 @@ struct autosync_plan {
 	 * whoever applies the plan; not part of the hash) */
 	size_t nskipped;
 	char **skipped;
+	/* the NCCL table for the tuner plugin (autosync_plan_derive_nccl) */
+	size_t nnccl;
+	autosync_nccl_rule_t *nccl;
 	/* compute timeline for pictures: per layer backward end times */
 	char hash[17];
 };
@@ -159,6 +162,13 @@ struct simres {
 	unsigned nnodes;
 };
 
+/* The links as the simulator sees them: latencies (s) and achieved
+ * bandwidths (B/s: per GPU inside a node, all NICs of a node) after the
+ * cost constants' overrides, efficiencies and oversubscription. */
+void planner_links(const autosync_cluster_t *c, const autosync_costs_t *k,
+		   double *a_in, double *a_out, double *b_in, double *b_node);
+/* the bandwidth a ring over all ranks gets (the slowest link it crosses) */
+double planner_link_bw(const autosync_cluster_t *c, double b_in, double b_node);
 int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
 			const autosync_cluster_t *c, const autosync_costs_t *k,
 			int fw, autosync_error_t *errp);

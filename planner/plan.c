@@ -76,6 +76,7 @@ void autosync_plan_destroy(autosync_plan_t *plan)
 	free(plan->reason);
 	free(plan->topo_hash);
 	free(plan->costs_hash);
+	free(plan->nccl);
 	free(plan);
 }
 
@@ -337,7 +338,7 @@ const char *autosync_plan_hash(const autosync_plan_t *plan)
 	return plan ? plan->hash : NULL;
 }
 
-/* the hash covers the decisions: job settings, buckets, env */
+/* the hash covers the decisions: job settings, buckets, env, NCCL table */
 int planner_plan_compute_hash(autosync_plan_t *plan)
 {
 	uint64_t h = FNV_OFFSET;
@@ -366,6 +367,13 @@ int planner_plan_compute_hash(autosync_plan_t *plan)
 		h = fnv1a(h, plan->env[i].name, strlen(plan->env[i].name) + 1);
 		h = fnv1a(h, plan->env[i].value,
 			  strlen(plan->env[i].value) + 1);
+	}
+	for (size_t i = 0; i < plan->nnccl; i++) {
+		const autosync_nccl_rule_t *r = &plan->nccl[i];
+		snprintf(buf, sizeof(buf),
+			 "n %d %d %d %u %" PRIu64 " %" PRIu64, r->func, r->algo,
+			 r->proto, r->channels, r->min_bytes, r->max_bytes);
+		h = fnv1a(h, buf, strlen(buf) + 1);
 	}
 	snprintf(plan->hash, sizeof(plan->hash), "%016" PRIx64, h);
 	return 0;
@@ -471,6 +479,22 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
 			fprintf(fp, "  - ");
 			wq(fp, plan->skipped[i]);
 			fputc('\n', fp);
+		}
+	}
+	if (plan->nnccl) {
+		fprintf(fp, "nccl:\n");
+		for (size_t i = 0; i < plan->nnccl; i++) {
+			const autosync_nccl_rule_t *r = &plan->nccl[i];
+			fprintf(fp, "  - {coll: %s, min_bytes: %" PRIu64,
+				autosync_nccl_func_name(r->func), r->min_bytes);
+			if (r->max_bytes != UINT64_MAX)
+				fprintf(fp, ", max_bytes: %" PRIu64,
+					r->max_bytes);
+			fprintf(fp,
+				", algorithm: %s, protocol: %s, channels: %u}\n",
+				autosync_nccl_algo_name(r->algo),
+				autosync_nccl_proto_name(r->proto),
+				r->channels);
 		}
 	}
 	fprintf(fp, "buckets:%s\n", plan->nb ? "" : " []");
@@ -691,13 +715,113 @@ fail:
 	return -1;
 }
 
+/* nccl: [{coll, min_bytes, max_bytes (absent = open), algorithm,
+ * protocol, channels}], per collective sorted and disjoint */
+static int parse_nccl(struct ydoc *dd, yaml_node_t *sq, autosync_plan_t *plan,
+		      autosync_error_t *errp)
+{
+	static const char *const keys[] = {"coll",	"min_bytes",
+					   "max_bytes", "algorithm",
+					   "protocol",	"channels"};
+	struct ydoc d = *dd;
+	uint64_t last[AUTOSYNC_NCCL_NFUNCS] = {0};
+	yaml_node_t *n;
+	size_t nr;
+
+	if (planner_yexpect(&d, sq, YAML_SEQUENCE_NODE, "nccl", errp) < 0)
+		return -1;
+	nr = (size_t)(sq->data.sequence.items.top -
+		      sq->data.sequence.items.start);
+	if (nr > 4096) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "%s:%u: nccl: more than 4096 "
+					  "rules", d.fname,
+					  planner_ynode_line(sq));
+	}
+	free(plan->nccl);
+	plan->nnccl = 0;
+	if (!(plan->nccl = calloc(nr ? nr : 1, sizeof(*plan->nccl)))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "plan: out of memory");
+	}
+	for (size_t i = 0; i < nr; i++) {
+		yaml_node_t *rn =
+		    planner_ydoc_node(&d, sq->data.sequence.items.start[i]);
+		autosync_nccl_rule_t *r = &plan->nccl[i];
+		uint64_t v;
+
+		if (planner_yexpect(&d, rn, YAML_MAPPING_NODE, "nccl[]",
+				    errp) < 0)
+			goto fail;
+		for (yaml_node_pair_t *p = rn->data.mapping.pairs.start;
+		     p < rn->data.mapping.pairs.top; p++) {
+			yaml_node_t *kn = planner_ydoc_node(&d, p->key);
+			const char *k = planner_yscalar(kn);
+			int found = 0;
+			for (size_t j = 0; k && j < 6; j++)
+				found |= !strcmp(k, keys[j]);
+			if (!found) {
+				errno = EINVAL;
+				autosync_errprintf(
+				    errp, "%s:%u: nccl: unknown key '%s'",
+				    d.fname, planner_ynode_line(kn),
+				    k ? k : "?");
+				goto fail;
+			}
+		}
+		NEED(n, "coll", rn);
+		if (enum_field(&d, n, "coll", autosync_nccl_func_from_name,
+			       &r->func, errp) < 0)
+			goto fail;
+		NEED(n, "min_bytes", rn);
+		if (planner_yget_u64(&d, n, "min_bytes", 0, UINT64_MAX - 1,
+				     &r->min_bytes, errp) < 0)
+			goto fail;
+		r->max_bytes = UINT64_MAX;
+		if ((n = planner_ymap_get(&d, rn, "max_bytes")) &&
+		    planner_yget_u64(&d, n, "max_bytes", r->min_bytes + 1,
+				     UINT64_MAX - 1, &r->max_bytes, errp) < 0)
+			goto fail;
+		NEED(n, "algorithm", rn);
+		if (enum_field(&d, n, "algorithm", autosync_nccl_algo_from_name,
+			       &r->algo, errp) < 0)
+			goto fail;
+		NEED(n, "protocol", rn);
+		if (enum_field(&d, n, "protocol", autosync_nccl_proto_from_name,
+			       &r->proto, errp) < 0)
+			goto fail;
+		NEED(n, "channels", rn);
+		if (planner_yget_u64(&d, n, "channels", 0, 64, &v, errp) < 0)
+			goto fail;
+		r->channels = (unsigned)v;
+		if (r->min_bytes < last[r->func]) {
+			errno = EINVAL;
+			autosync_errprintf(
+			    errp,
+			    "%s:%u: nccl: %s rule from %" PRIu64 " bytes "
+			    "overlaps or precedes the one before it (to %" PRIu64
+			    "): rules of one collective must be sorted and "
+			    "disjoint",
+			    d.fname, planner_ynode_line(rn),
+			    autosync_nccl_func_name(r->func), r->min_bytes,
+			    last[r->func]);
+			goto fail;
+		}
+		last[r->func] = r->max_bytes;
+		plan->nnccl++;
+	}
+	return 0;
+fail:
+	return -1;
+}
+
 autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 				     const char *fname, autosync_error_t *errp)
 {
 	static const char *const top[] = {
 	    "autosync_plan", "hash",	  "inputs", "strategy", "reason", "job",
 	    "prediction",    "baselines", "env",    "buckets",	"skipped_env",
-	    NULL};
+	    "nccl",	     NULL};
 	struct ydoc d;
 	autosync_plan_t *plan = NULL;
 	yaml_node_t *root, *n, *in, *cl, *job, *pr, *sq;
@@ -953,6 +1077,9 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 		if (autosync_plan_set_skipped_env(plan, names, nn, errp) < 0)
 			goto fail;
 	}
+	if ((sq = planner_ymap_get(&d, root, "nccl")) &&
+	    parse_nccl(&d, sq, plan, errp) < 0)
+		goto fail;
 	NEED(sq, "buckets", root);
 	if (planner_yexpect(&d, sq, YAML_SEQUENCE_NODE, "buckets", errp) < 0)
 		goto fail;

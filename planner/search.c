@@ -832,8 +832,9 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 			    autosync_baseline_applicable(b, p->fw);
 		}
 	}
-	if (planner_plan_compute_hash(plan) < 0)
-		goto nomem;
+	/* what the NCCL tuner plugin applies (hashes the plan) */
+	if (autosync_plan_derive_nccl(plan, &p->k, errp) < 0)
+		goto out;
 	ok = 1;
 	goto out;
 nomem:

@@ -148,6 +148,30 @@ void planner_simctx_free(struct simctx *x)
 	memset(x, 0, sizeof(*x));
 }
 
+void planner_links(const autosync_cluster_t *c, const autosync_costs_t *K,
+		   double *a_in, double *a_out, double *b_in, double *b_node)
+{
+	*a_in = K->alpha_intra_override > 0 ? K->alpha_intra_override
+					    : c->intra_lat;
+	*a_out = K->alpha_inter_override > 0 ? K->alpha_inter_override
+					     : c->inter_lat;
+	*b_in = (K->bw_intra_override > 0 ? K->bw_intra_override : c->intra_bw) *
+		K->intra_eff;
+	*b_node = (K->bw_nic_override > 0 ? K->bw_nic_override : c->nic_bw) *
+		  (c->nics_per_node ? c->nics_per_node : 1) * K->inter_eff;
+	/* a job spanning several leaf switches shares their uplinks */
+	if (c->nodes_per_switch > 0 && c->nodes > c->nodes_per_switch &&
+	    K->oversubscription > 1)
+		*b_node /= K->oversubscription;
+}
+
+double planner_link_bw(const autosync_cluster_t *c, double b_in, double b_node)
+{
+	if (c->nodes <= 1)
+		return b_in;
+	return c->gpus_per_node > 1 && b_in < b_node ? b_in : b_node;
+}
+
 int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
 			const autosync_cluster_t *c, const autosync_costs_t *k,
 			int fw, autosync_error_t *errp)
@@ -164,19 +188,7 @@ int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
 	x->nodes = c->nodes;
 	x->g = c->gpus_per_node;
 	x->p = c->nodes * c->gpus_per_node;
-	x->a_in = K->alpha_intra_override > 0 ? K->alpha_intra_override
-					      : c->intra_lat;
-	x->a_out = K->alpha_inter_override > 0 ? K->alpha_inter_override
-					       : c->inter_lat;
-	x->b_in =
-	    (K->bw_intra_override > 0 ? K->bw_intra_override : c->intra_bw) *
-	    K->intra_eff;
-	x->b_node = (K->bw_nic_override > 0 ? K->bw_nic_override : c->nic_bw) *
-		    (c->nics_per_node ? c->nics_per_node : 1) * K->inter_eff;
-	/* a job spanning several leaf switches shares their uplinks */
-	if (c->nodes_per_switch > 0 && c->nodes > c->nodes_per_switch &&
-	    K->oversubscription > 1)
-		x->b_node /= K->oversubscription;
+	planner_links(c, K, &x->a_in, &x->a_out, &x->b_in, &x->b_node);
 	x->b_out = x->b_node / x->g;
 	if (!(x->ready = calloc(nt, sizeof(double))) ||
 	    !(x->order = calloc(nt, sizeof(size_t))) ||
@@ -239,13 +251,8 @@ static void ar_coefficients(struct simctx *x)
 {
 	double a, b, n = 1e9, t0, t1;
 
-	if (x->nodes == 1) {
-		a = x->a_in;
-		b = x->b_in;
-	} else {
-		a = x->a_in > x->a_out ? x->a_in : x->a_out;
-		b = x->g > 1 && x->b_in < x->b_node ? x->b_in : x->b_node;
-	}
+	a = x->nodes == 1 || x->a_in > x->a_out ? x->a_in : x->a_out;
+	b = planner_link_bw(&x->c, x->b_in, x->b_node);
 	for (int al = 0; al < AUTOSYNC_ALGO_NALGOS; al++) {
 		switch (al) {
 		case AUTOSYNC_ALGO_TREE:
@@ -336,10 +343,7 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 		double a = x->nodes > 1
 			       ? (x->a_in > x->a_out ? x->a_in : x->a_out)
 			       : x->a_in;
-		double b = x->nodes > 1
-			       ? (x->g > 1 && x->b_in < x->b_node ? x->b_in
-								  : x->b_node)
-			       : x->b_in;
+		double b = planner_link_bw(&x->c, x->b_in, x->b_node);
 		t += autosync_sim_allgather(p, sparse_n * p, a, b);
 	}
 	if (cast > 0)

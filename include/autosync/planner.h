@@ -180,6 +180,11 @@ typedef struct autosync_costs {
 	double oversubscription; /* fabric uplink oversubscription when the
 				    job spans more than nodes_per_switch
 				    nodes (divides the NIC bandwidth)  1 */
+	/* NCCL protocol/channel model (autosync_sim_nccl) */
+	double nccl_channel_bw;	   /* B/s one NCCL channel moves      20e9 */
+	double nccl_max_channels;  /* channels NCCL can use at most     32 */
+	double nccl_channel_slack; /* fewest channels within this factor
+				      of the best time                0.05 */
 } autosync_costs_t;
 
 void autosync_costs_default(autosync_costs_t *k);
@@ -216,6 +221,58 @@ double autosync_sim_hier(unsigned m, unsigned g, double n, double a_in,
  * max over nodes of max(bytes out, bytes in) / bw. */
 double autosync_sim_ps_colocated(unsigned m, unsigned k, const double *load,
 				 double bw);
+
+/* =================================================== NCCL's collectives */
+/*
+ * What the NCCL tuner plugin applies per collective: NCCL's own indices
+ * (ncclFunc_t; the tuner ABI's algorithm and protocol indices).
+ */
+enum autosync_nccl_func {
+	AUTOSYNC_NCCL_BROADCAST = 0,
+	AUTOSYNC_NCCL_REDUCE,
+	AUTOSYNC_NCCL_ALLGATHER,
+	AUTOSYNC_NCCL_REDUCESCATTER,
+	AUTOSYNC_NCCL_ALLREDUCE,
+	AUTOSYNC_NCCL_NFUNCS
+};
+enum autosync_nccl_algo {
+	AUTOSYNC_NCCL_TREE = 0,
+	AUTOSYNC_NCCL_RING,
+	AUTOSYNC_NCCL_COLLNET_DIRECT,
+	AUTOSYNC_NCCL_COLLNET_CHAIN,
+	AUTOSYNC_NCCL_NVLS,
+	AUTOSYNC_NCCL_NVLS_TREE,
+	AUTOSYNC_NCCL_PAT,
+	AUTOSYNC_NCCL_NALGOS
+};
+enum autosync_nccl_proto {
+	AUTOSYNC_NCCL_LL = 0,
+	AUTOSYNC_NCCL_LL128,
+	AUTOSYNC_NCCL_SIMPLE,
+	AUTOSYNC_NCCL_NPROTOS
+};
+/* "broadcast".."allreduce", "tree".."pat", "ll" "ll128" "simple"; "?" when
+ * out of range. from_name: case-insensitive, -1 (EINVAL) when unknown. */
+const char *autosync_nccl_func_name(int func);
+const char *autosync_nccl_algo_name(int algo);
+const char *autosync_nccl_proto_name(int proto);
+int autosync_nccl_func_from_name(const char *name);
+int autosync_nccl_algo_from_name(const char *name);
+int autosync_nccl_proto_from_name(const char *name);
+
+/*
+ * Predicted time (s) of one NCCL collective of 'bytes' (NCCL's nBytes: the
+ * full buffer for all-gather / reduce-scatter) on cluster 'c' with
+ * algorithm 'algo' (tree or ring), protocol 'proto' and 'channels'
+ * channels: NCCL's own model (cost-models.md section 7) with the link
+ * latencies and bandwidths of 'c' as calibrated by 'k' in place of NCCL's
+ * built-in constants (docs/planner.md, "NCCL protocols and channels").
+ * 0 for one rank. -1 with errno EINVAL on bad arguments, ENOTSUP for an
+ * algorithm NCCL does not offer for 'func' or that autosync does not model.
+ */
+double autosync_sim_nccl(const autosync_cluster_t *c, const autosync_costs_t *k,
+			 int func, int algo, int proto, unsigned channels,
+			 double bytes);
 
 /* ========================================================== strategies */
 
@@ -379,7 +436,37 @@ int autosync_plan_set_skipped_env(autosync_plan_t *plan,
 				  autosync_error_t *errp);
 /* Name i of that list, or NULL past its end; lives as long as the plan. */
 const char *autosync_plan_skipped_env(const autosync_plan_t *plan, size_t i);
-/* 16 hex digits: hash of the decisions (buckets, env, job settings). */
+/*
+ * The plan's NCCL table: for communicators of the plan's shape (nodes x
+ * gpus_per_node ranks), per collective and message-size range
+ * [min_bytes, max_bytes) the algorithm, protocol and channel count the
+ * tuner plugin applies. Rules of one function are sorted and disjoint.
+ */
+typedef struct autosync_nccl_rule {
+	int func;	    /* enum autosync_nccl_func */
+	int algo;	    /* enum autosync_nccl_algo: tree or ring */
+	int proto;	    /* enum autosync_nccl_proto */
+	unsigned channels;  /* 0 = NCCL's own count */
+	uint64_t min_bytes; /* nBytes range [min_bytes, max_bytes) */
+	uint64_t max_bytes; /* UINT64_MAX = no upper end */
+} autosync_nccl_rule_t;
+size_t autosync_plan_nccl_count(const autosync_plan_t *plan);
+/* Rule i, or NULL past the end; owned by the plan. */
+const autosync_nccl_rule_t *autosync_plan_nccl_rule(const autosync_plan_t *plan,
+						    size_t i);
+/*
+ * (Re)compute the NCCL table from the plan's cluster and all-reduce
+ * buckets with cost constants 'k' (NULL: the defaults): a bucket's
+ * explicit ring/tree algorithm holds for the sizes around it, every other
+ * choice is autosync_sim_nccl's fastest (docs/planner.md). autosync_plan()
+ * fills it; readers of plans without one (hand-written, or from an older
+ * autosync) may call this. Changes the plan hash. No table for one rank.
+ */
+int autosync_plan_derive_nccl(autosync_plan_t *plan, const autosync_costs_t *k,
+			      autosync_error_t *errp);
+
+/* 16 hex digits: hash of the decisions (buckets, env, job settings, NCCL
+ * table). */
 const char *autosync_plan_hash(const autosync_plan_t *plan);
 
 /* Write the versioned YAML plan (docs/plan-format.md). */

@@ -168,9 +168,11 @@ static void load_once(void)
 	g.calibrate = cal && (!strcmp(cal, "1") || !strcasecmp(cal, "yes") ||
 			      !strcasecmp(cal, "true"));
 	snprintf(g.why, sizeof(g.why), "autosync tuner: plan %s (%s): %d "
-		 "rule(s) from the plan, %d from %s%s",
+		 "rule(s) from the plan%s, %d from %s%s",
 		 plan_path && plan_path[0] ? plan_path : "-",
-		 g.table.plan_hash[0] ? g.table.plan_hash : "no hash", n, nf,
+		 g.table.plan_hash[0] ? g.table.plan_hash : "no hash", n,
+		 g.table.derived ? " (it has no nccl table: derived with "
+				   "the default cost constants)" : "", nf,
 		 rules && rules[0] ? rules : "no rules file",
 		 g.calibrate ? "; recalibrating NCCL's latencies" : "");
 }

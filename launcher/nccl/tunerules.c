@@ -10,92 +10,40 @@
 
 #include "tunerules.h"
 
-static const char *const func_names[AS_NFUNCS] = {
-	"broadcast", "reduce", "allgather", "reducescatter", "allreduce",
-};
-static const char *const algo_names[AS_NALGOS] = {
-	"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree",
-	"pat",
-};
-static const char *const proto_names[AS_NPROTOS] = { "ll", "ll128", "simple" };
-
+/* NCCL's names and indices are the planner's (autosync/planner.h) */
 const char *as_tune_func_name(int f)
 {
-	return f >= 0 && f < AS_NFUNCS ? func_names[f] : "?";
+	return autosync_nccl_func_name(f);
 }
 const char *as_tune_algo_name(int a)
 {
-	return a >= 0 && a < AS_NALGOS ? algo_names[a] : "?";
+	return autosync_nccl_algo_name(a);
 }
 const char *as_tune_proto_name(int p)
 {
-	return p >= 0 && p < AS_NPROTOS ? proto_names[p] : "?";
-}
-
-static int lookup(const char *const *names, int n, const char *s)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcasecmp(names[i], s))
-			return i;
-	return -1;
+	return autosync_nccl_proto_name(p);
 }
 int as_tune_func_from_name(const char *s)
 {
-	return lookup(func_names, AS_NFUNCS, s);
+	return autosync_nccl_func_from_name(s);
 }
 int as_tune_algo_from_name(const char *s)
 {
-	return lookup(algo_names, AS_NALGOS, s);
+	return autosync_nccl_algo_from_name(s);
 }
 int as_tune_proto_from_name(const char *s)
 {
-	return lookup(proto_names, AS_NPROTOS, s);
+	return autosync_nccl_proto_from_name(s);
 }
 
 /* ------------------------------------------------------------ from a plan */
 
-struct point {
-	double bytes;
-	int algo; /* AS_ALGO_* or -1 = keep NCCL's */
-};
-
-static int cmp_point(const void *a, const void *b)
-{
-	const struct point *x = a, *y = b;
-
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? -1 : 1;
-	return (x->algo > y->algo) - (x->algo < y->algo);
-}
-
-static int nccl_algo(int autosync_algo)
-{
-	switch (autosync_algo) {
-	case AUTOSYNC_ALGO_RING:
-		return AS_ALGO_RING;
-	case AUTOSYNC_ALGO_TREE:
-		return AS_ALGO_TREE;
-	default:
-		return -1; /* auto, hierarchical: no single NCCL algorithm */
-	}
-}
-
-static uint64_t to_u64(double v)
-{
-	if (!(v > 0))
-		return 0;
-	if (v >= 1.8e19)
-		return UINT64_MAX;
-	return (uint64_t) llround(v);
-}
-
-int as_tune_from_plan(const autosync_plan_t *plan, struct as_tune_table *t,
+int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
 		      char *err, size_t errlen)
 {
+	autosync_error_t e = {.text = ""};
 	autosync_plan_summary_t s;
-	struct point *pt = NULL;
-	size_t np = 0, added = 0;
-	int job, rv = -1;
+	size_t n;
 
 	if (!plan || !t || autosync_plan_summary(plan, &s) < 0) {
 		snprintf(err, errlen, "no plan");
@@ -105,81 +53,35 @@ int as_tune_from_plan(const autosync_plan_t *plan, struct as_tune_table *t,
 	t->inter_lat = s.cluster.inter_lat;
 	snprintf(t->plan_hash, sizeof(t->plan_hash), "%s",
 		 autosync_plan_hash(plan) ? autosync_plan_hash(plan) : "");
-	job = nccl_algo(s.job_algo);
-	if (s.nbuckets && !(pt = calloc(s.nbuckets, sizeof(*pt)))) {
-		snprintf(err, errlen, "out of memory");
+	t->derived = 0;
+	if (autosync_plan_nccl_count(plan) == 0 &&
+	    (unsigned long) s.cluster.nodes * s.cluster.gpus_per_node > 1) {
+		/* a plan without a table (hand-written, older autosync) */
+		if (autosync_plan_derive_nccl(plan, NULL, &e) < 0) {
+			snprintf(err, errlen, "%s", e.text);
+			return -1;
+		}
+		t->derived = 1;
+	}
+	n = autosync_plan_nccl_count(plan);
+	if (t->n + n > AS_TUNE_MAX_RULES) {
+		snprintf(err, errlen, "more than %d tuner rules",
+			 AS_TUNE_MAX_RULES);
 		return -1;
 	}
-	for (size_t i = 0; i < s.nbuckets; i++) {
-		const autosync_bucket_t *b = autosync_plan_bucket(plan, i);
-		double size;
+	for (size_t i = 0; i < n; i++) {
+		const autosync_nccl_rule_t *r = autosync_plan_nccl_rule(plan, i);
 
-		if (!b || b->kind != AUTOSYNC_SYNC_ALLREDUCE)
-			continue;
-		size = b->wire_bytes > 0 ? b->wire_bytes : b->bytes;
-		if (!(size > 0))
-			continue;
-		pt[np].bytes = size;
-		pt[np].algo = b->algo == AUTOSYNC_ALGO_AUTO ? job
-							    : nccl_algo(b->algo);
-		np++;
+		t->r[t->n++] = (struct as_tune_rule) {
+			.func = r->func, .min_bytes = r->min_bytes,
+			.max_bytes = r->max_bytes, .algo = r->algo,
+			.proto = r->proto, .nchannels = (int) r->channels,
+			.nnodes = s.cluster.nodes,
+			.nranks = (long) s.cluster.nodes *
+				  s.cluster.gpus_per_node,
+		};
 	}
-	if (np == 0) {
-		/* no all-reduce bucket: the job-level hint for every size */
-		if (job >= 0) {
-			if (t->n == AS_TUNE_MAX_RULES)
-				goto full;
-			t->r[t->n++] = (struct as_tune_rule) {
-				.func = AS_FUNC_ALLREDUCE, .min_bytes = 0,
-				.max_bytes = UINT64_MAX, .algo = job,
-				.proto = -1, .nchannels = 0,
-				.nnodes = s.cluster.nodes,
-				.nranks = (long) s.cluster.nodes *
-					  s.cluster.gpus_per_node,
-			};
-			added = 1;
-		}
-		rv = (int) added;
-		goto out;
-	}
-	qsort(pt, np, sizeof(*pt), cmp_point);
-	/* walk the sorted points; a run of equal algorithms is one range */
-	for (size_t i = 0; i < np;) {
-		size_t j = i;
-		uint64_t lo, hi;
-
-		/* several buckets of one size with different algorithms: the
-		 * first (sorted by algorithm) wins; the rest merge into it */
-		while (j + 1 < np && (pt[j + 1].algo == pt[i].algo ||
-				      pt[j + 1].bytes == pt[j].bytes))
-			j++;
-		lo = i == 0 ? to_u64(pt[0].bytes / 2)
-			    : to_u64(sqrt(pt[i - 1].bytes * pt[i].bytes));
-		hi = j + 1 == np ? UINT64_MAX
-				 : to_u64(sqrt(pt[j].bytes * pt[j + 1].bytes));
-		if (pt[i].algo >= 0 && hi > lo) {
-			if (t->n == AS_TUNE_MAX_RULES)
-				goto full;
-			t->r[t->n++] = (struct as_tune_rule) {
-				.func = AS_FUNC_ALLREDUCE, .min_bytes = lo,
-				.max_bytes = hi, .algo = pt[i].algo,
-				.proto = -1, .nchannels = 0,
-				.nnodes = s.cluster.nodes,
-				.nranks = (long) s.cluster.nodes *
-					  s.cluster.gpus_per_node,
-			};
-			added++;
-		}
-		i = j + 1;
-	}
-	rv = (int) added;
-	goto out;
-full:
-	snprintf(err, errlen, "more than %d tuner rules", AS_TUNE_MAX_RULES);
-	rv = -1;
-out:
-	free(pt);
-	return rv;
+	return (int) n;
 }
 
 /* ------------------------------------------------------------ rules file */
@@ -380,6 +282,16 @@ int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
 				p = q;
 	if (p < 0)
 		return -1; /* NCCL disabled the whole row: never revive */
+	/* the plan chose among tree and ring only: an algorithm it does
+	 * not model (CollNet, NVLS, PAT) that NCCL rates faster stays */
+	if (!r->from_file)
+		for (int a = 0; a < na; a++) {
+			if (a == AS_ALGO_TREE || a == AS_ALGO_RING)
+				continue;
+			for (int q = 0; q < np; q++)
+				if (cost[a][q] >= 0 && cost[a][q] < cost[r->algo][p])
+					return -1;
+		}
 	cost[r->algo][p] = 0.0f;
 	if (r->nchannels > 0 && nchannels)
 		*nchannels = r->nchannels;

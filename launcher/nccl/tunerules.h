@@ -15,7 +15,7 @@
 #include "autosync/planner.h"
 #include "nccl_abi.h"
 
-#define AS_TUNE_MAX_RULES 256
+#define AS_TUNE_MAX_RULES 1024
 
 struct as_tune_rule {
 	int func;           /* AS_FUNC_*, -1 = any tuned function */
@@ -34,6 +34,7 @@ struct as_tune_table {
 	/* from the plan, for recalibration (0 = unknown) */
 	double intra_lat, inter_lat; /* s */
 	char plan_hash[17];
+	int derived; /* the plan had no NCCL table: derived with defaults */
 };
 
 /* Names for logs and the rules file: "allreduce", "ring", "simple"...;
@@ -47,17 +48,13 @@ int as_tune_algo_from_name(const char *s);
 int as_tune_proto_from_name(const char *s);
 
 /*
- * Derive AllReduce rules from a plan (docs/nccl-plugins.md, "From a plan
- * to the cost table"): each all-reduce bucket's wire size and algorithm
- * (ring -> Ring, tree -> Tree; auto -> the job-level algorithm; hier and
- * auto without a job hint leave NCCL's choice) becomes one point; ranges
- * split at the geometric mean of neighbouring sizes, the lowest starts at
- * half the smallest bucket, the highest is open. Rules apply to
- * communicators of the plan's shape (nodes x gpus_per_node ranks).
- * Appends to t; returns the number of rules added, or -1 (err) when the
- * table is full.
+ * The plan's NCCL table (autosync_plan_nccl_rule) as rules for
+ * communicators of the plan's shape (nodes x gpus_per_node ranks); a plan
+ * without a table gets one derived with the default cost constants
+ * (autosync_plan_derive_nccl; t->derived = 1). Appends to t; returns the
+ * number of rules added, or -1 (err) when the table is full.
  */
-int as_tune_from_plan(const autosync_plan_t *plan, struct as_tune_table *t,
+int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
 		      char *err, size_t errlen);
 
 /*
@@ -84,7 +81,9 @@ const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
  * float[7][3] layout): the chosen entry is set to 0.0 so NCCL picks it;
  * entries < 0 (disabled) are never touched; when the rule's protocol is
  * disabled, the cheapest enabled protocol of the rule's algorithm is used;
- * when the whole algorithm row is disabled nothing changes. Sets
+ * when the whole algorithm row is disabled nothing changes. A plan rule
+ * (not from_file) also changes nothing when NCCL rates an enabled
+ * algorithm the planner does not model (CollNet, NVLS, PAT) cheaper. Sets
  * *nchannels only when the rule has a count. Returns the protocol chosen
  * (>= 0) or -1 when nothing changed.
  */

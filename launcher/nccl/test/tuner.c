@@ -20,7 +20,8 @@
 struct call {
 	int func;
 	size_t bytes;
-	int ranks1; /* NCCL's nRanks == 1 table: only ring/simple = 0 */
+	int kind; /* 0; 1: NCCL's nRanks == 1 table (only ring/simple = 0);
+		     2: NCCL rates NVLS/Simple cheapest */
 };
 
 struct result {
@@ -60,8 +61,10 @@ static float base(int a, int p)
 	return 100.0f + (float) (10 * a + p);
 }
 
-static void table(float c[AS_NALGOS][AS_NPROTOS], int ranks1)
+static void table(float c[AS_NALGOS][AS_NPROTOS], int kind)
 {
+	int ranks1 = kind == 1;
+
 	for (int a = 0; a < AS_NALGOS; a++)
 		for (int p = 0; p < AS_NPROTOS; p++)
 			c[a][p] = ranks1 ? -1.0f : base(a, p);
@@ -72,6 +75,8 @@ static void table(float c[AS_NALGOS][AS_NPROTOS], int ranks1)
 		c[AS_ALGO_TREE][AS_PROTO_LL] = -1.0f;
 		c[AS_ALGO_COLLNET_DIRECT][0] = c[AS_ALGO_COLLNET_DIRECT][1] =
 			c[AS_ALGO_COLLNET_DIRECT][2] = -1.0f;
+		if (kind == 2)
+			c[AS_ALGO_NVLS][AS_PROTO_SIMPLE] = 50.0f;
 	}
 }
 
@@ -113,7 +118,7 @@ static void child(const char *const *env, int version, size_t nranks,
 		for (int i = 1; i < ninit; i++)
 			t->init(&ctx2, 0x5678, nranks, nnodes, logger, &nvl, &res->k);
 		for (size_t i = 0; i < ncalls; i++) {
-			table(res->cost[i], calls[i].ranks1);
+			table(res->cost[i], calls[i].kind);
 			res->nch[i] = 0;
 			res->rc[i] = t->getCollInfo(ctx, calls[i].func, calls[i].bytes, 1,
 						    (float **) res->cost[i], AS_NALGOS,
@@ -128,7 +133,7 @@ static void child(const char *const *env, int version, size_t nranks,
 			return;
 		res->rc_init = t->init(nranks, nnodes, logger, &ctx);
 		for (size_t i = 0; i < ncalls; i++) {
-			table(res->cost[i], calls[i].ranks1);
+			table(res->cost[i], calls[i].kind);
 			res->rc[i] = t->getCollInfo(ctx, calls[i].func, calls[i].bytes, 1,
 						    (float **) res->cost[i], AS_NALGOS,
 						    AS_NPROTOS, 0, &res->nch[i]);
@@ -140,7 +145,7 @@ static void child(const char *const *env, int version, size_t nranks,
 			return;
 		res->rc_init = t->init(nranks, nnodes, logger, &ctx);
 		for (size_t i = 0; i < ncalls; i++) {
-			table(res->cost[i], calls[i].ranks1);
+			table(res->cost[i], calls[i].kind);
 			res->rc[i] = t->getCollInfo(ctx, calls[i].func, calls[i].bytes, 1,
 						    (float **) res->cost[i], AS_NALGOS,
 						    AS_NPROTOS, &res->nch[i]);
@@ -185,12 +190,12 @@ static int scenario(const char *const *env, int version, size_t nranks,
 }
 
 /* Entries of call i that differ from the table NCCL passed: "a/p=v ..." */
-static void changes(const struct result *r, size_t i, int ranks1, char *out, size_t len)
+static void changes(const struct result *r, size_t i, int kind, char *out, size_t len)
 {
 	float want[AS_NALGOS][AS_NPROTOS];
 	size_t o = 0;
 
-	table(want, ranks1);
+	table(want, kind);
 	out[0] = '\0';
 	for (int a = 0; a < AS_NALGOS; a++)
 		for (int p = 0; p < AS_NPROTOS; p++)
@@ -206,12 +211,14 @@ int main(void)
 	struct result *r = calloc(1, sizeof(*r));
 	char ch[256];
 	const struct call calls[] = {
-		{ AS_FUNC_ALLREDUCE, 65536, 0 },     /* tree range */
-		{ AS_FUNC_ALLREDUCE, 4194304, 0 },   /* ring range */
-		{ AS_FUNC_ALLREDUCE, 268435456, 0 }, /* hierarchical: none */
-		{ AS_FUNC_ALLGATHER, 1048576, 0 },   /* not an all-reduce */
-		{ AS_FUNC_ALLREDUCE, 1024, 0 },      /* below every bucket */
+		{ AS_FUNC_ALLREDUCE, 65536, 0 },     /* tree/ll128, 4 channels */
+		{ AS_FUNC_ALLREDUCE, 4194304, 0 },   /* ring/ll128, 8 channels */
+		{ AS_FUNC_ALLREDUCE, 268435456, 0 }, /* ring/simple, NCCL's channels */
+		{ AS_FUNC_ALLGATHER, 2097152, 0 },   /* the table's gap */
+		{ AS_FUNC_ALLREDUCE, 1024, 0 },      /* tree/ll, but ll disabled */
 		{ AS_FUNC_ALLREDUCE, 65536, 1 },     /* nRanks == 1 table */
+		{ AS_FUNC_ALLGATHER, 524288, 0 },    /* ring/ll, 1 channel */
+		{ AS_FUNC_ALLREDUCE, 4194304, 2 },   /* NVLS rated cheaper */
 	};
 	const size_t ncalls = sizeof(calls) / sizeof(calls[0]);
 
@@ -235,9 +242,9 @@ int main(void)
 		dlclose(h);
 	}
 
-	/* 1. the plan's ranges on a communicator of its shape (2 x 4) */
+	/* 1. the plan's NCCL table on a communicator of its shape (2 x 4) */
 	{
-		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml", NULL };
+		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml", NULL };
 		ok(scenario(env, 5, 8, 2, calls, ncalls, 1, r), "plan scenario ran");
 		ok(r->rc_init == 0 && r->rc_fini == 0, "init and finalize succeed");
 		int allok = 1;
@@ -245,36 +252,59 @@ int main(void)
 			allok &= r->rc[i] == 0;
 		ok(allok, "getCollInfo always returns ncclSuccess");
 		changes(r, 0, 0, ch, sizeof(ch));
-		is(ch, "0/1=0", "64 KiB all-reduce: Tree/LL128 (the cheapest enabled "
-		   "Tree entry; Tree/LL is disabled) lowered to 0, nothing else");
+		ok(!strcmp(ch, "0/1=0") && r->nch[0] == 4,
+		   "64 KiB all-reduce: exactly Tree/LL128 lowered to 0, 4 channels (%s, %d)", ch, r->nch[0]);
 		ok(r->cost[0][AS_ALGO_TREE][AS_PROTO_LL] == -1.0f &&
 		   r->cost[0][AS_ALGO_COLLNET_DIRECT][2] == -1.0f, "disabled entries stay -1");
 		changes(r, 1, 0, ch, sizeof(ch));
-		is(ch, "1/0=0", "4 MiB all-reduce: Ring/LL (cheapest of the Ring row) lowered to 0");
-		ok(r->nch[0] == 0 && r->nch[1] == 0, "channels left to NCCL (the plan has none)");
+		ok(!strcmp(ch, "1/1=0") && r->nch[1] == 8,
+		   "4 MiB all-reduce: Ring/LL128, 8 channels (%s, %d)", ch, r->nch[1]);
 		changes(r, 2, 0, ch, sizeof(ch));
-		is(ch, "", "256 MiB (hierarchical bucket): table untouched");
+		ok(!strcmp(ch, "1/2=0") && r->nch[2] == 0,
+		   "256 MiB all-reduce: Ring/Simple, channels left to NCCL (%s, %d)", ch, r->nch[2]);
 		changes(r, 3, 0, ch, sizeof(ch));
-		is(ch, "", "all-gather: untouched");
+		ok(!strcmp(ch, "") && r->nch[3] == 0, "2 MiB all-gather (no rule): untouched");
 		changes(r, 4, 0, ch, sizeof(ch));
-		is(ch, "", "1 KiB all-reduce (below every bucket): untouched");
+		ok(!strcmp(ch, "0/1=0") && r->nch[4] == 2,
+		   "1 KiB all-reduce: the rule's Tree/LL is disabled, so Tree/LL128 (the "
+		   "cheapest enabled Tree entry), 2 channels (%s, %d)", ch, r->nch[4]);
 		changes(r, 5, 1, ch, sizeof(ch));
 		is(ch, "", "a one-rank table (only Ring/Simple set): Tree is never revived");
-		ok(strstr(r->log, "3:autosync tuner: plan ") && strstr(r->log, "2 rule(s) from the plan"),
+		changes(r, 6, 0, ch, sizeof(ch));
+		ok(!strcmp(ch, "1/0=0") && r->nch[6] == 1,
+		   "512 KiB all-gather: Ring/LL on 1 channel (%s, %d)", ch, r->nch[6]);
+		changes(r, 7, 2, ch, sizeof(ch));
+		ok(!strcmp(ch, "") && r->nch[7] == 0,
+		   "4 MiB all-reduce when NCCL rates NVLS cheaper: left to NCCL (%s)", ch);
+		ok(strstr(r->log, "3:autosync tuner: plan ") && strstr(r->log, "6 rule(s) from the plan, 0 from"),
 		   "one INFO line names the plan and its rules");
-		ok(strstr(r->log, "allreduce 65536 bytes on 8 ranks: tree/ll128 (plan rule [32768, 1048576))") != NULL,
+		ok(strstr(r->log, "allreduce 65536 bytes on 8 ranks: tree/ll128, 4 channels "
+			  "(plan rule [32768, 1048576))") != NULL,
 		   "decisions are logged");
+	}
+	/* 1b. a plan without a table: derived, and said so */
+	{
+		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml", NULL };
+		scenario(env, 5, 8, 2, calls, 2, 1, r);
+		changes(r, 0, 0, ch, sizeof(ch));
+		ok(!strncmp(ch, "0/", 2) && !strchr(ch, ' '),
+		   "64 KiB (tree buckets): one Tree entry lowered (%s)", ch);
+		changes(r, 1, 0, ch, sizeof(ch));
+		ok(!strncmp(ch, "1/", 2) && !strchr(ch, ' '),
+		   "4 MiB (ring bucket): one Ring entry lowered (%s)", ch);
+		ok(strstr(r->log, "(it has no nccl table: derived with the default cost constants)") != NULL,
+		   "the log says the table was derived");
 	}
 	/* 2. same plan, another communicator shape: nothing */
 	{
-		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml", NULL };
+		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml", NULL };
 		scenario(env, 5, 16, 4, calls, 2, 1, r);
 		changes(r, 0, 0, ch, sizeof(ch));
 		is(ch, "", "a 4 x 4 communicator (not the plan's 2 x 4): untouched");
 	}
 	/* 3. the user's NCCL_ALGO / NCCL_PROTO: step aside */
 	{
-		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml",
+		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml",
 				      "NCCL_ALGO=Tree", NULL };
 		scenario(env, 5, 8, 2, calls, 2, 1, r);
 		changes(r, 0, 0, ch, sizeof(ch));
@@ -283,16 +313,16 @@ int main(void)
 		is(ch, "", "user NCCL_ALGO: 4 MiB untouched");
 		ok(strstr(r->log, "2:autosync tuner: NCCL_ALGO or NCCL_PROTO set by the user") != NULL,
 		   "and says so (WARN)");
-		const char *env2[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml",
+		const char *env2[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml",
 				       "NCCL_PROTO=Simple", NULL };
 		scenario(env2, 5, 8, 2, calls, 2, 1, r);
 		changes(r, 1, 0, ch, sizeof(ch));
 		is(ch, "", "user NCCL_PROTO: untouched");
-		const char *env3[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml",
+		const char *env3[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml",
 				       "NCCL_ALGO=Ring,Tree", "AUTOSYNC_INJECTED=NCCL_TOPO_FILE,NCCL_ALGO", NULL };
 		scenario(env3, 5, 8, 2, calls, 2, 1, r);
 		changes(r, 1, 0, ch, sizeof(ch));
-		is(ch, "1/0=0", "NCCL_ALGO injected by autosync (listed in AUTOSYNC_INJECTED): still tuned");
+		is(ch, "1/1=0", "NCCL_ALGO injected by autosync (listed in AUTOSYNC_INJECTED): still tuned");
 	}
 	/* 4. a missing / invalid plan, no plan: nothing, said once */
 	{
@@ -321,7 +351,7 @@ int main(void)
 	}
 	/* 5. a rules file: protocol and channels per size range */
 	{
-		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml",
+		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml",
 				      "AUTOSYNC_TUNER_RULES=@SRC@/launcher/nccl/test/rules.csv", NULL };
 		const struct call c2[] = {
 			{ AS_FUNC_ALLREDUCE, 4096, 0 },
@@ -342,24 +372,25 @@ int main(void)
 	}
 	/* 6. recalibration, only when asked */
 	{
-		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml",
+		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml",
 				      "AUTOSYNC_TUNER_CALIBRATE=1", NULL };
 		scenario(env, 5, 8, 2, calls, 1, 1, r);
 		ok(r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 5.0 &&
 		   r->k.hwLatencies[AS_HW_NET][AS_ALGO_TREE][AS_PROTO_SIMPLE] == 5.0 &&
 		   r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_LL] == 7.0,
 		   "AUTOSYNC_TUNER_CALIBRATE=1: NET Simple latencies of Ring/Tree from the plan (5 µs)");
-		const char *env2[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml", NULL };
+		const char *env2[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml", NULL };
 		scenario(env2, 5, 8, 2, calls, 1, 1, r);
 		ok(r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 7.0,
 		   "off by default: constants untouched");
 	}
 	/* 7. the v4 and v3 entry points */
 	{
-		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/ring-tree.yaml", NULL };
+		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml", NULL };
 		scenario(env, 4, 8, 2, calls, 2, 1, r);
 		changes(r, 1, 0, ch, sizeof(ch));
-		ok(r->ok && !strcmp(ch, "1/0=0") && r->rc_fini == 0, "v4: same decisions");
+		ok(r->ok && !strcmp(ch, "1/1=0") && r->nch[1] == 8 && r->rc_fini == 0,
+		   "v4: same decisions");
 		scenario(env, 3, 8, 2, calls, 2, 1, r);
 		changes(r, 0, 0, ch, sizeof(ch));
 		ok(r->ok && !strcmp(ch, "0/1=0"), "v3: same decisions");

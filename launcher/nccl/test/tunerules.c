@@ -59,60 +59,79 @@ int main(void)
 	   as_tune_func_from_name("reducescatter") == AS_FUNC_REDUCESCATTER &&
 	   as_tune_algo_from_name("hierarchical") == -1, "protocols, functions, unknown names");
 
-	/* --- a plan with tree, ring, auto (-> job ring) and hierarchical buckets */
-	pl = load("ring-tree.yaml");
+	/* --- a plan with its own NCCL table */
+	pl = load("table.yaml");
 	ok(pl != NULL, "the test plan loads");
 	n = as_tune_from_plan(pl, t, err, sizeof(err));
-	ok(n == 2, "two size ranges from five buckets (got %d)", n);
-	ok(t->r[0].func == AS_FUNC_ALLREDUCE && t->r[0].algo == AS_ALGO_TREE &&
-	   t->r[0].min_bytes == 32768 && t->r[0].max_bytes == 1048576 &&
-	   t->r[0].proto == -1 && t->r[0].nchannels == 0,
-	   "64 KiB and 256 KiB tree buckets: Tree for [32 KiB, 1 MiB) "
-	   "(half the smallest, geometric mean to the next)");
-	ok(t->r[1].algo == AS_ALGO_RING && t->r[1].min_bytes == 1048576 &&
-	   t->r[1].max_bytes == 67108864,
-	   "4 MiB (fp16 wire size of an 8 MiB ring bucket) and 16 MiB "
-	   "(auto, job hint ring): Ring for [1 MiB, 64 MiB)");
-	ok(t->r[0].nnodes == 2 && t->r[0].nranks == 8 && t->r[1].nranks == 8,
-	   "rules apply to communicators of the plan's shape (2 nodes, 8 ranks)");
-	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 268435456, 8, 2) == NULL,
-	   "256 MiB (hierarchical bucket): no rule, NCCL's choice");
-	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 4096, 8, 2) == NULL,
-	   "4 KiB (below every bucket): no rule");
+	ok(n == 6 && t->n == 6 && !t->derived, "the plan's 6 NCCL rules, as they are (got %d)", n);
+	ok(t->r[1].func == AS_FUNC_ALLREDUCE && t->r[1].algo == AS_ALGO_TREE &&
+	   t->r[1].proto == AS_PROTO_LL128 && t->r[1].nchannels == 4 &&
+	   t->r[1].min_bytes == 32768 && t->r[1].max_bytes == 1048576 &&
+	   t->r[1].nnodes == 2 && t->r[1].nranks == 8 && !t->r[1].from_file,
+	   "a rule: all-reduce [32 KiB, 1 MiB) tree/ll128 on 4 channels, for 2 nodes x 4 GPUs");
+	ok(t->r[3].max_bytes == UINT64_MAX && t->r[3].proto == AS_PROTO_SIMPLE &&
+	   t->r[3].nchannels == 0, "the open-ended ring/simple rule leaves channels to NCCL");
+	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 1048575, 8, 2) == &t->r[1] &&
+	   as_tune_match(t, AS_FUNC_ALLREDUCE, 1048576, 8, 2) == &t->r[2],
+	   "1 MiB - 1: the tree rule; 1 MiB: the ring one");
+	ok(as_tune_match(t, AS_FUNC_ALLGATHER, 2 << 20, 8, 2) == NULL &&
+	   as_tune_match(t, AS_FUNC_ALLGATHER, 4 << 20, 8, 2) == &t->r[5],
+	   "all-gather: 2 MiB falls in the table's gap (NCCL's choice), 4 MiB has a rule");
+	ok(as_tune_match(t, AS_FUNC_BROADCAST, 4096, 8, 2) == NULL,
+	   "broadcast: no rule in this table");
 	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 65536, 16, 4) == NULL,
 	   "another communicator shape: no rule");
-	ok(as_tune_match(t, AS_FUNC_ALLGATHER, 65536, 8, 2) == NULL,
-	   "all-gather: no rule from a plan");
-	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 1048575, 8, 2);
-	ok(r == &t->r[0], "1 MiB - 1: tree");
-	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 1048576, 8, 2);
-	ok(r == &t->r[1], "1 MiB: ring");
 	ok(fabs_ok(t->inter_lat, 5e-6) && fabs_ok(t->intra_lat, 6e-7),
 	   "the plan's link latencies are kept for recalibration");
 	ok(strlen(t->plan_hash) == 16, "and its hash");
+	autosync_plan_destroy(pl);
+
+	/* --- a plan without a table: derived with the default constants */
+	memset(t, 0, sizeof(*t));
+	pl = load("ring-tree.yaml");
+	n = as_tune_from_plan(pl, t, err, sizeof(err));
+	ok(n > 6 && t->derived && autosync_plan_nccl_count(pl) == (size_t) n,
+	   "ring-tree.yaml has no table: %d rules derived", n);
+	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 65536, 8, 2);
+	ok(r && r->algo == AS_ALGO_TREE, "64 KiB (tree buckets): tree");
+	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 4194304, 8, 2);
+	ok(r && r->algo == AS_ALGO_RING, "4 MiB (ring bucket, fp16 wire size): ring");
+	r = as_tune_match(t, AS_FUNC_ALLGATHER, 1048576, 8, 2);
+	ok(r && r->algo == AS_ALGO_RING && r->proto >= 0,
+	   "all-gather 1 MiB: a ring rule with a protocol (%s)",
+	   r ? as_tune_proto_name(r->proto) : "none");
+	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 1024, 8, 2) != NULL &&
+	   as_tune_match(t, AS_FUNC_ALLREDUCE, 1024, 16, 4) == NULL,
+	   "1 KiB all-reduce: the model's rule, for the plan's shape only");
 	autosync_plan_destroy(pl);
 
 	/* --- job-level hint only */
 	memset(t, 0, sizeof(*t));
 	pl = load("job-tree.yaml");
 	n = as_tune_from_plan(pl, t, err, sizeof(err));
-	ok(n == 1 && t->r[0].algo == AS_ALGO_TREE && t->r[0].min_bytes == 524288 &&
-	   t->r[0].max_bytes == UINT64_MAX && t->r[0].nranks == 4 && t->r[0].nnodes == 1,
-	   "an auto bucket under a job-level tree hint: Tree from half its size up");
+	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 524288, 4, 1);
+	ok(n > 0 && r && r->algo == AS_ALGO_TREE &&
+	   (r = as_tune_match(t, AS_FUNC_ALLREDUCE, (size_t) 1 << 34, 4, 1)) &&
+	   r->algo == AS_ALGO_TREE && r->max_bytes == UINT64_MAX && r->nnodes == 1,
+	   "an auto bucket under a job-level tree hint: tree from half its size up");
 	autosync_plan_destroy(pl);
 
 	/* --- rules file: parsed, put before the plan's rules */
-	n = as_tune_parse_rules("# comment\n\n"
-				"allreduce,0,65536,tree,ll,-1,-1,-1\n"
-				" allreduce , 1048576 , -1 , ring , simple , 16 , 2 , 8 # big\n"
-				"allgather,0,-1,pat,-1,0,-1,-1\n", t, err, sizeof(err));
-	ok(n == 3 && t->n == 4, "3 rules parsed, 4 in all (got %d: %s)", n, n < 0 ? err : "");
+	{
+		size_t before = t->n;
+		n = as_tune_parse_rules("# comment\n\n"
+					"allreduce,0,65536,tree,ll,-1,-1,-1\n"
+					" allreduce , 1048576 , -1 , ring , simple , 16 , 2 , 8 # big\n"
+					"allgather,0,-1,pat,-1,0,-1,-1\n", t, err, sizeof(err));
+		ok(n == 3 && t->n == before + 3, "3 rules parsed (got %d: %s)", n, n < 0 ? err : "");
+	}
 	ok(t->r[0].from_file && t->r[0].proto == AS_PROTO_LL && t->r[0].max_bytes == 65536 &&
 	   t->r[1].nchannels == 16 && t->r[1].max_bytes == UINT64_MAX && t->r[1].nranks == 8 &&
 	   t->r[2].func == AS_FUNC_ALLGATHER && t->r[2].algo == AS_ALGO_PAT && t->r[2].proto == -1 &&
 	   !t->r[3].from_file, "fields, wildcards, and file rules first");
 	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 2 << 20, 4, 1);
-	ok(r == &t->r[3], "2 MiB on 1x4: the rule for 2x8 does not match, the plan's tree does");
+	ok(r && !r->from_file && r->algo == AS_ALGO_TREE,
+	   "2 MiB on 1x4: the rule for 2x8 does not match, the plan's tree does");
 	r = as_tune_match(t, AS_FUNC_ALLREDUCE, 2 << 20, 8, 2);
 	ok(r == &t->r[1], "2 MiB on 2x8: the file's ring rule");
 
@@ -172,6 +191,29 @@ int main(void)
 	ring.algo = AS_ALGO_PAT;
 	ok(as_tune_apply(&ring, c, 6, AS_NPROTOS, &nch) == -1,
 	   "an algorithm beyond numAlgo: ignored");
+
+	/* algorithms the planner does not model stay in play for plan rules */
+	{
+		struct as_tune_rule pr = { .func = -1, .max_bytes = UINT64_MAX,
+					   .algo = AS_ALGO_RING, .proto = AS_PROTO_SIMPLE,
+					   .nchannels = 8 };
+		fill(c);
+		c[AS_ALGO_NVLS][AS_PROTO_SIMPLE] = 50.0f; /* NCCL rates NVLS best */
+		nch = 0;
+		ok(as_tune_apply(&pr, c, AS_NALGOS, AS_NPROTOS, &nch) == -1 &&
+		   c[AS_ALGO_RING][AS_PROTO_SIMPLE] == 112.0f && nch == 0,
+		   "plan rule, NVLS cheaper by NCCL's estimate: table and channels untouched");
+		c[AS_ALGO_NVLS][AS_PROTO_SIMPLE] = 150.0f;
+		ok(as_tune_apply(&pr, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_SIMPLE &&
+		   c[AS_ALGO_RING][AS_PROTO_SIMPLE] == 0.0f && nch == 8,
+		   "NVLS dearer than the plan's ring/simple: applied, 8 channels");
+		fill(c);
+		c[AS_ALGO_NVLS][AS_PROTO_SIMPLE] = 50.0f;
+		pr.from_file = 1;
+		ok(as_tune_apply(&pr, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_SIMPLE &&
+		   c[AS_ALGO_RING][AS_PROTO_SIMPLE] == 0.0f,
+		   "a rules-file rule is the admin's word: applied even then");
+	}
 
 	/* --- recalibration */
 	{
