@@ -51,6 +51,7 @@ int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
 	}
 	t->intra_lat = s.cluster.intra_lat;
 	t->inter_lat = s.cluster.inter_lat;
+	t->intra_nvlink = s.cluster.intra_class == AUTOSYNC_LINK_NVLINK;
 	snprintf(t->plan_hash, sizeof(t->plan_hash), "%s",
 		 autosync_plan_hash(plan) ? autosync_plan_hash(plan) : "");
 	t->derived = 0;
@@ -298,32 +299,39 @@ int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
 	return p;
 }
 
-static int set_lat(double *dst, double seconds)
+static double clamp_us(double us)
 {
-	double us = seconds * 1e6;
+	return us < 0.1 ? 0.1 : us > 1000 ? 1000 : us;
+}
 
-	if (!(seconds > 0) || !isfinite(seconds))
+/* Scale the Ring and Tree hop latencies of one hardware row so that its
+ * Ring/Simple entry becomes the plan's link latency: the planner's NCCL
+ * model (autosync_sim_nccl) makes the same assumption. */
+static int scale_row(as_tuner_constants_v5_t *c, int hw, double seconds)
+{
+	static const int algos[] = { AS_ALGO_TREE, AS_ALGO_RING };
+	double ref = c->hwLatencies[hw][AS_ALGO_RING][AS_PROTO_SIMPLE], f;
+	int n = 0;
+
+	if (!(seconds > 0) || !isfinite(seconds) || !(ref > 0))
 		return 0;
-	if (us < 0.1)
-		us = 0.1;
-	if (us > 1000)
-		us = 1000;
-	*dst = us;
-	return 1;
+	f = clamp_us(seconds * 1e6) / ref;
+	for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++)
+		for (int p = 0; p < AS_NPROTOS; p++) {
+			double *v = &c->hwLatencies[hw][algos[i]][p];
+			if (*v > 0) {
+				*v = clamp_us(*v * f);
+				n++;
+			}
+		}
+	return n;
 }
 
 int as_tune_calibrate(const struct as_tune_table *t, as_tuner_constants_v5_t *c)
 {
-	static const int algos[] = { AS_ALGO_TREE, AS_ALGO_RING };
-	int n = 0;
-
 	if (!t || !c)
 		return 0;
-	for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
-		n += set_lat(&c->hwLatencies[AS_HW_NVLINK][algos[i]][AS_PROTO_SIMPLE],
-			     t->intra_lat);
-		n += set_lat(&c->hwLatencies[AS_HW_NET][algos[i]][AS_PROTO_SIMPLE],
-			     t->inter_lat);
-	}
-	return n;
+	return scale_row(c, t->intra_nvlink ? AS_HW_NVLINK : AS_HW_PCI,
+			 t->intra_lat) +
+	       scale_row(c, AS_HW_NET, t->inter_lat);
 }

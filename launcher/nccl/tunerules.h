@@ -33,6 +33,7 @@ struct as_tune_table {
 	struct as_tune_rule r[AS_TUNE_MAX_RULES];
 	/* from the plan, for recalibration (0 = unknown) */
 	double intra_lat, inter_lat; /* s */
+	int intra_nvlink;            /* GPUs of a node talk over NVLink */
 	char plan_hash[17];
 	int derived; /* the plan had no NCCL table: derived with defaults */
 };
@@ -90,10 +91,13 @@ const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
 int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
 		  int numAlgo, int numProto, int *nchannels);
 
-/* Replace the Simple-protocol Ring and Tree per-hop latencies of NCCL's
- * model (hwLatencies, µs) with the plan's calibrated link latencies:
- * NVLINK <- intra_lat, NET <- inter_lat (each clamped to 0.1..1000 µs;
- * unknown values are left alone). Returns the number of entries set. */
+/* Recalibrate NCCL's per-hop latencies (hwLatencies, µs) from the plan:
+ * every protocol's Ring and Tree entry of the node's link row (NVLINK, or
+ * PCI when the plan's GPUs do not share NVLink) is scaled so that Ring/
+ * Simple equals intra_lat, and of the NET row so that it equals inter_lat
+ * (the ratios between protocols stay NCCL's, as in the planner's model;
+ * results clamped to 0.1..1000 µs; unknown latencies and zero entries are
+ * left alone). Returns the number of entries set. */
 int as_tune_calibrate(const struct as_tune_table *t,
 		      as_tuner_constants_v5_t *c);
 

@@ -376,9 +376,10 @@ int main(void)
 				      "AUTOSYNC_TUNER_CALIBRATE=1", NULL };
 		scenario(env, 5, 8, 2, calls, 1, 1, r);
 		ok(r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 5.0 &&
-		   r->k.hwLatencies[AS_HW_NET][AS_ALGO_TREE][AS_PROTO_SIMPLE] == 5.0 &&
-		   r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_LL] == 7.0,
-		   "AUTOSYNC_TUNER_CALIBRATE=1: NET Simple latencies of Ring/Tree from the plan (5 µs)");
+		   r->k.hwLatencies[AS_HW_NET][AS_ALGO_TREE][AS_PROTO_LL] == 5.0 &&
+		   r->k.hwLatencies[AS_HW_NET][AS_ALGO_NVLS][AS_PROTO_LL] == 7.0,
+		   "AUTOSYNC_TUNER_CALIBRATE=1: NET row of Ring/Tree scaled to the plan's "
+		   "5 µs (all 7 µs here, so all become 5), NVLS untouched");
 		const char *env2[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml", NULL };
 		scenario(env2, 5, 8, 2, calls, 1, 1, r);
 		ok(r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 7.0,

@@ -215,25 +215,45 @@ int main(void)
 		   "a rules-file rule is the admin's word: applied even then");
 	}
 
-	/* --- recalibration */
+	/* --- recalibration: NCCL's defaults in, scaled rows out */
 	{
 		as_tuner_constants_v5_t k;
-		struct as_tune_table cal = { .intra_lat = 6e-7, .inter_lat = 5e-6 };
+		struct as_tune_table cal = { .intra_lat = 6.8e-6, .inter_lat = 7e-6,
+					     .intra_nvlink = 1 };
+		static const double nv[2][3] = { { 0.6, 1.25, 4.0 }, { 0.6, 1.9, 3.4 } };
+		static const double pci[2][3] = { { 1.0, 1.9, 4.0 }, { 1.0, 2.5, 5.7 } };
+		static const double net[2][3] = { { 5.0, 8.5, 14 }, { 2.7, 4.0, 14.0 } };
+		int good = 1;
+
 		memset(&k, 0, sizeof(k));
-		ok(as_tune_calibrate(&cal, &k) == 4, "4 latency constants set");
-		ok(k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 5.0 &&
-		   k.hwLatencies[AS_HW_NET][AS_ALGO_TREE][AS_PROTO_SIMPLE] == 5.0 &&
-		   fabs_ok(k.hwLatencies[AS_HW_NVLINK][AS_ALGO_RING][AS_PROTO_SIMPLE], 0.6) &&
-		   k.hwLatencies[AS_HW_PCI][AS_ALGO_RING][AS_PROTO_SIMPLE] == 0 &&
-		   k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_LL] == 0 &&
+		for (int a = 0; a < 2; a++)
+			for (int p = 0; p < 3; p++) {
+				k.hwLatencies[AS_HW_NVLINK][a][p] = nv[a][p];
+				k.hwLatencies[AS_HW_PCI][a][p] = pci[a][p];
+				k.hwLatencies[AS_HW_NET][a][p] = net[a][p];
+			}
+		k.hwLatencies[AS_HW_NET][AS_ALGO_NVLS][AS_PROTO_SIMPLE] = 18.0;
+		ok(as_tune_calibrate(&cal, &k) == 12, "12 latency constants set");
+		for (int a = 0; a < 2; a++)
+			for (int p = 0; p < 3; p++) {
+				good &= fabs_ok(k.hwLatencies[AS_HW_NVLINK][a][p], 2 * nv[a][p]);
+				good &= fabs_ok(k.hwLatencies[AS_HW_NET][a][p], 0.5 * net[a][p]);
+				good &= k.hwLatencies[AS_HW_PCI][a][p] == pci[a][p];
+			}
+		ok(good, "NVLink row x2 (Ring/Simple 3.4 -> 6.8 us), NET row x0.5 "
+		   "(14 -> 7 us), every protocol of Ring and Tree; PCI untouched");
+		ok(k.hwLatencies[AS_HW_NET][AS_ALGO_NVLS][AS_PROTO_SIMPLE] == 18.0 &&
 		   k.baseLatencies[AS_ALGO_RING][AS_PROTO_SIMPLE] == 0,
-		   "NET and NVLINK Simple latencies of Ring and Tree, in µs; nothing else");
+		   "other algorithms and the base latencies: untouched");
+		cal.intra_nvlink = 0;
 		cal.inter_lat = 0;
 		cal.intra_lat = 1e-9;
-		memset(&k, 0, sizeof(k));
-		ok(as_tune_calibrate(&cal, &k) == 2 &&
-		   fabs_ok(k.hwLatencies[AS_HW_NVLINK][AS_ALGO_TREE][AS_PROTO_SIMPLE], 0.1),
-		   "unknown latency left alone; tiny one clamped to 0.1 µs");
+		ok(as_tune_calibrate(&cal, &k) == 6 &&
+		   fabs_ok(k.hwLatencies[AS_HW_PCI][AS_ALGO_RING][AS_PROTO_SIMPLE], 0.1) &&
+		   fabs_ok(k.hwLatencies[AS_HW_PCI][AS_ALGO_TREE][AS_PROTO_LL], 0.1) &&
+		   fabs_ok(k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE], 7.0),
+		   "a PCIe plan scales the PCI row; a tiny latency is clamped to 0.1 us; "
+		   "an unknown one leaves its row alone");
 	}
 	free(t);
 	return done_testing();
