@@ -22,7 +22,8 @@
 #include "tunerules.h"
 
 #define MAX_RULES_FILE (1u << 20)
-#define LOG_DECISIONS 4 /* decisions logged per communicator at INFO */
+#define LOG_DECISIONS 4 /* decisions logged per communicator at INFO,
+			   unless AUTOSYNC_TUNER_LOG says how many */
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -30,6 +31,7 @@ static struct {
 	pthread_once_t once;
 	int active;             /* 0: step aside for the whole process */
 	int calibrate;
+	unsigned log_decisions;
 	char why[512];          /* said once through the logger */
 	pthread_mutex_t lock;
 	int said;
@@ -121,6 +123,14 @@ static void load_once(void)
 	char e[256] = "", *buf = NULL;
 	int n = 0, nf = 0;
 
+	{
+		const char *v = getenv("AUTOSYNC_TUNER_LOG");
+		char *end;
+		unsigned long want = v && *v ? strtoul(v, &end, 10)
+					     : LOG_DECISIONS;
+		g.log_decisions = v && *v && (*end || want > 1000000)
+				      ? LOG_DECISIONS : (unsigned) want;
+	}
 	if (user_set("NCCL_ALGO") || user_set("NCCL_PROTO")) {
 		snprintf(g.why, sizeof(g.why), "autosync tuner: NCCL_ALGO or "
 			 "NCCL_PROTO set by the user; leaving every choice to "
@@ -251,18 +261,21 @@ static as_nccl_result_t get_coll_info(void *ctx, int coll, size_t nbytes,
 	p = r ? as_tune_apply(r, cost, num_algo, num_proto, nchannels) : -1;
 	if (p >= 0)
 		c->changed++;
-	if (c->logged < LOG_DECISIONS) {
-		char ch[32] = "";
+	if (c->logged < g.log_decisions) {
+		char ch[32] = "", dis[48] = "";
 		c->logged++;
 		if (p >= 0 && r->nchannels > 0)
 			snprintf(ch, sizeof(ch), ", %d channels", r->nchannels);
+		if (p >= 0 && r->proto >= 0 && p != r->proto)
+			snprintf(dis, sizeof(dis), ", the rule's %s disabled",
+				 as_tune_proto_name(r->proto));
 		if (p >= 0)
 			LOG(c->log, AS_NCCL_LOG_INFO, AS_NCCL_TUNING,
 			    "autosync tuner: %s %zu bytes on %zu ranks: "
-			    "%s/%s%s (%s rule [%llu, %llu))",
+			    "%s/%s%s%s (%s rule [%llu, %llu))",
 			    as_tune_func_name(coll), nbytes, c->nranks,
 			    as_tune_algo_name(r->algo), as_tune_proto_name(p),
-			    ch, r->from_file ? "file" : "plan",
+			    ch, dis, r->from_file ? "file" : "plan",
 			    (unsigned long long) r->min_bytes,
 			    (unsigned long long) r->max_bytes);
 		else
@@ -270,7 +283,11 @@ static as_nccl_result_t get_coll_info(void *ctx, int coll, size_t nbytes,
 			    "autosync tuner: %s %zu bytes on %zu ranks: "
 			    "NCCL's choice (%s)", as_tune_func_name(coll),
 			    nbytes, c->nranks,
-			    r ? "rule's algorithm disabled" : "no rule");
+			    !r ? "no rule"
+			    : p == AS_TUNE_UNMODELLED
+				? "it rates an algorithm the plan does not "
+				  "model faster"
+				: "rule's algorithm disabled");
 	}
 	return AS_NCCL_SUCCESS;
 }

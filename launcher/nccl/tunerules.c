@@ -291,7 +291,7 @@ int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
 				continue;
 			for (int q = 0; q < np; q++)
 				if (cost[a][q] >= 0 && cost[a][q] < cost[r->algo][p])
-					return -1;
+					return AS_TUNE_UNMODELLED;
 		}
 	cost[r->algo][p] = 0.0f;
 	if (r->nchannels > 0 && nchannels)

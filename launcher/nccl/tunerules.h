@@ -16,6 +16,7 @@
 #include "nccl_abi.h"
 
 #define AS_TUNE_MAX_RULES 1024
+#define AS_TUNE_UNMODELLED (-2) /* as_tune_apply: left to NCCL, see there */
 
 struct as_tune_rule {
 	int func;           /* AS_FUNC_*, -1 = any tuned function */
@@ -83,10 +84,11 @@ const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
  * entries < 0 (disabled) are never touched; when the rule's protocol is
  * disabled, the cheapest enabled protocol of the rule's algorithm is used;
  * when the whole algorithm row is disabled nothing changes. A plan rule
- * (not from_file) also changes nothing when NCCL rates an enabled
- * algorithm the planner does not model (CollNet, NVLS, PAT) cheaper. Sets
+ * (not from_file) also changes nothing, returning AS_TUNE_UNMODELLED, when
+ * NCCL rates an enabled algorithm the planner does not model (CollNet,
+ * NVLS, PAT) cheaper. Sets
  * *nchannels only when the rule has a count. Returns the protocol chosen
- * (>= 0) or -1 when nothing changed.
+ * (>= 0), or -1 (or AS_TUNE_UNMODELLED) when nothing changed.
  */
 int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
 		  int numAlgo, int numProto, int *nchannels);

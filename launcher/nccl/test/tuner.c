@@ -295,6 +295,28 @@ int main(void)
 		ok(strstr(r->log, "(it has no nccl table: derived with the default cost constants)") != NULL,
 		   "the log says the table was derived");
 	}
+	/* 1c. how many decisions are logged */
+	{
+		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml",
+				      "AUTOSYNC_TUNER_LOG=8", NULL };
+		int n = 0;
+		scenario(env, 5, 8, 2, calls, ncalls, 1, r);
+		for (const char *p = r->log; (p = strstr(p, " ranks: ")); p++)
+			n++;
+		ok(n == 8, "AUTOSYNC_TUNER_LOG=8: all 8 decisions logged (%d)", n);
+		ok(strstr(r->log, "allreduce 1024 bytes on 8 ranks: tree/ll128, 2 channels, "
+			  "the rule's ll disabled (plan rule [0, 32768))") != NULL,
+		   "a protocol NCCL disabled is named in the decision");
+		ok(strstr(r->log, "allreduce 4194304 bytes on 8 ranks: NCCL's choice (it rates "
+			  "an algorithm the plan does not model faster)") != NULL,
+		   "so is leaving the choice to NCCL for an unmodelled algorithm");
+		const char *env2[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml", NULL };
+		scenario(env2, 5, 8, 2, calls, ncalls, 1, r);
+		n = 0;
+		for (const char *p = r->log; (p = strstr(p, " ranks: ")); p++)
+			n++;
+		ok(n == 4, "by default the first 4 per communicator (%d)", n);
+	}
 	/* 2. same plan, another communicator shape: nothing */
 	{
 		const char *env[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table.yaml", NULL };
