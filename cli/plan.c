@@ -34,6 +34,8 @@ static void usage(FILE *fp)
 	    "      --topology FILE|live node topology (hwloc or NCCL XML, or "
 	    "this machine) for "
 	    "the node part\n"
+	    "      --gpus LIST          keep only these GPUs of the topology, as a job\n"
+	    "                           step on them sees it (CUDA_VISIBLE_DEVICES syntax)\n"
 	    "  -N, --nodes N            nodes (overrides the spec / topology)\n"
 	    "  -g, --gpus-per-node G    GPUs per node (overrides the spec / "
 	    "topology)\n"
@@ -241,6 +243,7 @@ int autosync_cmd_plan(int argc, char **argv)
 	    {"list", no_argument, NULL, 'L'},
 	    {"network", required_argument, NULL, 'n'},
 	    {"topology", required_argument, NULL, 'T'},
+	    {"gpus", required_argument, NULL, 'G'},
 	    {"nodes", required_argument, NULL, 'N'},
 	    {"gpus-per-node", required_argument, NULL, 'g'},
 	    {"framework", required_argument, NULL, 'f'},
@@ -255,7 +258,7 @@ int autosync_cmd_plan(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *model = NULL, *catalog = NULL, *network = NULL,
-		   *topo = NULL;
+		   *topo = NULL, *keep = NULL;
 	const char *fwname = NULL, *calib = NULL, *baseline = NULL, *svg = NULL;
 	const char *output = "-";
 	unsigned long nodes = 0, gpus = 0, budget = 0;
@@ -286,6 +289,9 @@ int autosync_cmd_plan(int argc, char **argv)
 			break;
 		case 'T':
 			topo = optarg;
+			break;
+		case 'G':
+			keep = optarg;
 			break;
 		case 'N':
 			if (parse_uint(optarg, "--nodes", 65536, &nodes) < 0)
@@ -383,6 +389,11 @@ int autosync_cmd_plan(int argc, char **argv)
 		fprintf(stderr, "autosync plan: %s\n", err.text);
 		goto out;
 	}
+	if (keep && !topo) {
+		fprintf(stderr, "autosync plan: --gpus needs --topology\n");
+		rc = 2;
+		goto out;
+	}
 	if (topo) {
 		/* "live": this machine as the plugin would see it, restricted
 		 * by CUDA_VISIBLE_DEVICES / SLURM_*_GPUS like a job step */
@@ -390,11 +401,13 @@ int autosync_cmd_plan(int argc, char **argv)
 			t = autosync_topo_load_live(&err);
 		else
 			t = autosync_topo_load_file(topo, &err);
-		if (t && !strcmp(topo, "live") &&
-		    autosync_topo_restrict_env(t, getenv("CUDA_VISIBLE_DEVICES"),
-					       getenv("SLURM_STEP_GPUS"),
-					       getenv("SLURM_JOB_GPUS"), NULL,
-					       &err) < 0) {
+		if (t && keep ? autosync_topo_restrict(t, keep, NULL, &err) < 0
+			      : t && !strcmp(topo, "live") &&
+				    autosync_topo_restrict_env(
+					t, getenv("CUDA_VISIBLE_DEVICES"),
+					getenv("SLURM_STEP_GPUS"),
+					getenv("SLURM_JOB_GPUS"), NULL,
+					&err) < 0) {
 			fprintf(stderr, "autosync plan: %s\n", err.text);
 			goto out;
 		}

@@ -287,6 +287,39 @@ static void cli(void)
 		 "test $? = 2",
 		 exe, catalog);
 	ok(run(cmd) == 0, "unknown baseline: usage error 2");
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' plan --catalog '%s' --model resnet50 --gpus 0 "
+		 "2>%s/err; test $? = 2 && grep -qx 'autosync plan: --gpus "
+		 "needs --topology' %s/err",
+		 exe, catalog, dir, dir);
+	ok(run(cmd) == 0, "--gpus without --topology: usage error 2, says why");
+	{
+		const char *fx = getenv("AUTOSYNC_FIXTURES");
+		const char *src = getenv("AUTOSYNC_SRCDIR");
+		char topo[1024];
+		if (fx && *fx)
+			snprintf(topo, sizeof(topo), "%s", fx);
+		else
+			snprintf(topo, sizeof(topo), "%s/../shared/fixtures/topologies",
+				 src ? src : "..");
+		snprintf(cmd, sizeof(cmd),
+			 "'%s' plan --catalog '%s' --model resnet50 --topology "
+			 "'%s/hwloc-juwels-booster-4xA100-4xHDR.xml' --gpus 1,3 "
+			 "-N 2 -o %s/g.yaml >/dev/null && grep -qx '    "
+			 "gpus_per_node: 2' %s/g.yaml && grep -qx '    "
+			 "nics_per_node: 2' %s/g.yaml && grep -qx '    nodes: 2' "
+			 "%s/g.yaml",
+			 exe, catalog, topo, dir, dir, dir, dir);
+		ok(run(cmd) == 0, "--topology FILE --gpus 1,3: planned for the 2 "
+		   "GPUs and their 2 nearest NICs, as a step on them");
+		snprintf(cmd, sizeof(cmd),
+			 "'%s' plan --catalog '%s' --model resnet50 --topology "
+			 "'%s/hwloc-juwels-booster-4xA100-4xHDR.xml' --gpus 9 "
+			 "2>%s/err >/dev/null; test $? = 1 && grep -q 'GPU 9 "
+			 "does not exist' %s/err",
+			 exe, catalog, topo, dir, dir);
+		ok(run(cmd) == 0, "--gpus naming a GPU the topology lacks: exit 1, says which");
+	}
 	/* without -o the whole of stdout is a plan (the report as comments) */
 	snprintf(cmd, sizeof(cmd),
 		 "printf 'launch: 5e-5\\ngpu_flops: 2e14\\n' > %s/cal.yaml && "

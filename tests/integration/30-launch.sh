@@ -38,8 +38,15 @@ for opt in "" "--autosync=off"; do
     "srun ${opt:-(no option)} autosync launch --plan: 4 tasks on 2 nodes get the plan, NCCL topology, their local rank's NIC${tail:+ and both NCCL plugins}"
 done
 
+# what a step on GPUs 0,1 of topo.xml sees, with the site's network section
+# (200 Gbit/s NICs, 2 us, 16 nodes per switch; the topology says how many
+# NICs the two GPUs have): the same decisions, hence
+# the same hash (the NCCL table depends on the links)
+as_user "$AUTOSYNC" plan --model resnet50 --catalog "$IT_LIB/models" --topology "$IT_LIB/topo.xml" \
+  --gpus 0,1 --nodes 2 --network nics=4x200Gbit/s,lat=2us,nodes_per_switch=16 -o "$IT_WORK/plan-step.yaml" >/dev/null 2>&1
+want=$(sed -n 's/^hash: "\(.*\)"$/\1/p' "$IT_WORK/plan-step.yaml")
 out=$(as_user srun -N2 --ntasks-per-node=1 --gpus-per-node=2 $L --model resnet50 -- bash -c 'echo $AUTOSYNC_PLAN_HASH' 2>&1 | sort -u)
-is "$out" "$hash" "--model at start-up: both nodes plan the same as 'autosync plan' (nodes from SLURM_NNODES)"
+is "$out" "$want" "--model at start-up: both nodes plan the same as 'autosync plan --topology --gpus 0,1' with the site's network (nodes from SLURM_NNODES)"
 
 out=$(as_user srun -N1 -n2 --gpus=2 $L --plan "$IT_WORK/plan.yaml" -- bash -c 'dirname "$AUTOSYNC_PLAN"; stat -c "%a %U" "$(dirname "$AUTOSYNC_PLAN")"' 2>&1 | sort -u)
 like "$out" "autosync-launch-[0-9]+-[0-9]+\\.[0-9]+-node1-[01]" "one private directory per node and local rank"
