@@ -47,6 +47,8 @@ static void usage(FILE *fp)
 	    "docs/planner.md)\n"
 	    "      --allow-compression  let the planner choose fp16/bf16 "
 	    "gradients\n"
+	    "      --nccl-calibrate     mark the plan so that the NCCL tuner plugin also\n"
+	    "                           rescales NCCL's latency constants to its links\n"
 	    "      --budget N           search budget in simulator evaluations "
 	    "(20000)\n"
 	    "  -b, --baseline NAME      emit that baseline instead of "
@@ -249,6 +251,7 @@ int autosync_cmd_plan(int argc, char **argv)
 	    {"framework", required_argument, NULL, 'f'},
 	    {"calibration", required_argument, NULL, 'k'},
 	    {"allow-compression", no_argument, NULL, 'z'},
+	    {"nccl-calibrate", no_argument, NULL, 'K'},
 	    {"budget", required_argument, NULL, 'B'},
 	    {"baseline", required_argument, NULL, 'b'},
 	    {"explain", no_argument, NULL, 'e'},
@@ -262,7 +265,8 @@ int autosync_cmd_plan(int argc, char **argv)
 	const char *fwname = NULL, *calib = NULL, *baseline = NULL, *svg = NULL;
 	const char *output = "-";
 	unsigned long nodes = 0, gpus = 0, budget = 0;
-	int explain = 0, compress = 0, list = 0, opt, rc = 1, fw, b = -1;
+	int explain = 0, compress = 0, ncal = 0, list = 0, opt, rc = 1, fw,
+	    b = -1;
 	autosync_error_t err = {""};
 	autosync_cluster_t c;
 	autosync_costs_t k;
@@ -310,6 +314,9 @@ int autosync_cmd_plan(int argc, char **argv)
 			break;
 		case 'z':
 			compress = 1;
+			break;
+		case 'K':
+			ncal = 1;
 			break;
 		case 'B':
 			if (parse_uint(optarg, "--budget", 100000000, &budget) <
@@ -446,6 +453,7 @@ int autosync_cmd_plan(int argc, char **argv)
 		goto out;
 	}
 	autosync_planner_allow_compression(p, compress);
+	autosync_planner_nccl_calibrate(p, ncal);
 	plan = b >= 0 ? autosync_planner_baseline(p, b, &err)
 		      : autosync_plan(p, &err);
 	if (!plan) {

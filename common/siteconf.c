@@ -47,6 +47,7 @@ struct autosync_siteconf {
 	char (*fabric)[NAME_MAX_LEN];
 	size_t nfabric;
 	int nccl_plugins;
+	int nccl_calibrate;
 	char nccl_plugin_dir[PATH_MAX];
 };
 
@@ -566,6 +567,7 @@ static const struct key top_keys[] = {
 	{ "max_model_bytes", h_size, offsetof(autosync_siteconf_t, max_model), NULL },
 	{ "nccl_plugins", h_bool, offsetof(autosync_siteconf_t, nccl_plugins), NULL },
 	{ "nccl_plugin_dir", h_path, offsetof(autosync_siteconf_t, nccl_plugin_dir), NULL },
+	{ "nccl_calibrate", h_bool, offsetof(autosync_siteconf_t, nccl_calibrate), NULL },
 	{ "network", NULL, 0, network_keys },
 	{ "feedback", NULL, 0, feedback_keys },
 	{ NULL, NULL, 0, NULL },
@@ -801,6 +803,7 @@ GETTER(unsigned, plan_budget_ms, budget_ms)
 GETTER(size_t, max_model_bytes, max_model)
 GETTER(size_t, fabric_nic_count, nfabric)
 GETTER(int, nccl_plugins, nccl_plugins)
+GETTER(int, nccl_calibrate, nccl_calibrate)
 GETTER(const char *, nccl_plugin_dir, nccl_plugin_dir)
 #undef GETTER
 

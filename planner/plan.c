@@ -368,6 +368,8 @@ int planner_plan_compute_hash(autosync_plan_t *plan)
 		h = fnv1a(h, plan->env[i].value,
 			  strlen(plan->env[i].value) + 1);
 	}
+	if (plan->s.nccl_calibrate) /* hashed only when set: older plans keep theirs */
+		h = fnv1a(h, "nccl_calibrate", sizeof("nccl_calibrate"));
 	for (size_t i = 0; i < plan->nnccl; i++) {
 		const autosync_nccl_rule_t *r = &plan->nccl[i];
 		snprintf(buf, sizeof(buf),
@@ -450,6 +452,8 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
 		"  bucket_cap_bytes: %.0f\n  first_bucket_bytes: %.0f\n"
 		"  cycle_time: %.9g\n",
 		s->bucket_cap, s->first_bucket, s->cycle_time);
+	if (s->nccl_calibrate)
+		fprintf(fp, "  nccl_calibrate: true\n");
 	fprintf(fp,
 		"prediction:\n  step_time: %.9g\n  forward: %.9g\n  backward: "
 		"%.9g\n"
@@ -987,6 +991,10 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	NEED(n, "cycle_time", job);
 	if (planner_yget_double(&d, n, "cycle_time", 0, 10, &plan->s.cycle_time,
 				errp) < 0)
+		goto fail;
+	if ((n = planner_ymap_get(&d, job, "nccl_calibrate")) &&
+	    planner_yget_bool(&d, n, "nccl_calibrate", &plan->s.nccl_calibrate,
+			      errp) < 0)
 		goto fail;
 	NEED(pr, "prediction", root);
 	if (planner_yexpect(&d, pr, YAML_MAPPING_NODE, "prediction", errp) < 0)

@@ -24,6 +24,7 @@ struct autosync_planner {
 	autosync_costs_t k;
 	int fw;
 	int compress;
+	int nccl_calibrate;
 	unsigned long budget, evals;
 	autosync_log_f log;
 	void *logarg;
@@ -216,6 +217,12 @@ void autosync_planner_allow_compression(autosync_planner_t *p, int allow)
 {
 	if (p)
 		p->compress = !!allow;
+}
+
+void autosync_planner_nccl_calibrate(autosync_planner_t *p, int on)
+{
+	if (p)
+		p->nccl_calibrate = !!on;
 }
 
 int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
@@ -833,6 +840,7 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 		}
 	}
 	/* what the NCCL tuner plugin applies (hashes the plan) */
+	plan->s.nccl_calibrate = p->nccl_calibrate;
 	if (autosync_plan_derive_nccl(plan, &p->k, errp) < 0)
 		goto out;
 	ok = 1;

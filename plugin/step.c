@@ -344,6 +344,8 @@ int as_step_plan(const struct as_step_in *in, struct as_step_out *o)
 			fail(o, "planner: %s", err.text);
 			goto out;
 		}
+		autosync_planner_nccl_calibrate(
+		    p, in->site && autosync_siteconf_nccl_calibrate(in->site));
 		if (!(plan = autosync_plan(p, &err))) {
 			fail(o, "planner: %s", err.text);
 			goto out;

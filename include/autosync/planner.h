@@ -352,6 +352,10 @@ int autosync_planner_set_framework(autosync_planner_t *p, int fw,
 				   autosync_error_t *errp);
 /* Allow fp16/bf16 gradient compression (opt-in; default 0). */
 void autosync_planner_allow_compression(autosync_planner_t *p, int allow);
+/* Mark plans (job.nccl_calibrate) so that the NCCL tuner plugin also
+ * rescales NCCL's own latency constants to the plan's calibrated links
+ * (docs/nccl-plugins.md; opt-in, default 0). */
+void autosync_planner_nccl_calibrate(autosync_planner_t *p, int on);
 /* Search budget in simulator evaluations (not wall time, so that every
  * node computes the same plan); >= 1. */
 int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
@@ -402,6 +406,7 @@ typedef struct autosync_plan_summary {
 	unsigned batch;
 	int job_algo; /* job-level NCCL algorithm (AUTO = no hint) */
 	int job_compress;
+	int nccl_calibrate; /* the tuner rescales NCCL's latencies (0/1) */
 	double bucket_cap;   /* bytes, 0 = custom buckets */
 	double first_bucket; /* bytes, 0 = none */
 	double cycle_time;   /* s, 0 = none */

@@ -81,6 +81,9 @@ size_t autosync_siteconf_max_model_bytes(const autosync_siteconf_t *s);
  * (default: the library directory autosync was installed to). */
 int autosync_siteconf_nccl_plugins(const autosync_siteconf_t *s);
 const char *autosync_siteconf_nccl_plugin_dir(const autosync_siteconf_t *s);
+/* 1: plans made at job start carry job.nccl_calibrate, so the tuner plugin
+ * rescales NCCL's latency constants to the calibrated links (default 0). */
+int autosync_siteconf_nccl_calibrate(const autosync_siteconf_t *s);
 /* Fabric NIC names (e.g. "mlx5_0"); 'i' < count. */
 size_t autosync_siteconf_fabric_nic_count(const autosync_siteconf_t *s);
 const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s, size_t i);

@@ -175,8 +175,12 @@ static void load_once(void)
 		return;
 	}
 	g.active = 1;
-	g.calibrate = cal && (!strcmp(cal, "1") || !strcasecmp(cal, "yes") ||
-			      !strcasecmp(cal, "true"));
+	/* the plan's job.nccl_calibrate, unless the environment says */
+	if (cal && *cal)
+		g.calibrate = !strcmp(cal, "1") || !strcasecmp(cal, "yes") ||
+			      !strcasecmp(cal, "true");
+	else
+		g.calibrate = g.table.calibrate;
 	snprintf(g.why, sizeof(g.why), "autosync tuner: plan %s (%s): %d "
 		 "rule(s) from the plan%s, %d from %s%s",
 		 plan_path && plan_path[0] ? plan_path : "-",

@@ -52,6 +52,7 @@ int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
 	t->intra_lat = s.cluster.intra_lat;
 	t->inter_lat = s.cluster.inter_lat;
 	t->intra_nvlink = s.cluster.intra_class == AUTOSYNC_LINK_NVLINK;
+	t->calibrate = s.nccl_calibrate;
 	snprintf(t->plan_hash, sizeof(t->plan_hash), "%s",
 		 autosync_plan_hash(plan) ? autosync_plan_hash(plan) : "");
 	t->derived = 0;

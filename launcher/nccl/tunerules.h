@@ -35,6 +35,7 @@ struct as_tune_table {
 	/* from the plan, for recalibration (0 = unknown) */
 	double intra_lat, inter_lat; /* s */
 	int intra_nvlink;            /* GPUs of a node talk over NVLink */
+	int calibrate;               /* the plan's job.nccl_calibrate */
 	char plan_hash[17];
 	int derived; /* the plan had no NCCL table: derived with defaults */
 };

@@ -311,6 +311,42 @@ static void table(void)
 	   "a bandwidth-bound 1 GB all-reduce needs all 4: left to NCCL (0)");
 	autosync_plan_destroy(pl);
 
+	/* job.nccl_calibrate: written, read back, hashed */
+	{
+		autosync_error_t e2 = {""};
+		autosync_model_t *m = autosync_model_open("resnet50", catalog, &e2);
+		autosync_planner_t *p = autosync_planner_create(&e2);
+		autosync_cluster_t c = cluster(2, 4);
+		autosync_plan_t *p0 = NULL, *p1 = NULL, *p2 = NULL;
+		char *t0 = NULL, *t1 = NULL, *t2 = NULL;
+
+		if (m && p && autosync_planner_set_model(p, m, &e2) == 0 &&
+		    autosync_planner_set_cluster(p, &c, &e2) == 0) {
+			p0 = autosync_plan(p, &e2);
+			autosync_planner_nccl_calibrate(p, 1);
+			p1 = autosync_plan(p, &e2);
+		}
+		t0 = p0 ? to_text(p0) : NULL;
+		t1 = p1 ? to_text(p1) : NULL;
+		ok(t1 && strstr(t1, "  cycle_time: 0\n  nccl_calibrate: true\n") &&
+		   t0 && !strstr(t0, "nccl_calibrate"),
+		   "autosync_planner_nccl_calibrate: job.nccl_calibrate: true, absent otherwise");
+		p2 = t1 ? autosync_plan_parse(t1, strlen(t1), "cal.yaml", &e2) : NULL;
+		t2 = p2 ? to_text(p2) : NULL;
+		ok(p0 && p1 && p2 && t2 && !strcmp(t1, t2) &&
+		   strcmp(autosync_plan_hash(p0), autosync_plan_hash(p1)) &&
+		   !strcmp(autosync_plan_hash(p1), autosync_plan_hash(p2)),
+		   "read back the same; the flag changes the hash %s", e2.text);
+		free(t0);
+		free(t1);
+		free(t2);
+		autosync_plan_destroy(p0);
+		autosync_plan_destroy(p1);
+		autosync_plan_destroy(p2);
+		autosync_planner_destroy(p);
+		autosync_model_destroy(m);
+	}
+
 	pl = make_plan("resnet50", 1, 1, NULL, -1);
 	ok(pl && autosync_plan_nccl_count(pl) == 0, "one rank: no table");
 	autosync_plan_destroy(pl);

@@ -293,6 +293,12 @@ static void cli(void)
 		 "needs --topology' %s/err",
 		 exe, catalog, dir, dir);
 	ok(run(cmd) == 0, "--gpus without --topology: usage error 2, says why");
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' plan --catalog '%s' --model resnet50 --network "
+		 "nodes=2,gpus=4 --nccl-calibrate -o %s/k.yaml >/dev/null && "
+		 "grep -qx '  nccl_calibrate: true' %s/k.yaml",
+		 exe, catalog, dir, dir);
+	ok(run(cmd) == 0, "--nccl-calibrate marks the plan");
 	{
 		const char *fx = getenv("AUTOSYNC_FIXTURES");
 		const char *src = getenv("AUTOSYNC_SRCDIR");

@@ -239,6 +239,28 @@ static void test_nccl_plugins(void)
 	   "the user's own NCCL_TUNER_PLUGIN wins (%zu skipped: %s)", o->nskipped, o->skipped[0]);
 	user_set[0] = NULL;
 	autosync_siteconf_destroy(site);
+
+	/* nccl_calibrate: true marks the plan the tuner reads */
+	snprintf(extra, sizeof(extra), "nccl_calibrate: true\n");
+	site = site_with("hwloc-juwels-booster-4xA100-4xHDR.xml", extra);
+	in.site = site;
+	memset(o, 0, sizeof(*o));
+	ok(as_step_plan(&in, o) == 0 && env_of(o, "AUTOSYNC_PLAN"),
+	   "plan with nccl_calibrate: true (%s)", o->err);
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *pf = env_of(o, "AUTOSYNC_PLAN") ? fopen(env_of(o, "AUTOSYNC_PLAN"), "r") : NULL;
+		if (pf) {
+			text = calloc(1, 1 << 20);
+			len = text ? fread(text, 1, (1 << 20) - 1, pf) : 0;
+			fclose(pf);
+		}
+		ok(len > 0 && strstr(text, "\n  nccl_calibrate: true\n") != NULL,
+		   "the plan file says job.nccl_calibrate: true");
+		free(text);
+	}
+	autosync_siteconf_destroy(site);
 	free(o);
 }
 

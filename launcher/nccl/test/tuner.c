@@ -406,6 +406,16 @@ int main(void)
 		scenario(env2, 5, 8, 2, calls, 1, 1, r);
 		ok(r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 7.0,
 		   "off by default: constants untouched");
+		const char *env3[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table-calibrate.yaml", NULL };
+		scenario(env3, 5, 8, 2, calls, 1, 1, r);
+		ok(r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 5.0 &&
+		   strstr(r->log, "recalibrating NCCL's latencies") != NULL,
+		   "a plan with job.nccl_calibrate: true recalibrates without any variable");
+		const char *env4[] = { "AUTOSYNC_PLAN=@SRC@/launcher/nccl/test/plans/table-calibrate.yaml",
+				       "AUTOSYNC_TUNER_CALIBRATE=0", NULL };
+		scenario(env4, 5, 8, 2, calls, 1, 1, r);
+		ok(r->k.hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE] == 7.0,
+		   "AUTOSYNC_TUNER_CALIBRATE=0 overrides the plan");
 	}
 	/* 7. the v4 and v3 entry points */
 	{
