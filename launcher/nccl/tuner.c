@@ -272,20 +272,20 @@ static as_nccl_result_t get_coll_info(void *ctx, int coll, size_t nbytes,
 			snprintf(ch, sizeof(ch), ", %d channels", r->nchannels);
 		if (p >= 0 && r->proto >= 0 && p != r->proto)
 			snprintf(dis, sizeof(dis), ", the rule's %s disabled",
-				 as_tune_proto_name(r->proto));
+				 autosync_nccl_proto_name(r->proto));
 		if (p >= 0)
 			LOG(c->log, AS_NCCL_LOG_INFO, AS_NCCL_TUNING,
 			    "autosync tuner: %s %zu bytes on %zu ranks: "
 			    "%s/%s%s%s (%s rule [%llu, %llu))",
-			    as_tune_func_name(coll), nbytes, c->nranks,
-			    as_tune_algo_name(r->algo), as_tune_proto_name(p),
+			    autosync_nccl_func_name(coll), nbytes, c->nranks,
+			    autosync_nccl_algo_name(r->algo), autosync_nccl_proto_name(p),
 			    ch, dis, r->from_file ? "file" : "plan",
 			    (unsigned long long) r->min_bytes,
 			    (unsigned long long) r->max_bytes);
 		else
 			LOG(c->log, AS_NCCL_LOG_INFO, AS_NCCL_TUNING,
 			    "autosync tuner: %s %zu bytes on %zu ranks: "
-			    "NCCL's choice (%s)", as_tune_func_name(coll),
+			    "NCCL's choice (%s)", autosync_nccl_func_name(coll),
 			    nbytes, c->nranks,
 			    !r ? "no rule"
 			    : p == AS_TUNE_UNMODELLED

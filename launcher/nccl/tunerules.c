@@ -10,32 +10,6 @@
 
 #include "tunerules.h"
 
-/* NCCL's names and indices are the planner's (autosync/planner.h) */
-const char *as_tune_func_name(int f)
-{
-	return autosync_nccl_func_name(f);
-}
-const char *as_tune_algo_name(int a)
-{
-	return autosync_nccl_algo_name(a);
-}
-const char *as_tune_proto_name(int p)
-{
-	return autosync_nccl_proto_name(p);
-}
-int as_tune_func_from_name(const char *s)
-{
-	return autosync_nccl_func_from_name(s);
-}
-int as_tune_algo_from_name(const char *s)
-{
-	return autosync_nccl_algo_from_name(s);
-}
-int as_tune_proto_from_name(const char *s)
-{
-	return autosync_nccl_proto_from_name(s);
-}
-
 /* ------------------------------------------------------------ from a plan */
 
 int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
@@ -147,7 +121,7 @@ static int parse_rule(char *line, struct as_tune_rule *r, char *why,
 	r->from_file = 1;
 	if (!strcmp(f[0], "-1") || !strcasecmp(f[0], "any"))
 		r->func = -1;
-	else if ((r->func = as_tune_func_from_name(f[0])) < 0) {
+	else if ((r->func = autosync_nccl_func_from_name(f[0])) < 0) {
 		snprintf(why, wlen, "unknown collective '%.32s'", f[0]);
 		return -1;
 	}
@@ -165,13 +139,13 @@ static int parse_rule(char *line, struct as_tune_rule *r, char *why,
 		snprintf(why, wlen, "empty range [%s, %s)", f[1], f[2]);
 		return -1;
 	}
-	if ((r->algo = as_tune_algo_from_name(f[3])) < 0) {
+	if ((r->algo = autosync_nccl_algo_from_name(f[3])) < 0) {
 		snprintf(why, wlen, "unknown algorithm '%.32s'", f[3]);
 		return -1;
 	}
 	if (!strcmp(f[4], "-1"))
 		r->proto = -1;
-	else if ((r->proto = as_tune_proto_from_name(f[4])) < 0) {
+	else if ((r->proto = autosync_nccl_proto_from_name(f[4])) < 0) {
 		snprintf(why, wlen, "unknown protocol '%.32s'", f[4]);
 		return -1;
 	}

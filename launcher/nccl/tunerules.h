@@ -40,15 +40,8 @@ struct as_tune_table {
 	int derived; /* the plan had no NCCL table: derived with defaults */
 };
 
-/* Names for logs and the rules file: "allreduce", "ring", "simple"...;
- * "?" when out of range. from_name functions return -1 when unknown
- * (case-insensitive; "-1" or "any" are the caller's business). */
-const char *as_tune_func_name(int func);
-const char *as_tune_algo_name(int algo);
-const char *as_tune_proto_name(int proto);
-int as_tune_func_from_name(const char *s);
-int as_tune_algo_from_name(const char *s);
-int as_tune_proto_from_name(const char *s);
+/* Names for logs and the rules file are the planner's:
+ * autosync_nccl_func_name() and friends (autosync/planner.h). */
 
 /*
  * The plan's NCCL table (autosync_plan_nccl_rule) as rules for

@@ -53,11 +53,11 @@ int main(void)
 		bail_out("out of memory");
 
 	/* --- names */
-	is(as_tune_algo_name(AS_ALGO_NVLS_TREE), "nvls_tree", "algorithm names");
-	ok(as_tune_algo_from_name("RING") == AS_ALGO_RING, "names are case-insensitive");
-	ok(as_tune_proto_from_name("ll128") == AS_PROTO_LL128 &&
-	   as_tune_func_from_name("reducescatter") == AS_FUNC_REDUCESCATTER &&
-	   as_tune_algo_from_name("hierarchical") == -1, "protocols, functions, unknown names");
+	is(autosync_nccl_algo_name(AS_ALGO_NVLS_TREE), "nvls_tree", "algorithm names");
+	ok(autosync_nccl_algo_from_name("RING") == AS_ALGO_RING, "names are case-insensitive");
+	ok(autosync_nccl_proto_from_name("ll128") == AS_PROTO_LL128 &&
+	   autosync_nccl_func_from_name("reducescatter") == AS_FUNC_REDUCESCATTER &&
+	   autosync_nccl_algo_from_name("hierarchical") == -1, "protocols, functions, unknown names");
 
 	/* --- a plan with its own NCCL table */
 	pl = load("table.yaml");
@@ -99,7 +99,7 @@ int main(void)
 	r = as_tune_match(t, AS_FUNC_ALLGATHER, 1048576, 8, 2);
 	ok(r && r->algo == AS_ALGO_RING && r->proto >= 0,
 	   "all-gather 1 MiB: a ring rule with a protocol (%s)",
-	   r ? as_tune_proto_name(r->proto) : "none");
+	   r ? autosync_nccl_proto_name(r->proto) : "none");
 	ok(as_tune_match(t, AS_FUNC_ALLREDUCE, 1024, 8, 2) != NULL &&
 	   as_tune_match(t, AS_FUNC_ALLREDUCE, 1024, 16, 4) == NULL,
 	   "1 KiB all-reduce: the model's rule, for the plan's shape only");
