@@ -63,7 +63,7 @@ void autosync_costs_default(autosync_costs_t *k)
 	k->sparse_index_bytes = 8;
 	k->uncertainty = 0.02;
 	k->oversubscription = 1;
-	k->nccl_channel_bw = 20e9;
+	k->nccl_channel_bw = 12e9;
 	k->nccl_max_channels = 32;
 	k->nccl_channel_slack = 0.05;
 }

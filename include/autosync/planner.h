@@ -181,7 +181,7 @@ typedef struct autosync_costs {
 				    job spans more than nodes_per_switch
 				    nodes (divides the NIC bandwidth)  1 */
 	/* NCCL protocol/channel model (autosync_sim_nccl) */
-	double nccl_channel_bw;	   /* B/s one NCCL channel moves      20e9 */
+	double nccl_channel_bw;	   /* B/s one NCCL channel moves      12e9 */
 	double nccl_max_channels;  /* channels NCCL can use at most     32 */
 	double nccl_channel_slack; /* fewest channels within this factor
 				      of the best time                0.05 */

@@ -84,8 +84,9 @@ static void model(void)
 		"8.4 + 14 x 3.4 = 56 us");
 	NEAR_US(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
 				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 2, 1e6),
-		99.75, "1 MB on 2 channels of 20 GB/s: + 1e6 x 14 / (40e9 x 8) = "
-		"43.75 us");
+		56.0 + 1e6 * 14 / (24e9 * 8) * 1e6,
+		"1 MB on 2 channels of 12 GB/s: + 1e6 x 14 / (24e9 x 8) = "
+		"72.9 us");
 	NEAR_US(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
 				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 32, 1e6),
 		77.875, "32 channels: the 80 GB/s link is the limit");
