@@ -2,7 +2,8 @@
 # run.sh - build and run the libFuzzer targets (clang + libFuzzer, e.g.
 # Debian's clang-14 which ships libclang_rt.fuzzer in libclang-common-14-dev).
 # Targets: topology/fuzz/cluster_spec.c (cluster description, unit
-# parsers) and topology/fuzz/nccl_xml.c (NCCL topology XML reader, writers).
+# parsers), topology/fuzz/nccl_xml.c (NCCL topology XML reader, writers)
+# and planner/fuzz/plan.c (plan files: reader, writer, NCCL table).
 # usage: tests/fuzz/run.sh [BUILDDIR]     BUILDDIR holds config.h (default:
 #        the first of ./build-topo, ./build, . that has one)
 # env:   FUZZ_SECONDS (default 60), CLANG (default clang), FUZZ_WORKDIR
@@ -30,17 +31,17 @@ if ! command -v "$CLANG" >/dev/null 2>&1; then
 	exit 2
 fi
 
-hwloc_flags=$(pkg-config --cflags --libs hwloc 2>/dev/null || echo -lhwloc)
+hwloc_flags=$(pkg-config --cflags --libs hwloc yaml-0.1 2>/dev/null || echo -lhwloc -lyaml)
 status=0
-# target: name, extra sources, seed corpus directories
+# target: name, extra sources, seed corpus directories, max input length, fuzzer source
 run_target() {
 	target=$1 srcs=$2 corpora=$3
 	exe=$work/$target
 	mkdir -p "$work/corpus-$target"
 	# shellcheck disable=SC2086
 	if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I"$srcdir/include" -I"$builddir" -o "$exe" \
-		"$srcdir/topology/fuzz/$target.c" $srcs "$srcdir/common/error.c" -lm -ldl $hwloc_flags \
+		-I"$srcdir/include" -I"$builddir" -DAUTOSYNC_DATADIR=\"/nonexistent\" -o "$exe" \
+		"$5" $srcs "$srcdir/common/error.c" -lm -ldl $hwloc_flags \
 		2>"$work/build-$target.log"; then
 		cat "$work/build-$target.log" >&2
 		if grep -q -e 'fuzzer' "$work/build-$target.log"; then
@@ -65,7 +66,7 @@ run_target() {
 }
 
 top=$srcdir/topology
-run_target cluster_spec "$top/cluster.c" "$top/fuzz/corpus" 256
+run_target cluster_spec "$top/cluster.c" "$top/fuzz/corpus" 256 "$top/fuzz/cluster_spec.c"
 # NCCL XML: the hand-written seeds, plus the real NCCL files when ../shared is there
 nccl_seeds="$top/fuzz/corpus-nccl"
 mkdir -p "$work/seeds-nccl"
@@ -73,10 +74,13 @@ for f in "$srcdir"/../shared/fixtures/topologies/nccl-*.xml; do
 	[ -f "$f" ] && cp "$f" "$work/seeds-nccl/"
 done
 run_target nccl_xml "$top/cluster.c $top/topo.c $top/topo_hwloc.c $top/topo_nccl.c $top/topo_write.c $top/xml.c $top/topo_nvml.c" \
-	"$nccl_seeds $work/seeds-nccl" 8192
+	"$nccl_seeds $work/seeds-nccl" 8192 "$top/fuzz/nccl_xml.c"
+pl=$srcdir/planner
+run_target plan "$pl/plan.c $pl/yaml.c $pl/nccl.c $pl/costs.c $pl/sim.c $pl/model.c $pl/baselines.c $pl/search.c $top/cluster.c $srcdir/common/readfile.c" \
+	"$pl/fuzz/corpus" 65536 "$pl/fuzz/plan.c"
 
 if [ $status -eq 0 ]; then
-	echo "run.sh: cluster_spec, nccl_xml: no crash in ${seconds}s each (work dir $work)"
+	echo "run.sh: cluster_spec, nccl_xml, plan: no crash in ${seconds}s each (work dir $work)"
 	[ -n "${FUZZ_WORKDIR:-}" ] || rm -rf "$work"
 fi
 exit $status
