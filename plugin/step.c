@@ -85,6 +85,24 @@ static int load_topology(const struct as_step_in *in, struct as_step_out *o,
 		   : autosync_topo_load_live(&err);
 	if (!t)
 		return fail(o, "topology: %s", err.text);
+	/* the site's own list of fabric NICs wins over the classification */
+	if (in->site && autosync_siteconf_fabric_nic_count(in->site)) {
+		size_t n = autosync_siteconf_fabric_nic_count(in->site);
+		const char **names = calloc(n, sizeof(*names));
+		int rv;
+
+		for (size_t i = 0; names && i < n; i++)
+			names[i] = autosync_siteconf_fabric_nic(in->site, i);
+		rv = names ? autosync_topo_set_fabric_nics(t, names, n, &err)
+			   : -1;
+		if (!names)
+			snprintf(err.text, sizeof(err.text), "out of memory");
+		free(names);
+		if (rv < 0) {
+			autosync_topo_destroy(t);
+			return fail(o, "topology: %s", err.text);
+		}
+	}
 	if (autosync_topo_restrict_env(t, in->cuda_visible_devices,
 				       in->step_gpus, in->job_gpus, NULL,
 				       &err) < 0) {

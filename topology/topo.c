@@ -826,6 +826,48 @@ int topo_finish(struct autosync_topo *t, autosync_error_t *errp)
 	return rebuild(t, errp);
 }
 
+static int listed(const char *const *names, size_t n, const struct tnic *nic)
+{
+	for (size_t j = 0; j < n; j++)
+		if (names[j] && names[j][0] &&
+		    (!strcmp(names[j], nic->ofname) ||
+		     !strcmp(names[j], nic->netdev)))
+			return 1;
+	return 0;
+}
+
+int autosync_topo_set_fabric_nics(autosync_topo_t *t, const char *const *names,
+				  size_t n, autosync_error_t *errp)
+{
+	unsigned found = 0;
+	char list[200];
+	size_t o = 0;
+
+	if (!t || (n && !names)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "topo_set_fabric_nics: invalid "
+					  "argument");
+	}
+	if (n == 0)
+		return 0;
+	for (unsigned i = 0; i < t->nnics; i++)
+		found += (unsigned)listed(names, n, &t->nics[i]);
+	if (!found) {
+		list[0] = '\0';
+		for (size_t j = 0; j < n && o < sizeof(list); j++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s",
+					      j ? ", " : "",
+					      names[j] ? names[j] : "");
+		errno = ENOENT;
+		return autosync_errprintf(errp, "%s: none of the fabric NICs "
+					  "(%s) is on this node", t->path,
+					  list);
+	}
+	for (unsigned i = 0; i < t->nnics; i++)
+		t->nics[i].management = !listed(names, n, &t->nics[i]);
+	return rebuild(t, errp);
+}
+
 /* ------------------------------------------------------------- restriction */
 
 static int parse_cpuset(const char *s, hwloc_bitmap_t *out,

@@ -202,6 +202,17 @@ void autosync_topo_set_log(autosync_topo_t *t, autosync_log_f fn, void *arg);
 int autosync_topo_restrict(autosync_topo_t *t, const char *gpus,
 			   const char *cpuset, autosync_error_t *errp);
 /*
+ * The site's list of fabric NICs (site config network.fabric_nics): NICs
+ * whose RDMA device or network interface name is in 'names' carry the
+ * fabric, every other NIC is management (never a rank's NIC, not counted
+ * in the cluster's NICs), replacing the built-in classification. Names the
+ * node lacks are ignored; none of them on the node fails with ENOENT
+ * naming the list. n == 0 keeps the classification. Apply before
+ * restricting (either order works; the view is rebuilt).
+ */
+int autosync_topo_set_fabric_nics(autosync_topo_t *t, const char *const *names,
+				  size_t n, autosync_error_t *errp);
+/*
  * The same from the job's environment values (any may be NULL = unset):
  * SLURM_STEP_GPUS, else SLURM_JOB_GPUS, names node GPU indices (PCI bus
  * order); CUDA_VISIBLE_DEVICES then selects among those (indices relative

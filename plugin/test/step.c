@@ -264,6 +264,38 @@ static void test_nccl_plugins(void)
 	free(o);
 }
 
+/* the site's network.fabric_nics chooses the ranks' NICs */
+static void test_fabric_nics(void)
+{
+	autosync_siteconf_t *site;
+	struct as_step_out *o = calloc(1, sizeof(*o));
+	char jd[1100];
+	struct as_step_in in = {
+		.model = "resnet50", .nnodes = 2, .uid = getuid(),
+		.step_gpus = "0,1", .cuda_visible_devices = "0,1", .jobdir = jd,
+		.has_env = has_env,
+	};
+
+	snprintf(jd, sizeof(jd), "%s/job-fabric", dir);
+	mkdir(jd, 0700);
+	site = site_with("hwloc-juwels-booster-4xA100-4xHDR.xml",
+			 "network:\n  fabric_nics: [mlx5_3]\n");
+	in.site = site;
+	ok(as_step_plan(&in, o) == 0, "fabric_nics [mlx5_3]: planned (%s)", o->err);
+	is(rank_env(o, 0, "NCCL_IB_HCA"), "=mlx5_3:1", "rank 0 uses mlx5_3");
+	is(rank_env(o, 1, "NCCL_IB_HCA"), "=mlx5_3:1",
+	   "rank 1 too (its own nearest NIC, mlx5_1, is not on the list)");
+	autosync_siteconf_destroy(site);
+	memset(o, 0, sizeof(*o));
+	site = site_with("hwloc-juwels-booster-4xA100-4xHDR.xml",
+			 "network:\n  fabric_nics: [hsn0]\n");
+	in.site = site;
+	ok(as_step_plan(&in, o) < 0 && strstr(o->err, "none of the fabric NICs (hsn0) is on this node"),
+	   "a list naming no NIC of the node fails the planning, naming it: %s", o->err);
+	autosync_siteconf_destroy(site);
+	free(o);
+}
+
 static void test_report(void)
 {
 	autosync_feedback_rec_t *r = calloc(1, sizeof(*r));
@@ -295,6 +327,7 @@ int main(void)
 		bail_out("mkdtemp");
 	test_juwels();
 	test_nccl_plugins();
+	test_fabric_nics();
 	test_report();
 	{
 		char cmd[128];

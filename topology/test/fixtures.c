@@ -708,6 +708,55 @@ static void check_env(void)
 	}
 }
 
+/* the site's fabric_nics list replaces the classification */
+static void check_fabric_list(void)
+{
+	autosync_error_t err = {.text = ""};
+	autosync_topo_t *t;
+	autosync_env_t e[8];
+	autosync_cluster_t c;
+	size_t n;
+	const char *one[] = {"mlx5_1", "mlx5_9"};
+	const char *none[] = {"mlx5_7", "hsn0"};
+	char h0[17];
+
+	t = autosync_topo_load_file(
+	    fix("hwloc-juwels-booster-4xA100-4xHDR.xml"), &err);
+	if (!t)
+		return;
+	snprintf(h0, sizeof(h0), "%s", autosync_topo_hash(t));
+	ok(autosync_topo_set_fabric_nics(t, one, 0, &err) == 0 &&
+	       !strcmp(h0, autosync_topo_hash(t)),
+	   "fabric list: an empty list keeps the classification");
+	ok(autosync_topo_set_fabric_nics(t, one, 2, &err) == 0,
+	   "fabric list [mlx5_1, mlx5_9] (mlx5_9 is not on the node): %s",
+	   err.text);
+	{
+		int all = 1, fabric = 0;
+		for (unsigned r = 0; r < 4; r++)
+			all &= autosync_topo_rank_env(t, r, e, 8, &n, &err) == 0 &&
+			       env_has(e, n, "NCCL_IB_HCA", "=mlx5_1:1");
+		ok(all, "every rank's NIC is mlx5_1");
+		for (unsigned i = 0; i < autosync_topo_nnics(t); i++)
+			fabric += !autosync_topo_nic(t, i)->management;
+		ok(fabric == 1, "one fabric NIC, the others management (%d)",
+		   fabric);
+	}
+	autosync_cluster_default(&c);
+	ok(autosync_cluster_from_topo(&c, t, 2, &err) == 0 &&
+	       c.nics_per_node == 1,
+	   "the cluster sees 1 NIC per node (%u)", c.nics_per_node);
+	ok(strcmp(h0, autosync_topo_hash(t)) != 0,
+	   "the topology hash says which NICs carry the fabric");
+	errno = 0;
+	ok(autosync_topo_set_fabric_nics(t, none, 2, &err) == -1 &&
+	       errno == ENOENT &&
+	       strstr(err.text, "none of the fabric NICs (mlx5_7, hsn0) is on "
+				"this node"),
+	   "a list naming no NIC of the node: ENOENT, %s", err.text);
+	autosync_topo_destroy(t);
+}
+
 static void check_cluster(void)
 {
 	autosync_error_t err = {.text = ""};
@@ -810,6 +859,7 @@ int main(void)
 		check_fixture(&fixtures[i]);
 	check_details();
 	check_env();
+	check_fabric_list();
 	check_cluster();
 	check_link_table();
 	return done_testing();
