@@ -376,6 +376,10 @@ int autosync_cmd_plan(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (keep && !topo) {
+		fprintf(stderr, "autosync plan: --gpus needs --topology\n");
+		return 2;
+	}
 	if (baseline && (b = autosync_baseline_from_name(baseline)) < 0) {
 		fprintf(stderr,
 			"autosync plan: --baseline: unknown baseline '%s'\n",
@@ -396,11 +400,6 @@ int autosync_cmd_plan(int argc, char **argv)
 		fprintf(stderr, "autosync plan: %s\n", err.text);
 		goto out;
 	}
-	if (keep && !topo) {
-		fprintf(stderr, "autosync plan: --gpus needs --topology\n");
-		rc = 2;
-		goto out;
-	}
 	if (topo) {
 		/* "live": this machine as the plugin would see it, restricted
 		 * by CUDA_VISIBLE_DEVICES / SLURM_*_GPUS like a job step */
@@ -408,13 +407,13 @@ int autosync_cmd_plan(int argc, char **argv)
 			t = autosync_topo_load_live(&err);
 		else
 			t = autosync_topo_load_file(topo, &err);
-		if (t && keep ? autosync_topo_restrict(t, keep, NULL, &err) < 0
-			      : t && !strcmp(topo, "live") &&
-				    autosync_topo_restrict_env(
-					t, getenv("CUDA_VISIBLE_DEVICES"),
-					getenv("SLURM_STEP_GPUS"),
-					getenv("SLURM_JOB_GPUS"), NULL,
-					&err) < 0) {
+		if (t && (keep ? autosync_topo_restrict(t, keep, NULL, &err)
+			       : !strcmp(topo, "live")
+				   ? autosync_topo_restrict_env(
+					 t, getenv("CUDA_VISIBLE_DEVICES"),
+					 getenv("SLURM_STEP_GPUS"),
+					 getenv("SLURM_JOB_GPUS"), NULL, &err)
+				   : 0) < 0) {
 			fprintf(stderr, "autosync plan: %s\n", err.text);
 			goto out;
 		}

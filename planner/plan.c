@@ -719,14 +719,38 @@ fail:
 	return -1;
 }
 
+/* Every key of mapping 'map' is one of 'keys' (NULL-terminated); else
+ * "FILE:LINE: <what>unknown key 'K'". */
+static int known_keys(struct ydoc *d, yaml_node_t *map,
+		      const char *const *keys, const char *what,
+		      autosync_error_t *errp)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+	     p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = planner_ydoc_node(d, p->key);
+		const char *k = planner_yscalar(kn);
+		int found = 0;
+		for (size_t i = 0; k && keys[i]; i++)
+			found |= !strcmp(k, keys[i]);
+		if (!found) {
+			errno = EINVAL;
+			return autosync_errprintf(errp, "%s:%u: %sunknown key '%s'",
+						  d->fname,
+						  planner_ynode_line(kn), what,
+						  k ? k : "?");
+		}
+	}
+	return 0;
+}
+
 /* nccl: [{coll, min_bytes, max_bytes (absent = open), algorithm,
  * protocol, channels}], per collective sorted and disjoint */
 static int parse_nccl(struct ydoc *dd, yaml_node_t *sq, autosync_plan_t *plan,
 		      autosync_error_t *errp)
 {
-	static const char *const keys[] = {"coll",	"min_bytes",
+	static const char *const keys[] = {"coll",     "min_bytes",
 					   "max_bytes", "algorithm",
-					   "protocol",	"channels"};
+					   "protocol", "channels", NULL};
 	struct ydoc d = *dd;
 	uint64_t last[AUTOSYNC_NCCL_NFUNCS] = {0};
 	yaml_node_t *n;
@@ -757,22 +781,8 @@ static int parse_nccl(struct ydoc *dd, yaml_node_t *sq, autosync_plan_t *plan,
 		if (planner_yexpect(&d, rn, YAML_MAPPING_NODE, "nccl[]",
 				    errp) < 0)
 			goto fail;
-		for (yaml_node_pair_t *p = rn->data.mapping.pairs.start;
-		     p < rn->data.mapping.pairs.top; p++) {
-			yaml_node_t *kn = planner_ydoc_node(&d, p->key);
-			const char *k = planner_yscalar(kn);
-			int found = 0;
-			for (size_t j = 0; k && j < 6; j++)
-				found |= !strcmp(k, keys[j]);
-			if (!found) {
-				errno = EINVAL;
-				autosync_errprintf(
-				    errp, "%s:%u: nccl: unknown key '%s'",
-				    d.fname, planner_ynode_line(kn),
-				    k ? k : "?");
-				goto fail;
-			}
-		}
+		if (known_keys(&d, rn, keys, "nccl: ", errp) < 0)
+			goto fail;
 		NEED(n, "coll", rn);
 		if (enum_field(&d, n, "coll", autosync_nccl_func_from_name,
 			       &r->func, errp) < 0)
@@ -843,21 +853,8 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	root = planner_ydoc_root(&d);
 	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "plan file", errp) < 0)
 		goto fail;
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-	     p < root->data.mapping.pairs.top; p++) {
-		const char *k = planner_yscalar(planner_ydoc_node(&d, p->key));
-		int found = 0;
-		for (size_t i = 0; k && top[i]; i++)
-			found |= !strcmp(k, top[i]);
-		if (!found) {
-			errno = EINVAL;
-			autosync_errprintf(
-			    errp, "%s:%u: unknown key '%s'", d.fname,
-			    planner_ynode_line(planner_ydoc_node(&d, p->key)),
-			    k ? k : "?");
-			goto fail;
-		}
-	}
+	if (known_keys(&d, root, top, "", errp) < 0)
+		goto fail;
 	if (!(n = planner_ymap_get(&d, root, "autosync_plan"))) {
 		errno = EINVAL;
 		autosync_errprintf(

@@ -19,6 +19,7 @@
 
 #include "autosync/planner.h"
 #include "nccl_abi.h"
+#include "readfile.h"
 #include "tunerules.h"
 
 #define MAX_RULES_FILE (1u << 20)
@@ -69,50 +70,6 @@ static int user_set(const char *name)
 	return 1;
 }
 
-static int read_small(const char *path, char **buf)
-{
-	FILE *fp = fopen(path, "r");
-	size_t len = 0, cap = 4096;
-	char *b = NULL;
-	int saved;
-
-	if (!fp)
-		return -1;
-	if (!(b = malloc(cap)))
-		goto fail;
-	for (;;) {
-		size_t got = fread(b + len, 1, cap - len - 1, fp);
-		len += got;
-		if (got == 0)
-			break;
-		if (len + 1 == cap) {
-			char *nb;
-			if (cap >= MAX_RULES_FILE) {
-				errno = EFBIG;
-				goto fail;
-			}
-			if (!(nb = realloc(b, cap * 2)))
-				goto fail;
-			b = nb;
-			cap *= 2;
-		}
-	}
-	if (ferror(fp)) {
-		errno = EIO;
-		goto fail;
-	}
-	fclose(fp);
-	b[len] = '\0';
-	*buf = b;
-	return 0;
-fail:
-	saved = errno;
-	fclose(fp);
-	free(b);
-	errno = saved;
-	return -1;
-}
-
 static void load_once(void)
 {
 	autosync_error_t err = { .text = "" };
@@ -153,10 +110,12 @@ static void load_once(void)
 		}
 	}
 	if (rules && rules[0]) {
-		if (read_small(rules, &buf) < 0) {
+		size_t len;
+
+		if (asi_read_file(rules, MAX_RULES_FILE, 0, (uid_t) -1, &buf,
+				  &len, e, sizeof(e)) < 0) {
 			snprintf(g.why, sizeof(g.why), "autosync tuner: rules "
-				 "%s: %s; changing nothing", rules,
-				 strerror(errno));
+				 "%s; changing nothing", e);
 			g.table.n = 0;
 			return;
 		}
