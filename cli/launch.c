@@ -1,18 +1,33 @@
 /* launch.c - 'autosync launch [--plan FILE | --model NAME] -- CMD ARGS...':
  * apply a plan without the SPANK plugin (mpirun, containers, Kubernetes
- * pods), then exec the command. The environment comes from the same
- * function as the plugin's (plugin/step.c, via launcher/nccl/launch.c). */
+ * pods), then exec the command. The job pipeline (autosync/job.h) decides
+ * the environment exactly as in the plugin; this adds what only a wrapper
+ * knows: the local rank and node count from the launchers' variables, a
+ * private job directory, and the NCCL plugin directory. */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "autosync/job.h"
+#include "autosync/siteconf.h"
 #include "cli.h"
-#include "../launcher/nccl/launch.h"
+
+
+struct opts {
+	const char *plan_file, *model, *config, *dir, *plugin_dir;
+	unsigned nnodes;  /* 0 = from the environment */
+	int local_rank;	  /* -1 = from the environment */
+	int plugins;	  /* AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER */
+	FILE *log;	  /* messages; NULL = quiet */
+	FILE *explain;	  /* the plan summary; NULL = not */
+};
 
 static void usage(FILE *fp)
 {
@@ -39,8 +54,9 @@ static void usage(FILE *fp)
 		"                         OMPI_COMM_WORLD_LOCAL_RANK, LOCAL_RANK, "
 		"MPI_LOCALRANKID, PMIX_RANK)\n"
 		"      --plugin-dir DIR   where the NCCL plugins are (default "
-		"$AUTOSYNC_NCCL_PLUGIN_DIR\n"
-		"                         or %s)\n"
+		"$AUTOSYNC_NCCL_PLUGIN_DIR,\n"
+		"                         the site's nccl_plugin_dir when it "
+		"enables them, or %s)\n"
 		"      --no-tuner         do not set NCCL_TUNER_PLUGIN\n"
 		"      --no-profiler      do not set NCCL_PROFILER_PLUGIN\n"
 		"  -s, --strict           fail instead of running the command "
@@ -48,7 +64,261 @@ static void usage(FILE *fp)
 		"  -e, --explain          print the plan summary on stderr\n"
 		"  -q, --quiet            no messages\n"
 		"  -h, --help\n",
-		AUTOSYNC_SYSCONFDIR, as_launch_plugin_dir(NULL));
+		AUTOSYNC_SYSCONFDIR, AUTOSYNC_LIBDIR);
+}
+
+static void say(const struct opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say(const struct opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!o->log)
+		return;
+	va_start(ap, fmt);
+	fputs("autosync: ", o->log);
+	vfprintf(o->log, fmt, ap);
+	fputc('\n', o->log);
+	va_end(ap);
+}
+
+static void job_log(int level, const char *msg, void *arg)
+{
+	const struct opts *o = arg;
+
+	if (level <= AUTOSYNC_LOG_INFO)
+		say(o, "%s", msg);
+}
+
+/* ---------------------------------------------- the launchers' variables */
+
+static long env_num(const char *name)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || (*end && *end != ':' && *end != '(') ||
+	    v < 0 || v > (1L << 24))
+		return -1;
+	return v;
+}
+
+/* The local rank: the first of these that is set, else 0. */
+static int local_rank(void)
+{
+	static const char *const vars[] = {
+		"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK",
+		"MPI_LOCALRANKID", "PMIX_RANK",
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		long v = env_num(vars[i]);
+		if (v >= 0)
+			return (int) v;
+	}
+	return 0;
+}
+
+static unsigned ratio(const char *all, const char *local)
+{
+	long a = env_num(all), l = env_num(local);
+
+	if (a > 0 && l > 0)
+		return (unsigned) ((a + l - 1) / l);
+	return 0;
+}
+
+/* Nodes of the job from Slurm's, Open MPI's, torchrun's variables; 1. */
+static unsigned job_nodes(void)
+{
+	long v;
+	unsigned r;
+
+	if ((v = env_num("SLURM_NNODES")) > 0 ||
+	    (v = env_num("SLURM_JOB_NUM_NODES")) > 0)
+		return (unsigned) v;
+	if ((r = ratio("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE")))
+		return r;
+	if ((v = env_num("PET_NNODES")) > 0)
+		return (unsigned) v;
+	if ((r = ratio("WORLD_SIZE", "LOCAL_WORLD_SIZE")))
+		return r;
+	return 1;
+}
+
+/* A key shared by the ranks of one job on one node, for the directory. */
+static void job_key(char *buf, size_t len)
+{
+	static const char *const ids[] = {
+		"SLURM_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_orte_ess_jobid",
+		"TORCHELASTIC_RUN_ID", "HOSTNAME",
+	};
+	const char *v = NULL;
+	size_t i, o = 0;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]) && !v; i++)
+		if (getenv(ids[i]) && *getenv(ids[i]))
+			v = getenv(ids[i]);
+	if (!v || !strcmp(ids[i - 1], "HOSTNAME")) {
+		snprintf(buf, len, "p%ld", (long) getppid());
+		return;
+	}
+	for (i = 0; v[i] && o + 1 < len && o < 48; i++)
+		buf[o++] = (v[i] >= 'a' && v[i] <= 'z') ||
+				   (v[i] >= 'A' && v[i] <= 'Z') ||
+				   (v[i] >= '0' && v[i] <= '9') || v[i] == '-'
+			       ? v[i]
+			       : '_';
+	buf[o] = '\0';
+	if (getenv("SLURM_STEP_ID") && o + 1 < len)
+		o += (size_t) snprintf(buf + o, len - o, ".%.12s",
+				       getenv("SLURM_STEP_ID"));
+	/* Slurm nodes may share /tmp (one-host test clusters) */
+	if (getenv("SLURMD_NODENAME") && o + 1 < len)
+		snprintf(buf + o, len - o, "-%.32s", getenv("SLURMD_NODENAME"));
+}
+
+/* One directory per local rank: every rank writes its plan files whole,
+ * never two writers in one directory. */
+static int make_dir(const struct opts *o, int rank, char *out, size_t len,
+		    autosync_error_t *err)
+{
+	const char *base = getenv("TMPDIR");
+	char name[160], key[80];
+
+	if (o->dir && o->dir[0]) {
+		char abs[2 * PATH_MAX + 2], cwd[PATH_MAX], parent[sizeof(abs)];
+		const char *slash;
+
+		if (o->dir[0] != '/') {
+			if (!getcwd(cwd, sizeof(cwd)))
+				return autosync_errprintf(err, "getcwd: %s",
+							  strerror(errno));
+			snprintf(abs, sizeof(abs), "%s/%s", cwd, o->dir);
+		} else {
+			snprintf(abs, sizeof(abs), "%s", o->dir);
+		}
+		slash = strrchr(abs, '/');
+		snprintf(parent, sizeof(parent), "%.*s",
+			 (int) (slash == abs ? 1 : slash - abs), abs);
+		return autosync_jobdir_create(parent, slash + 1, getuid(),
+					      getgid(), out, len, err);
+	}
+	if (!base || base[0] != '/')
+		base = "/tmp";
+	job_key(key, sizeof(key));
+	snprintf(name, sizeof(name), "autosync-launch-%ld-%s-%d",
+		 (long) getuid(), key, rank);
+	return autosync_jobdir_create(base, name, getuid(), getgid(), out, len,
+				      err);
+}
+
+/* --------------------------------------------------------- the pipeline */
+
+static const char *plugin_dir(const struct opts *o,
+			      const autosync_siteconf_t *site)
+{
+	const char *d = getenv("AUTOSYNC_NCCL_PLUGIN_DIR");
+
+	if (o->plugin_dir && o->plugin_dir[0])
+		return o->plugin_dir;
+	if (d && d[0])
+		return d;
+	if (site && autosync_siteconf_nccl_plugins(site))
+		return autosync_siteconf_nccl_plugin_dir(site);
+	return AUTOSYNC_LIBDIR;
+}
+
+static int load_site(const struct opts *o, autosync_siteconf_t **site,
+		     autosync_error_t *err)
+{
+	char conf[PATH_MAX];
+
+	*site = NULL;
+	if (o->config && o->config[0])
+		return (*site = autosync_siteconf_load(o->config, err)) ? 0 : -1;
+	snprintf(conf, sizeof(conf), "%s/autosync/autosync.yaml",
+		 AUTOSYNC_SYSCONFDIR);
+	if (access(conf, R_OK) == 0 &&
+	    !(*site = autosync_siteconf_load(conf, err)))
+		return -1;
+	return 0;
+}
+
+static int plan_job(const struct opts *o, const autosync_siteconf_t *site,
+		    const char *dir, autosync_job_t *j, autosync_error_t *err)
+{
+	char cwd[PATH_MAX];
+
+	autosync_job_set_log(j, job_log, (void *) o);
+	return autosync_job_set_site(j, site, err) < 0 ||
+		       autosync_job_set_model(j, o->model, err) < 0 ||
+		       autosync_job_set_plan_file(j, o->plan_file, err) < 0 ||
+		       autosync_job_set_nodes(j, o->nnodes ? o->nnodes
+							   : job_nodes(),
+					      err) < 0 ||
+		       (getcwd(cwd, sizeof(cwd)) &&
+			autosync_job_set_cwd(j, cwd, err) < 0) ||
+		       autosync_job_set_nccl_plugins(j, plugin_dir(o, site),
+						     o->plugins, err) < 0 ||
+		       autosync_job_set_dir(j, dir, err) < 0 ||
+		       autosync_job_run(j, err) < 0 ||
+		       autosync_job_write_files(j, err) < 0
+		   ? -1
+		   : 0;
+}
+
+/* Set this process's environment: every task's variables, this local
+ * rank's, AUTOSYNC_LOCAL_RANK. */
+static void apply(const struct opts *o, const autosync_job_t *j, int rank)
+{
+	char num[24];
+
+	for (size_t i = 0; i < autosync_job_nenv(j); i++)
+		setenv(autosync_job_env(j, i)->name,
+		       autosync_job_env(j, i)->value, 1);
+	if (autosync_job_nranks(j) > 1 &&
+	    (unsigned) rank >= autosync_job_nranks(j))
+		say(o, "local rank %d but %u GPU(s) here: using GPU %u's "
+		    "settings", rank, autosync_job_nranks(j),
+		    (unsigned) rank % autosync_job_nranks(j));
+	for (size_t i = 0; i < autosync_job_rank_nenv(j, (unsigned) rank); i++)
+		setenv(autosync_job_rank_env(j, (unsigned) rank, i)->name,
+		       autosync_job_rank_env(j, (unsigned) rank, i)->value, 1);
+	for (size_t i = 0; i < autosync_job_nskipped(j); i++) {
+		const char *n = autosync_job_skipped(j, i);
+		if (!strncmp(n, "NCCL_", 5) && strstr(n, "_PLUGIN"))
+			say(o, "kept the user's %s=%s", n, getenv(n));
+	}
+	snprintf(num, sizeof(num), "%d", rank);
+	setenv("AUTOSYNC_LOCAL_RANK", num, 1);
+}
+
+static int prepare(const struct opts *o, autosync_error_t *err)
+{
+	autosync_siteconf_t *site = NULL;
+	autosync_job_t *j = NULL;
+	char dir[PATH_MAX];
+	int rank = o->local_rank >= 0 ? o->local_rank : local_rank(), rv = -1;
+
+	if (load_site(o, &site, err) < 0 ||
+	    make_dir(o, rank, dir, sizeof(dir), err) < 0 ||
+	    !(j = autosync_job_create(err)) ||
+	    plan_job(o, site, dir, j, err) < 0)
+		goto out;
+	apply(o, j, rank);
+	if (o->explain)
+		fputs(autosync_job_summary(j), o->explain);
+	rv = 0;
+out:
+	autosync_job_destroy(j);
+	autosync_siteconf_destroy(site);
+	return rv;
 }
 
 static void run(char **cmd)
@@ -75,9 +345,10 @@ int autosync_cmd_launch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct as_launch_opts o = { .local_rank = -1, .tuner = 1,
-				    .profiler = 1, .log = stderr };
-	char err[1024];
+	struct opts o = { .local_rank = -1,
+			  .plugins = AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER,
+			  .log = stderr };
+	autosync_error_t err = { .text = "" };
 	int c, strict = 0;
 	char *end;
 	long v;
@@ -108,8 +379,8 @@ int autosync_cmd_launch(int argc, char **argv)
 				o.local_rank = (int) v;
 			break;
 		case 'P': o.plugin_dir = optarg; break;
-		case 'T': o.tuner = 0; break;
-		case 'F': o.profiler = 0; break;
+		case 'T': o.plugins &= ~AUTOSYNC_JOB_TUNER; break;
+		case 'F': o.plugins &= ~AUTOSYNC_JOB_PROFILER; break;
 		case 's': strict = 1; break;
 		case 'e': o.explain = stderr; break;
 		case 'q': o.log = NULL; break;
@@ -133,20 +404,17 @@ int autosync_cmd_launch(int argc, char **argv)
 	}
 	if (!o.plan_file && !o.model) {
 		/* nothing to plan: the command runs as given */
-		if (o.log)
-			fprintf(o.log, "autosync: launch: no --plan or --model; "
-				"running the command unchanged\n");
+		say(&o, "launch: no --plan or --model; running the command "
+		    "unchanged");
 		run(argv + optind);
 		return 127;
 	}
-	if (as_launch_prepare(&o, err, sizeof(err)) < 0) {
+	if (prepare(&o, &err) < 0) {
 		if (strict) {
-			fprintf(stderr, "autosync: %s\n", err);
+			fprintf(stderr, "autosync: %s\n", err.text);
 			return 1;
 		}
-		if (o.log)
-			fprintf(o.log, "autosync: %s; running without autosync\n",
-				err);
+		say(&o, "%s; running without autosync", err.text);
 	}
 	run(argv + optind);
 	return 127;

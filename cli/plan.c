@@ -11,9 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "autosync/job.h"
 #include "autosync/planner.h"
+#include "autosync/siteconf.h"
 #include "autosync/topology.h"
 #include "cli.h"
+
+/* The site config installed with autosync. */
+static const char *site_config_path(void)
+{
+	return AUTOSYNC_SYSCONFDIR "/autosync/autosync.yaml";
+}
 
 static void usage(FILE *fp)
 {
@@ -21,6 +29,11 @@ static void usage(FILE *fp)
 	    fp,
 	    "usage: autosync plan --model NAME|FILE [options]\n"
 	    "\n"
+	    "Plan as the SPANK plugin does at job start (the same job pipeline), "
+	    "for the\n"
+	    "topology and network given here and the site config.\n"
+	    "\n"
+	    "  -c, --config FILE|none   site config (default: %s if it exists)\n"
 	    "  -m, --model NAME|FILE    catalog model name or model file "
 	    "(docs/model-format.md)\n"
 	    "      --catalog DIR        catalog directory (before "
@@ -32,8 +45,10 @@ static void usage(FILE *fp)
 	    "                           "
 	    "nodes=4,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us\n"
 	    "      --topology FILE|live node topology (hwloc or NCCL XML, or "
-	    "this machine) for "
-	    "the node part\n"
+	    "this machine) for\n"
+	    "                           the node part (default: the site's "
+	    "topology_xml, else\n"
+	    "                           none: the network description alone)\n"
 	    "      --gpus LIST          keep only these GPUs of the topology, as a job\n"
 	    "                           step on them sees it (CUDA_VISIBLE_DEVICES syntax)\n"
 	    "  -N, --nodes N            nodes (overrides the spec / topology)\n"
@@ -41,8 +56,8 @@ static void usage(FILE *fp)
 	    "topology)\n"
 	    "  -f, --framework F        generic | pytorch-ddp | horovod | "
 	    "autodist (default:\n"
-	    "                           from the model file: pytorch -> "
-	    "pytorch-ddp)\n"
+	    "                           the model file's, else the site's "
+	    "default_framework)\n"
 	    "      --calibration FILE   cost-model constants (YAML, "
 	    "docs/planner.md)\n"
 	    "      --allow-compression  let the planner choose fp16/bf16 "
@@ -63,7 +78,44 @@ static void usage(FILE *fp)
 	    "stdout, the default;\n"
 	    "                           the report is then written as YAML "
 	    "comments)\n"
-	    "  -h, --help\n");
+	    "      --env                print the variables every task gets "
+	    "('every task:\n"
+	    "                           NAME=VALUE') and each local rank's "
+	    "('local rank R: ...')\n"
+	    "  -d, --dir DIR            the job directory the variables name "
+	    "(default <jobdir>)\n"
+	    "  -h, --help\n", site_config_path());
+}
+
+/* --config FILE|none, or the installed site config when it exists. */
+static int load_site(const char *config, autosync_siteconf_t **site,
+		     autosync_error_t *err)
+{
+	*site = NULL;
+	if (config && !strcmp(config, "none"))
+		return 0;
+	if (!config && access(site_config_path(), F_OK) != 0)
+		return 0;
+	*site = autosync_siteconf_load(config ? config : site_config_path(),
+				       err);
+	return *site ? 0 : -1;
+}
+
+/* NAME=VALUE per variable: every task's, then each local rank's. */
+static void print_env(FILE *out, const char *pfx, const autosync_job_t *j)
+{
+	for (size_t i = 0; i < autosync_job_nenv(j); i++)
+		fprintf(out, "%severy task: %s=%s\n", pfx,
+			autosync_job_env(j, i)->name,
+			autosync_job_env(j, i)->value);
+	for (unsigned r = 0; r < autosync_job_nranks(j); r++)
+		for (size_t i = 0; i < autosync_job_rank_nenv(j, r); i++)
+			fprintf(out, "%slocal rank %u: %s=%s\n", pfx, r,
+				autosync_job_rank_env(j, r, i)->name,
+				autosync_job_rank_env(j, r, i)->value);
+	for (size_t i = 0; i < autosync_job_nskipped(j); i++)
+		fprintf(out, "%skept the user's %s\n", pfx,
+			autosync_job_skipped(j, i));
 }
 
 static int write_atomic(const char *path, const autosync_plan_t *plan, int svg,
@@ -237,10 +289,65 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 	}
 }
 
+/* The job pipeline's inputs from the command line. */
+struct plan_opts {
+	const char *model, *catalog, *network, *topo, *keep, *fwname, *calib;
+	const char *baseline, *dir;
+	unsigned long nodes, gpus, budget;
+	int compress, ncal;
+};
+
+static int setup_job(autosync_job_t *j, const struct plan_opts *o,
+		     const autosync_siteconf_t *site, autosync_error_t *err)
+{
+	int fw = -1, b = -1;
+	char cwd[PATH_MAX];
+
+	if (o->fwname && (fw = autosync_framework_from_name(o->fwname)) < 0) {
+		errno = EINVAL;
+		return autosync_errprintf(err, "--framework: unknown framework "
+					  "'%s'", o->fwname);
+	}
+	if (o->baseline &&
+	    (b = autosync_baseline_from_name(o->baseline)) < 0) {
+		errno = EINVAL;
+		return autosync_errprintf(err, "--baseline: unknown baseline "
+					  "'%s'", o->baseline);
+	}
+	if (autosync_job_set_site(j, site, err) < 0 ||
+	    autosync_job_set_model(j, o->model, err) < 0 ||
+	    (o->catalog && autosync_job_set_catalog_dir(j, o->catalog, err) < 0) ||
+	    (getcwd(cwd, sizeof(cwd)) && autosync_job_set_cwd(j, cwd, err) < 0) ||
+	    (o->network && autosync_job_set_network(j, o->network, err) < 0) ||
+	    (o->nodes && autosync_job_set_nodes(j, (unsigned) o->nodes, err) < 0) ||
+	    autosync_job_set_gpus_per_node(j, (unsigned) o->gpus, err) < 0 ||
+	    autosync_job_set_framework(j, fw, err) < 0 ||
+	    (o->calib && autosync_job_set_calibration(j, o->calib, err) < 0) ||
+	    autosync_job_set_compression(j, o->compress, err) < 0 ||
+	    (o->ncal && autosync_job_set_nccl_calibrate(j, 1, err) < 0) ||
+	    autosync_job_set_budget(j, o->budget, err) < 0 ||
+	    autosync_job_set_baseline(j, b, err) < 0 ||
+	    (o->dir && autosync_job_set_dir(j, o->dir, err) < 0))
+		return -1;
+	/* a topology file describes some machine, not this process's
+	 * allocation: every GPU of it unless --gpus says otherwise */
+	if (o->topo) {
+		if (autosync_job_set_topology(j, o->topo, err) < 0 ||
+		    (!o->keep && strcmp(o->topo, "live") &&
+		     autosync_job_set_gpus(j, "all", err) < 0))
+			return -1;
+	} else if (!(site && autosync_siteconf_topology_xml(site)[0]) &&
+		   autosync_job_set_topology(j, "none", err) < 0) {
+		return -1;
+	}
+	return o->keep ? autosync_job_set_gpus(j, o->keep, err) : 0;
+}
+
 int autosync_cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"model", required_argument, NULL, 'm'},
+	    {"config", required_argument, NULL, 'c'},
 	    {"catalog", required_argument, NULL, 'C'},
 	    {"list", no_argument, NULL, 'L'},
 	    {"network", required_argument, NULL, 'n'},
@@ -257,74 +364,72 @@ int autosync_cmd_plan(int argc, char **argv)
 	    {"explain", no_argument, NULL, 'e'},
 	    {"timeline", required_argument, NULL, 't'},
 	    {"output", required_argument, NULL, 'o'},
+	    {"env", no_argument, NULL, 'E'},
+	    {"dir", required_argument, NULL, 'd'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *model = NULL, *catalog = NULL, *network = NULL,
-		   *topo = NULL, *keep = NULL;
-	const char *fwname = NULL, *calib = NULL, *baseline = NULL, *svg = NULL;
-	const char *output = "-";
-	unsigned long nodes = 0, gpus = 0, budget = 0;
-	int explain = 0, compress = 0, ncal = 0, list = 0, opt, rc = 1, fw,
-	    b = -1;
+	struct plan_opts o = {0};
+	const char *config = NULL, *svg = NULL, *output = "-";
+	int explain = 0, env = 0, list = 0, opt, rc = 1;
 	autosync_error_t err = {""};
-	autosync_cluster_t c;
-	autosync_costs_t k;
-	autosync_model_t *m = NULL;
-	autosync_planner_t *p = NULL;
-	autosync_plan_t *plan = NULL;
-	autosync_topo_t *t = NULL;
+	autosync_siteconf_t *site = NULL;
+	autosync_job_t *j = NULL;
+	const autosync_plan_t *plan;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "m:N:g:f:b:et:o:h", opts,
+	while ((opt = getopt_long(argc, argv, "m:c:N:g:f:b:et:o:d:h", opts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'm':
-			model = optarg;
+			o.model = optarg;
+			break;
+		case 'c':
+			config = optarg;
 			break;
 		case 'C':
-			catalog = optarg;
+			o.catalog = optarg;
 			break;
 		case 'L':
 			list = 1;
 			break;
 		case 'n':
-			network = optarg;
+			o.network = optarg;
 			break;
 		case 'T':
-			topo = optarg;
+			o.topo = optarg;
 			break;
 		case 'G':
-			keep = optarg;
+			o.keep = optarg;
 			break;
 		case 'N':
-			if (parse_uint(optarg, "--nodes", 65536, &nodes) < 0)
+			if (parse_uint(optarg, "--nodes", 65536, &o.nodes) < 0)
 				return 2;
 			break;
 		case 'g':
-			if (parse_uint(optarg, "--gpus-per-node", 1024, &gpus) <
-			    0)
+			if (parse_uint(optarg, "--gpus-per-node", 1024,
+				       &o.gpus) < 0)
 				return 2;
 			break;
 		case 'f':
-			fwname = optarg;
+			o.fwname = optarg;
 			break;
 		case 'k':
-			calib = optarg;
+			o.calib = optarg;
 			break;
 		case 'z':
-			compress = 1;
+			o.compress = 1;
 			break;
 		case 'K':
-			ncal = 1;
+			o.ncal = 1;
 			break;
 		case 'B':
-			if (parse_uint(optarg, "--budget", 100000000, &budget) <
-			    0)
+			if (parse_uint(optarg, "--budget", 100000000,
+				       &o.budget) < 0)
 				return 2;
 			break;
 		case 'b':
-			baseline = optarg;
+			o.baseline = optarg;
 			break;
 		case 'e':
 			explain = 1;
@@ -334,6 +439,12 @@ int autosync_cmd_plan(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'E':
+			env = 1;
+			break;
+		case 'd':
+			o.dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -351,13 +462,13 @@ int autosync_cmd_plan(int argc, char **argv)
 	}
 	if (list) {
 		char **names = NULL;
-		if (autosync_catalog_list(catalog, &names, &err) < 0) {
+		if (autosync_catalog_list(o.catalog, &names, &err) < 0) {
 			fprintf(stderr, "autosync plan: %s\n", err.text);
 			return 1;
 		}
 		for (size_t i = 0; names[i]; i++) {
 			autosync_model_t *mm =
-			    autosync_model_open(names[i], catalog, &err);
+			    autosync_model_open(names[i], o.catalog, &err);
 			if (mm)
 				printf("%-20s %15llu parameters %7zu tensors\n",
 				       names[i],
@@ -371,102 +482,61 @@ int autosync_cmd_plan(int argc, char **argv)
 		autosync_catalog_free(names);
 		return 0;
 	}
-	if (!model) {
+	if (!o.model) {
 		fprintf(stderr, "autosync plan: --model is required\n");
 		usage(stderr);
 		return 2;
 	}
-	if (keep && !topo) {
-		fprintf(stderr, "autosync plan: --gpus needs --topology\n");
-		return 2;
-	}
-	if (baseline && (b = autosync_baseline_from_name(baseline)) < 0) {
+	if (o.baseline && autosync_baseline_from_name(o.baseline) < 0) {
 		fprintf(stderr,
 			"autosync plan: --baseline: unknown baseline '%s'\n",
-			baseline);
+			o.baseline);
 		return 2;
 	}
-	autosync_cluster_default(&c);
-	if (network && autosync_cluster_parse(&c, network, &err) < 0) {
-		fprintf(stderr, "autosync plan: --network: %s\n", err.text);
+	if (o.fwname && autosync_framework_from_name(o.fwname) < 0) {
+		fprintf(stderr,
+			"autosync plan: --framework: unknown framework '%s'\n",
+			o.fwname);
 		return 2;
 	}
-	autosync_costs_default(&k);
-	if (calib && autosync_costs_load(&k, calib, &err) < 0) {
+	if (o.network) {
+		autosync_cluster_t c;
+		autosync_cluster_default(&c);
+		if (autosync_cluster_update(&c, o.network, &err) < 0) {
+			fprintf(stderr, "autosync plan: --network: %s\n",
+				err.text);
+			return 2;
+		}
+	}
+	if (load_site(config, &site, &err) < 0) {
 		fprintf(stderr, "autosync plan: %s\n", err.text);
 		return 1;
 	}
-	if (!(m = autosync_model_open(model, catalog, &err))) {
+	if (o.keep && !o.topo &&
+	    !(site && autosync_siteconf_topology_xml(site)[0])) {
+		fprintf(stderr, "autosync plan: --gpus needs --topology (or "
+			"the site config's topology_xml)\n");
+		rc = 2;
+		goto out;
+	}
+	if (!(j = autosync_job_create(&err)) ||
+	    setup_job(j, &o, site, &err) < 0 || autosync_job_run(j, &err) < 0) {
 		fprintf(stderr, "autosync plan: %s\n", err.text);
 		goto out;
 	}
-	if (topo) {
-		/* "live": this machine as the plugin would see it, restricted
-		 * by CUDA_VISIBLE_DEVICES / SLURM_*_GPUS like a job step */
-		if (!strcmp(topo, "live"))
-			t = autosync_topo_load_live(&err);
-		else
-			t = autosync_topo_load_file(topo, &err);
-		if (t && (keep ? autosync_topo_restrict(t, keep, NULL, &err)
-			       : !strcmp(topo, "live")
-				   ? autosync_topo_restrict_env(
-					 t, getenv("CUDA_VISIBLE_DEVICES"),
-					 getenv("SLURM_STEP_GPUS"),
-					 getenv("SLURM_JOB_GPUS"), NULL, &err)
-				   : 0) < 0) {
-			fprintf(stderr, "autosync plan: %s\n", err.text);
-			goto out;
-		}
-		if (!t ||
-		    autosync_cluster_from_topo(
-			&c, t, nodes ? (unsigned)nodes : c.nodes, &err) < 0) {
-			fprintf(stderr, "autosync plan: %s\n", err.text);
-			goto out;
-		}
-	}
-	if (nodes)
-		c.nodes = (unsigned)nodes;
-	if (gpus)
-		c.gpus_per_node = (unsigned)gpus;
-	if (fwname) {
-		if ((fw = autosync_framework_from_name(fwname)) < 0) {
-			fprintf(stderr,
-				"autosync plan: --framework: unknown framework "
-				"'%s'\n",
-				fwname);
-			rc = 2;
-			goto out;
-		}
-	} else {
-		fw = autosync_framework_from_name(autosync_model_framework(m));
-		if (fw < 0)
-			fw = AUTOSYNC_FW_GENERIC;
-	}
-	if (!(p = autosync_planner_create(&err)) ||
-	    autosync_planner_set_cluster(p, &c, &err) < 0 ||
-	    autosync_planner_set_model(p, m, &err) < 0 ||
-	    autosync_planner_set_costs(p, &k, &err) < 0 ||
-	    autosync_planner_set_framework(p, fw, &err) < 0 ||
-	    (budget && autosync_planner_set_budget(p, budget, &err) < 0)) {
-		fprintf(stderr, "autosync plan: %s\n", err.text);
-		goto out;
-	}
-	autosync_planner_allow_compression(p, compress);
-	autosync_planner_nccl_calibrate(p, ncal);
-	plan = b >= 0 ? autosync_planner_baseline(p, b, &err)
-		      : autosync_plan(p, &err);
-	if (!plan) {
-		fprintf(stderr, "autosync plan: %s\n", err.text);
-		goto out;
-	}
+	plan = autosync_job_plan(j);
 	if (!strcmp(output, "-")) {
-		report(stdout, "# ", plan, m, explain);
+		report(stdout, "# ", plan, autosync_job_model(j), explain);
+		if (env)
+			print_env(stdout, "# ", j);
 		if (autosync_plan_write(plan, stdout, &err) < 0) {
 			fprintf(stderr, "autosync plan: %s\n", err.text);
 			goto out;
 		}
 	} else {
-		report(stdout, "", plan, m, explain);
+		report(stdout, "", plan, autosync_job_model(j), explain);
+		if (env)
+			print_env(stdout, "", j);
 		if (write_atomic(output, plan, 0, &err) < 0) {
 			fprintf(stderr, "autosync plan: %s\n", err.text);
 			goto out;
@@ -478,9 +548,7 @@ int autosync_cmd_plan(int argc, char **argv)
 	}
 	rc = fflush(stdout) == 0 ? 0 : 1;
 out:
-	autosync_plan_destroy(plan);
-	autosync_planner_destroy(p);
-	autosync_model_destroy(m);
-	autosync_topo_destroy(t);
+	autosync_job_destroy(j);
+	autosync_siteconf_destroy(site);
 	return rc;
 }

@@ -28,10 +28,11 @@
 
 #include "args.h"
 #include "autosync/common.h"
+#include "autosync/feedback.h"
+#include "autosync/job.h"
 #include "autosync/siteconf.h"
-#include "jobfs.h"
+#include "common/readfile.h"
 #include "pconf.h"
-#include "step.h"
 
 SPANK_PLUGIN(autosync, 1);
 
@@ -48,11 +49,11 @@ static struct autosync_context {
 	char site_err[MSG_MAX];
 	int mode;               /* effective mode, remote */
 	int plan_step;          /* 1: this step is planned (not batch/extern) */
-	uint32_t job, step, nnodes, nodeid;
+	uint32_t job_id, step, nnodes, nodeid;
 	uid_t uid;
 	gid_t gid;
 	char jobdir[PATH_MAX];
-	struct as_step_out *out; /* the plan and what to inject */
+	autosync_job_t *job;    /* the plan and what to inject */
 	char node[64];
 	char deferred[MSG_MAX]; /* a problem to report in task_init */
 	int deferred_fatal;     /* 1: fail the tasks (required mode) */
@@ -342,7 +343,7 @@ static int remote_mode(spank_t sp)
 			return 0;
 		}
 	}
-	if (spank_get_item(sp, S_JOB_ID, &context.job) != ESPANK_SUCCESS ||
+	if (spank_get_item(sp, S_JOB_ID, &context.job_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &context.step) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_UID, &context.uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &context.gid) != ESPANK_SUCCESS) {
@@ -365,7 +366,8 @@ static int remote_mode(spank_t sp)
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	spank_context_t c = spank_context();
-	char base[PATH_MAX], name[128], err[PATH_MAX + 256];
+	autosync_error_t err = { .text = "" };
+	char base[PATH_MAX], name[128];
 	const char *rd;
 
 	load_pconf(ac, av);
@@ -382,45 +384,65 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	rd = site() ? autosync_siteconf_runtime_dir(site()) : "";
 	snprintf(base, sizeof(base), "%s", rd[0] ? rd : "/tmp");
 	snprintf(name, sizeof(name), "autosync-%u-%u.%u.%u",
-		 (unsigned) context.uid, context.job, context.step,
+		 (unsigned) context.uid, context.job_id, context.step,
 		 context.nodeid);
-	if (as_jobdir_make(base, name, context.uid, context.gid, context.jobdir,
-			   sizeof(context.jobdir), err, sizeof(err)) < 0) {
+	if (autosync_jobdir_create(base, name, context.uid, context.gid,
+				   context.jobdir, sizeof(context.jobdir),
+				   &err) < 0) {
 		context.jobdir[0] = '\0';
 		defer(context.mode == AS_MODE_REQUIRED,
 		      "autosync: job directory: %s; running without autosync",
-		      err);
+		      err.text);
 	}
 	return 0;
 }
 
-static const char *inherited_injected;
-
-/* Did the user set 'name'? Variables that an earlier autosync step set
- * (listed in the inherited AUTOSYNC_INJECTED) do not count. */
-static int user_has_env(const char *name, void *arg)
+/* The job's environment for the pipeline. slurmstepd calls us from one
+ * thread, and the pipeline copies what it keeps before the next call. */
+static const char *step_getenv(const char *name, void *arg)
 {
-	spank_t sp = arg;
-	char buf[8];
-	spank_err_t rc = spank_getenv(sp, name, buf, sizeof(buf));
-	size_t n = strlen(name);
+	static char buf[8192];
 
-	if (rc == ESPANK_ENV_NOEXIST)
-		return 0;
-	for (const char *p = inherited_injected; p && *p;) {
-		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
-			return 0;
-		p = strchr(p, ',');
-		p = p ? p + 1 : NULL;
+	if (spank_getenv((spank_t) arg, name, buf, sizeof(buf)) != ESPANK_SUCCESS)
+		return NULL;
+	return buf;
+}
+
+/* Plan this step on this node through the job pipeline; the files go to
+ * the job directory. 0, or -1 with a one-line reason in 'err'. */
+static int plan_step(spank_t sp, autosync_error_t *err)
+{
+	autosync_job_t *j;
+	char cwd[PATH_MAX];
+	unsigned budget = site() ? autosync_siteconf_plan_budget_ms(site()) : 50;
+
+	if (!(j = autosync_job_create(err)))
+		return -1;
+	context.job = j;
+	if (spank_getenv(sp, "PWD", cwd, sizeof(cwd)) != ESPANK_SUCCESS)
+		cwd[0] = '\0';
+	autosync_job_set_getenv(j, step_getenv, sp);
+	if (autosync_job_set_site(j, site(), err) < 0 ||
+	    autosync_job_set_model(j, context.args.model, err) < 0 ||
+	    (context.mode == AS_MODE_PLAN &&
+	     autosync_job_set_plan_file(j, context.args.plan_path, err) < 0) ||
+	    autosync_job_set_nodes(j, context.nnodes, err) < 0 ||
+	    (cwd[0] && autosync_job_set_cwd(j, cwd, err) < 0) ||
+	    autosync_job_set_dir(j, context.jobdir, err) < 0 ||
+	    autosync_job_run(j, err) < 0)
+		return -1;
+	if (autosync_job_plan_ms(j) > budget) {
+		errno = ETIME;
+		return autosync_errprintf(err, "planning took %.0f ms, over the "
+					  "site's budget of %u ms",
+					  autosync_job_plan_ms(j), budget);
 	}
-	return 1;
+	return autosync_job_write_files(j, err);
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	struct as_step_in in;
-	char cvd[1024], sgpus[1024], jgpus[1024], cwd[PATH_MAX], inj[2048];
-	int have_cvd, have_sgpus, have_jgpus, have_cwd;
+	autosync_error_t err = { .text = "" };
 	int fatal;
 
 	load_pconf(ac, av);
@@ -439,55 +461,30 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (!context.plan_step || !context.jobdir[0])
 		return 0;
 
-	if (!(context.out = calloc(1, sizeof(*context.out)))) {
-		defer(fatal, "autosync: out of memory; running without autosync");
-		return 0;
-	}
-	have_cvd = spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)) == ESPANK_SUCCESS;
-	have_sgpus = spank_getenv(sp, "SLURM_STEP_GPUS", sgpus, sizeof(sgpus)) == ESPANK_SUCCESS;
-	have_jgpus = spank_getenv(sp, "SLURM_JOB_GPUS", jgpus, sizeof(jgpus)) == ESPANK_SUCCESS;
-	have_cwd = spank_getenv(sp, "PWD", cwd, sizeof(cwd)) == ESPANK_SUCCESS;
 	if (spank_getenv(sp, "SLURMD_NODENAME", context.node,
 			 sizeof(context.node)) != ESPANK_SUCCESS &&
 	    gethostname(context.node, sizeof(context.node)) < 0)
 		snprintf(context.node, sizeof(context.node), "unknown");
-	inherited_injected = spank_getenv(sp, "AUTOSYNC_INJECTED", inj,
-					  sizeof(inj)) == ESPANK_SUCCESS ? inj : NULL;
-	in = (struct as_step_in) {
-		.model = context.args.model,
-		.site = site(),
-		.plan_file = context.mode == AS_MODE_PLAN ? context.args.plan_path : NULL,
-		.nnodes = context.nnodes,
-		.uid = context.uid,
-		.cuda_visible_devices = have_cvd ? cvd : NULL,
-		.step_gpus = have_sgpus ? sgpus : NULL,
-		.job_gpus = have_jgpus ? jgpus : NULL,
-		.cwd = have_cwd ? cwd : NULL,
-		.jobdir = context.jobdir,
-		.has_env = user_has_env,
-		.env_arg = sp,
-	};
 	/* user_init runs with the user's effective uid: the model and plan
 	 * files are read with the user's rights. */
-	if (as_step_plan(&in, context.out) < 0) {
-		defer(fatal, "autosync: %s; running without autosync",
-		      context.out->err);
-		free(context.out);
-		context.out = NULL;
-		inherited_injected = NULL;
+	if (plan_step(sp, &err) < 0) {
+		defer(fatal, "autosync: %s; running without autosync", err.text);
+		autosync_job_destroy(context.job);
+		context.job = NULL;
 		return 0;
 	}
-	inherited_injected = NULL;
-	for (size_t i = 0; i < context.out->nenv; i++)
-		if (set_env(sp, context.out->env[i].name,
-			    context.out->env[i].value) < 0)
+	for (size_t i = 0; i < autosync_job_nenv(context.job); i++)
+		if (set_env(sp, autosync_job_env(context.job, i)->name,
+			    autosync_job_env(context.job, i)->value) < 0)
 			break;
 	plog(AUTOSYNC_LOG_INFO,
 	     "autosync: job %u step %u node %s: plan %s, topology %s, model "
-	     "%s, planned in %.1f ms", context.job, context.step, context.node,
-	     context.out->plan_hash, context.out->topo_hash,
+	     "%s, planned in %.1f ms", context.job_id, context.step, context.node,
+	     autosync_plan_hash(autosync_job_plan(context.job)),
+	     autosync_job_topo_hash(context.job)[0]
+		 ? autosync_job_topo_hash(context.job) : "",
 	     context.args.model[0] ? context.args.model : "(plan file)",
-	     context.out->plan_ms);
+	     autosync_job_plan_ms(context.job));
 	return 0;
 }
 
@@ -510,59 +507,73 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 			dprintf(STDERR_FILENO, "%s\n", context.deferred);
 		return 0;
 	}
-	if (!context.out)
+	if (!context.job)
 		return 0;
 	/* the task's NIC: local rank r drives GPU r of the allocation */
-	if (context.out->nranks &&
-	    spank_get_item(sp, S_TASK_ID, &ltid) == ESPANK_SUCCESS) {
-		unsigned r = ltid % context.out->nranks;
-		for (size_t i = 0; i < context.out->rank_nenv[r]; i++)
-			(void) spank_setenv(sp, context.out->rank_env[r][i].name,
-					    context.out->rank_env[r][i].value, 1);
-	}
+	if (spank_get_item(sp, S_TASK_ID, &ltid) == ESPANK_SUCCESS)
+		for (size_t i = 0; i < autosync_job_rank_nenv(context.job, ltid);
+		     i++) {
+			const autosync_var_t *v =
+			    autosync_job_rank_env(context.job, ltid, i);
+			(void) spank_setenv(sp, v->name, v->value, 1);
+		}
 	if (context.explain && first)
-		dprintf(STDERR_FILENO, "%s", context.out->summary);
+		dprintf(STDERR_FILENO, "%s", autosync_job_summary(context.job));
 	return 0;
 }
 
+/* The job's measurements: its report file, read as root through no link,
+ * only when the user alone owns it. */
+static void read_report(autosync_feedback_rec_t *r)
+{
+	autosync_error_t err = { .text = "" };
+	char path[PATH_MAX + 16], msg[PATH_MAX + 128], *buf = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", context.jobdir,
+		 AUTOSYNC_JOB_REPORT_FILE);
+	if (asi_read_file(path, 1u << 20, ASI_READ_NOFOLLOW, context.uid, &buf,
+			  &len, msg, sizeof(msg)) < 0)
+		return;
+	if (autosync_feedback_parse_report(buf, r, &err) < 0)
+		plog(AUTOSYNC_LOG_INFO, "autosync: report %s: %s", path,
+		     err.text);
+	free(buf);
+}
+
 /* At the end of a planned step: one feedback record from this node, with
- * what the job reported through AUTOSYNC_REPORT, then clean up. */
+ * what the job reported through AUTOSYNC_REPORT. */
 static void finish_step(void)
 {
-	autosync_feedback_rec_t *r = &context.out->rec;
 	autosync_error_t err = { .text = "" };
-	char path[PATH_MAX + 16], ferr[PATH_MAX + 128], *buf = NULL, *line = NULL;
-	size_t len = 0;
+	autosync_feedback_rec_t *r;
 	const char *log = site() ? autosync_siteconf_feedback_path(site()) : "";
 	struct passwd pw, *pwp = NULL;
-	char pwbuf[4096];
+	char pwbuf[4096], *line = NULL;
+	size_t len = 0;
 
-	if (log[0]) {
+	if (!log[0] || !(r = calloc(1, sizeof(*r))))
+		return;
+	if (autosync_job_feedback(context.job, r, &err) == 0) {
 		r->time = (int64_t) time(NULL);
-		r->job = context.job;
+		r->job = context.job_id;
 		r->step = context.step;
 		r->uid = (uint32_t) context.uid;
-		if (getpwuid_r(context.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp)
+		if (getpwuid_r(context.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 &&
+		    pwp)
 			snprintf(r->user, sizeof(r->user), "%s", pw.pw_name);
 		snprintf(r->node, sizeof(r->node), "%s", context.node);
-		/* The report is the user's file and we are root here: only a
-		 * regular file the user alone owns, never through a link. */
-		snprintf(path, sizeof(path), "%s/report", context.jobdir);
-		if (as_read_file(path, 1u << 20, context.uid, &buf, &len, ferr,
-				 sizeof(ferr)) == 0) {
-			if (as_step_parse_report(buf, r, ferr, sizeof(ferr)) < 0)
-				plog(AUTOSYNC_LOG_INFO, "autosync: report %s: %s",
-				     path, ferr);
-			free(buf);
-		}
-		if (autosync_feedback_format(r, &line, &len, &err) < 0 ||
-		    autosync_feedback_append(log, line, len,
-					     autosync_siteconf_feedback_max_bytes(site()),
-					     autosync_siteconf_feedback_keep(site()),
-					     &err) < 0)
-			plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
-		free(line);
+		read_report(r);
 	}
+	if (!err.text[0] &&
+	    (autosync_feedback_format(r, &line, &len, &err) < 0 ||
+	     autosync_feedback_append(log, line, len,
+				      autosync_siteconf_feedback_max_bytes(site()),
+				      autosync_siteconf_feedback_keep(site()),
+				      &err) < 0))
+		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
+	free(line);
+	free(r);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -571,12 +582,12 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void) ac;
 	(void) av;
 	if (spank_context() == S_CTX_REMOTE) {
-		if (context.out)
+		if (context.job)
 			finish_step();
 		if (context.jobdir[0])
-			as_jobdir_remove(context.jobdir);
+			autosync_jobdir_remove(context.jobdir);
 	}
-	free(context.out);
+	autosync_job_destroy(context.job);
 	autosync_siteconf_destroy(context.site);
 	memset(&context, 0, sizeof(context));
 	context.args.mode = AS_MODE_UNSET;

@@ -30,6 +30,12 @@ enum autosync_log_level {
 	AUTOSYNC_LOG_DEBUG = 3,
 };
 
+/* A variable: name and value, borrowed from whoever returns it. */
+typedef struct autosync_var {
+	const char *name;
+	const char *value;
+} autosync_var_t;
+
 /* 'msg' is borrowed for the duration of the call only. */
 typedef void (*autosync_log_f)(int level, const char *msg, void *arg);
 

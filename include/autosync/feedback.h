@@ -94,6 +94,15 @@ int autosync_feedback_append(const char *path, const char *line, size_t len,
 			     size_t max_bytes, unsigned keep,
 			     autosync_error_t *errp);
 
+/*
+ * Parse what a job wrote to its report file (AUTOSYNC_REPORT): one step
+ * time in seconds per line ("# ..." comments and blank lines ignored) into
+ * r's measured fields. Returns the number of values, or -1 (EINVAL) on a
+ * malformed line ("line N: ...").
+ */
+int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
+				   autosync_error_t *errp);
+
 /* Called per record; a non-zero return stops the reading (and is returned). */
 typedef int (*autosync_feedback_each_f)(const autosync_feedback_rec_t *r,
 					void *arg);

@@ -19,7 +19,7 @@
 
 #include "autosync/planner.h"
 #include "nccl_abi.h"
-#include "readfile.h"
+#include "common/readfile.h"
 #include "tunerules.h"
 
 #define MAX_RULES_FILE (1u << 20)

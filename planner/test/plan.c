@@ -244,10 +244,10 @@ static void cli(void)
 		return;
 	}
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --catalog '%s' --model bert-large --network "
+		 "'%s' plan --config none --catalog '%s' --model bert-large --network "
 		 "'nodes=8,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us' "
 		 "-o %s/a.yaml --timeline %s/a.svg > %s/a.out && "
-		 "'%s' plan --catalog '%s' --model bert-large --network "
+		 "'%s' plan --config none --catalog '%s' --model bert-large --network "
 		 "'nodes=8,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us' -o "
 		 "%s/b.yaml --explain "
 		 "> %s/b.out && cmp -s %s/a.yaml %s/b.yaml",
@@ -277,24 +277,24 @@ static void cli(void)
 		autosync_plan_destroy(pl);
 	}
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --catalog '%s' --model nonesuch 2>/dev/null; test "
+		 "'%s' plan --config none --catalog '%s' --model nonesuch 2>/dev/null; test "
 		 "$? = 1",
 		 exe, catalog);
 	ok(run(cmd) == 0, "unknown model: exit 1");
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --catalog '%s' --model resnet50 --baseline nope "
+		 "'%s' plan --config none --catalog '%s' --model resnet50 --baseline nope "
 		 "2>/dev/null; "
 		 "test $? = 2",
 		 exe, catalog);
 	ok(run(cmd) == 0, "unknown baseline: usage error 2");
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --catalog '%s' --model resnet50 --gpus 0 "
+		 "'%s' plan --config none --catalog '%s' --model resnet50 --gpus 0 "
 		 "2>%s/err; test $? = 2 && grep -qx 'autosync plan: --gpus "
-		 "needs --topology' %s/err",
+		 "needs --topology (or the site config.s topology_xml)' %s/err",
 		 exe, catalog, dir, dir);
 	ok(run(cmd) == 0, "--gpus without --topology: usage error 2, says why");
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --catalog '%s' --model resnet50 --network "
+		 "'%s' plan --config none --catalog '%s' --model resnet50 --network "
 		 "nodes=2,gpus=4 --nccl-calibrate -o %s/k.yaml >/dev/null && "
 		 "grep -qx '  nccl_calibrate: true' %s/k.yaml",
 		 exe, catalog, dir, dir);
@@ -306,10 +306,10 @@ static void cli(void)
 		if (fx && *fx)
 			snprintf(topo, sizeof(topo), "%s", fx);
 		else
-			snprintf(topo, sizeof(topo), "%s/../shared/fixtures/topologies",
+			snprintf(topo, sizeof(topo), "%s/tests/fixtures/topologies",
 				 src ? src : "..");
 		snprintf(cmd, sizeof(cmd),
-			 "'%s' plan --catalog '%s' --model resnet50 --topology "
+			 "'%s' plan --config none --catalog '%s' --model resnet50 --topology "
 			 "'%s/hwloc-juwels-booster-4xA100-4xHDR.xml' --gpus 1,3 "
 			 "-N 2 -o %s/g.yaml >/dev/null && grep -qx '    "
 			 "gpus_per_node: 2' %s/g.yaml && grep -qx '    "
@@ -319,7 +319,7 @@ static void cli(void)
 		ok(run(cmd) == 0, "--topology FILE --gpus 1,3: planned for the 2 "
 		   "GPUs and their 2 nearest NICs, as a step on them");
 		snprintf(cmd, sizeof(cmd),
-			 "'%s' plan --catalog '%s' --model resnet50 --topology "
+			 "'%s' plan --config none --catalog '%s' --model resnet50 --topology "
 			 "'%s/hwloc-juwels-booster-4xA100-4xHDR.xml' --gpus 9 "
 			 "2>%s/err >/dev/null; test $? = 1 && grep -q 'GPU 9 "
 			 "does not exist' %s/err",
@@ -329,7 +329,7 @@ static void cli(void)
 	/* without -o the whole of stdout is a plan (the report as comments) */
 	snprintf(cmd, sizeof(cmd),
 		 "printf 'launch: 5e-5\\ngpu_flops: 2e14\\n' > %s/cal.yaml && "
-		 "'%s' plan --catalog '%s' --model ncf --framework generic "
+		 "'%s' plan --config none --catalog '%s' --model ncf --framework generic "
 		 "--network nodes=4,gpus=4 --calibration %s/cal.yaml "
 		 "--baseline parallax > %s/c.yaml",
 		 dir, exe, catalog, dir, dir);
@@ -348,7 +348,7 @@ static void cli(void)
 	}
 	snprintf(cmd, sizeof(cmd),
 		 "printf 'launchh: 1\\n' > %s/bad.yaml && "
-		 "'%s' plan --catalog '%s' --model ncf --calibration "
+		 "'%s' plan --config none --catalog '%s' --model ncf --calibration "
 		 "%s/bad.yaml 2> %s/err.txt; test $? = 1 && "
 		 "grep -q 'bad.yaml:1' %s/err.txt",
 		 dir, exe, catalog, dir, dir, dir);

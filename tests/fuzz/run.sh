@@ -1,9 +1,9 @@
 #!/bin/sh
 # run.sh - build and run the libFuzzer targets (clang + libFuzzer, e.g.
 # Debian's clang-14 which ships libclang_rt.fuzzer in libclang-common-14-dev).
-# Targets: topology/fuzz/cluster_spec.c (cluster description, unit
-# parsers), topology/fuzz/nccl_xml.c (NCCL topology XML reader, writers)
-# and planner/fuzz/plan.c (plan files: reader, writer, NCCL table).
+# Each target (MODULE/fuzz/NAME.c) is linked with every source of the
+# library's modules (common, topology, planner, site, job) built with the
+# fuzzer's instrumentation; the table at the end names them.
 # usage: tests/fuzz/run.sh [BUILDDIR]     BUILDDIR holds config.h (default:
 #        the first of ./build-topo, ./build, . that has one)
 # env:   FUZZ_SECONDS (default 60), CLANG (default clang), FUZZ_WORKDIR
@@ -40,8 +40,9 @@ run_target() {
 	mkdir -p "$work/corpus-$target"
 	# shellcheck disable=SC2086
 	if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I"$srcdir/include" -I"$builddir" -DAUTOSYNC_DATADIR=\"/nonexistent\" -o "$exe" \
-		"$5" $srcs "$srcdir/common/error.c" -lm -ldl $hwloc_flags \
+		-I"$srcdir/include" -I"$srcdir" -I"$builddir" -DAUTOSYNC_DATADIR=\"/nonexistent\" \
+		-DAUTOSYNC_SYSCONFDIR=\"/nonexistent\" -DAUTOSYNC_LIBDIR=\"/nonexistent\" -o "$exe" \
+		"$5" $libsrcs $srcs -lm -ldl $hwloc_flags \
 		2>"$work/build-$target.log"; then
 		cat "$work/build-$target.log" >&2
 		if grep -q -e 'fuzzer' "$work/build-$target.log"; then
@@ -65,19 +66,23 @@ run_target() {
 	fi
 }
 
+# every library source (not the tests, not the fuzz targets)
+libsrcs=
+for m in common topology planner site job; do
+	for f in "$srcdir/$m"/*.c; do
+		[ -f "$f" ] && libsrcs="$libsrcs $f"
+	done
+done
+
+run_target cluster_spec "" "$srcdir/common/fuzz/corpus" 256 "$srcdir/common/fuzz/cluster_spec.c"
+# NCCL XML: the hand-written seeds, plus the real machines' NCCL files
 top=$srcdir/topology
-run_target cluster_spec "$top/cluster.c" "$top/fuzz/corpus" 256 "$top/fuzz/cluster_spec.c"
-# NCCL XML: the hand-written seeds, plus the real NCCL files when ../shared is there
-nccl_seeds="$top/fuzz/corpus-nccl"
 mkdir -p "$work/seeds-nccl"
-for f in "$srcdir"/../shared/fixtures/topologies/nccl-*.xml; do
+for f in "$srcdir"/tests/fixtures/topologies/nccl-*.xml; do
 	[ -f "$f" ] && cp "$f" "$work/seeds-nccl/"
 done
-run_target nccl_xml "$top/cluster.c $top/topo.c $top/topo_hwloc.c $top/topo_nccl.c $top/topo_write.c $top/xml.c $top/topo_nvml.c" \
-	"$nccl_seeds $work/seeds-nccl" 8192 "$top/fuzz/nccl_xml.c"
-pl=$srcdir/planner
-run_target plan "$pl/plan.c $pl/yaml.c $pl/nccl.c $pl/costs.c $pl/sim.c $pl/model.c $pl/baselines.c $pl/search.c $top/cluster.c $srcdir/common/readfile.c" \
-	"$pl/fuzz/corpus" 65536 "$pl/fuzz/plan.c"
+run_target nccl_xml "" "$top/fuzz/corpus-nccl $work/seeds-nccl" 8192 "$top/fuzz/nccl_xml.c"
+run_target plan "" "$srcdir/planner/fuzz/corpus" 65536 "$srcdir/planner/fuzz/plan.c"
 
 if [ $status -eq 0 ]; then
 	echo "run.sh: cluster_spec, nccl_xml, plan: no crash in ${seconds}s each (work dir $work)"

@@ -36,6 +36,28 @@ out=$(as_user srun -N1 -n1 --autosync-model=resnet50 bash -c 'ls -d "$(dirname "
 sleep 0.5
 check "the job directory is removed at the end of the step" test ! -e "$out"
 
+# --- autosync plan shows what the plugin does ------------------------------
+# A step on 2 nodes x 2 GPUs: node 1's plan file and every task's NCCL_* and
+# AUTOSYNC_* variables, against `autosync plan` with the same site config,
+# GPUs, nodes and job directory. The plugin's own AUTOSYNC_MODE/MODEL say
+# which options the job gave; the pipeline decides everything else.
+as_user srun -N2 --ntasks-per-node=2 --gpus-per-node=2 --autosync-model=resnet50 bash -c '
+  f=$0/task.$SLURMD_NODENAME.$SLURM_LOCALID
+  { echo "$SLURM_LOCALID $(dirname "$AUTOSYNC_PLAN")"; env | grep -E "^(NCCL|AUTOSYNC)_" | grep -Ev "^AUTOSYNC_(MODE|MODEL)=" | LC_ALL=C sort; } > $f
+  [ "$SLURMD_NODENAME.$SLURM_LOCALID" = node1.0 ] && cp "$AUTOSYNC_PLAN" $0/plugin-plan.yaml
+  true' "$IT_WORK" >/dev/null 2>&1
+same=0 n=0
+for f in "$IT_WORK"/task.*; do
+  read -r rank jd < "$f"
+  cli=$(as_user "$AUTOSYNC" plan --config "$IT_SITE" --model resnet50 --gpus 0,1 --nodes 2 \
+        --dir "$jd" --env -o "$IT_WORK/cli-plan.yaml" 2>&1 |
+        sed -n "s/^local rank $rank: //p; s/^every task: //p" | LC_ALL=C sort)
+  [ "$cli" = "$(tail -n +2 "$f")" ] && same=$((same + 1)) || diag "$f: $(diff <(echo "$cli") <(tail -n +2 "$f") | head -5)"
+  n=$((n + 1))
+done
+is "$same/$n" "4/4" "every task's NCCL_* and AUTOSYNC_* variables are what autosync plan --config --env prints"
+check "the plugin's plan file and autosync plan -o are byte-identical" cmp -s "$IT_WORK/plugin-plan.yaml" "$IT_WORK/cli-plan.yaml"
+
 # --- batch jobs -----------------------------------------------------------
 cat > "$IT_WORK/plan.sh" <<JOB
 #!/bin/bash
@@ -68,7 +90,7 @@ like "$out" "^autosync: plan for bert-large on 3 node\\(s\\) x 2 GPU\\(s\\), fra
 is "$(grep -c '^autosync: plan for' <<<"$out")" 1 "once per step"
 like "$(srun --help 2>&1)" "--autosync-explain" "--autosync-explain is in srun --help"
 
-as_user "$AUTOSYNC" plan --model vgg16 --catalog "$IT_LIB/models" --topology "$IT_LIB/topo.xml" --gpus-per-node 2 --nodes 2 -o "$IT_WORK/vgg.yaml" >/dev/null 2>&1
+as_user "$AUTOSYNC" plan --config none --model vgg16 --catalog "$IT_LIB/models" --topology "$IT_LIB/topo.xml" --gpus-per-node 2 --nodes 2 -o "$IT_WORK/vgg.yaml" >/dev/null 2>&1
 want=$(sed -n 's/^hash: "\(.*\)"$/\1/p' "$IT_WORK/vgg.yaml")
 out=$(as_user srun -N2 -n2 --gpus-per-node=2 "--autosync=$IT_WORK/vgg.yaml" bash -c 'echo $AUTOSYNC_PLAN_HASH' 2>&1 | sort -u)
 is "$out" "$want" "--autosync=PATH: the given plan is used on every node"

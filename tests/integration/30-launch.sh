@@ -17,7 +17,7 @@ else
 fi
 L="$AUTOSYNC launch --config $IT_SITE $popt"
 
-as_user "$AUTOSYNC" plan --model resnet50 --catalog "$IT_LIB/models" --topology "$IT_LIB/topo.xml" \
+as_user "$AUTOSYNC" plan --config none --model resnet50 --catalog "$IT_LIB/models" --topology "$IT_LIB/topo.xml" \
   --gpus-per-node 2 --nodes 2 -o "$IT_WORK/plan.yaml" >/dev/null 2>&1
 hash=$(sed -n 's/^hash: "\(.*\)"$/\1/p' "$IT_WORK/plan.yaml")
 like "$hash" '^[0-9a-f]{16}$' "a plan for 2 nodes x 2 GPUs"
@@ -38,15 +38,16 @@ for opt in "" "--autosync=off"; do
     "srun ${opt:-(no option)} autosync launch --plan: 4 tasks on 2 nodes get the plan, NCCL topology, their local rank's NIC${tail:+ and both NCCL plugins}"
 done
 
-# what a step on GPUs 0,1 of topo.xml sees, with the site's network section
-# (200 Gbit/s NICs, 2 us, 16 nodes per switch; the topology says how many
-# NICs the two GPUs have): the same decisions, hence
-# the same hash (the NCCL table depends on the links)
-as_user "$AUTOSYNC" plan --model resnet50 --catalog "$IT_LIB/models" --topology "$IT_LIB/topo.xml" \
-  --gpus 0,1 --nodes 2 --network nics=4x200Gbit/s,lat=2us,nodes_per_switch=16 -o "$IT_WORK/plan-step.yaml" >/dev/null 2>&1
+# what a step on GPUs 0,1 of the site's topology sees, with the site's
+# network section: the same decisions, hence the same hash (the NCCL table
+# depends on the links)
+as_user "$AUTOSYNC" plan --config "$IT_SITE" --model resnet50 --gpus 0,1 --nodes 2 -o "$IT_WORK/plan-step.yaml" >/dev/null 2>&1
 want=$(sed -n 's/^hash: "\(.*\)"$/\1/p' "$IT_WORK/plan-step.yaml")
 out=$(as_user srun -N2 --ntasks-per-node=1 --gpus-per-node=2 $L --model resnet50 -- bash -c 'echo $AUTOSYNC_PLAN_HASH' 2>&1 | sort -u)
-is "$out" "$want" "--model at start-up: both nodes plan the same as 'autosync plan --topology --gpus 0,1' with the site's network (nodes from SLURM_NNODES)"
+is "$out" "$want" "--model at start-up: both nodes plan the same as 'autosync plan --config SITE --gpus 0,1' (nodes from SLURM_NNODES)"
+as_user "$AUTOSYNC" plan --config none --model resnet50 --catalog "$IT_LIB/models" --topology "$IT_LIB/topo.xml" \
+  --gpus 0,1 --nodes 2 --network nics=4x200Gbit/s,lat=2us,nodes_per_switch=16 -o "$IT_WORK/plan-net.yaml" >/dev/null 2>&1
+is "$(sed -n 's/^hash: "\(.*\)"$/\1/p' "$IT_WORK/plan-net.yaml")" "$want" "the same as with the site's network given by hand (--config none --network)"
 
 out=$(as_user srun -N1 -n2 --gpus=2 $L --plan "$IT_WORK/plan.yaml" -- bash -c 'dirname "$AUTOSYNC_PLAN"; stat -c "%a %U" "$(dirname "$AUTOSYNC_PLAN")"' 2>&1 | sort -u)
 like "$out" "autosync-launch-[0-9]+-[0-9]+\\.[0-9]+-node1-[01]" "one private directory per node and local rank"

@@ -161,7 +161,7 @@ int main(void)
 		ok(run(args) == 0 && strstr(out, "busid=\"000e:00:00.0\""),
 		   "NCCL in, NCCL out");
 	} else {
-		skip(1, "shared/fixtures/topologies not found");
+		skip(1, "tests/fixtures/topologies not found");
 	}
 	{
 		char path[512];

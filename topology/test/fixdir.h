@@ -1,42 +1,30 @@
-/* fixdir.h - find ../shared/fixtures/topologies for the topology tests:
- * beside $AUTOSYNC_SRCDIR (a clone), or beside one of its parents (make
- * distcheck unpacks the tarball in a build directory inside the clone). */
+/* fixdir.h - the real machines' topology files for the topology tests:
+ * $AUTOSYNC_FIXTURES (set by make check), else tests/fixtures/topologies
+ * of $AUTOSYNC_SRCDIR. */
 #ifndef AUTOSYNC_TEST_FIXDIR_H
 #define AUTOSYNC_TEST_FIXDIR_H
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* 0 and the directory in 'out', or -1 when not found */
 static int find_fixdir(char *out, size_t len)
 {
+	const char *fx = getenv("AUTOSYNC_FIXTURES");
 	const char *src = getenv("AUTOSYNC_SRCDIR");
-	char dir[901];
+	char probe[1200];
+	FILE *fp;
 
-	snprintf(dir, sizeof(dir), "%s", src && *src ? src : ".");
-	for (int up = 0; up < 8; up++) {
-		char probe[1200];
-		FILE *fp;
-		char *slash;
-
-		snprintf(probe, sizeof(probe),
-			 "%.900s/../shared/fixtures/topologies/SOURCES.md",
-			 dir);
-		if ((fp = fopen(probe, "r"))) {
-			fclose(fp);
-			if ((size_t)snprintf(
-				out, len,
-				"%.900s/../shared/fixtures/topologies",
-				dir) >= len)
-				return -1;
-			return 0;
-		}
-		if (!(slash = strrchr(dir, '/')) || slash == dir)
-			break;
-		*slash = '\0';
-	}
-	return -1;
+	if (fx && *fx)
+		snprintf(out, len, "%s", fx);
+	else if ((size_t)snprintf(out, len, "%s/tests/fixtures/topologies",
+				  src && *src ? src : ".") >= len)
+		return -1;
+	snprintf(probe, sizeof(probe), "%.1000s/SOURCES.md", out);
+	if (!(fp = fopen(probe, "r")))
+		return -1;
+	fclose(fp);
+	return 0;
 }
 
 #endif

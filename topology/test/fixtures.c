@@ -1,5 +1,5 @@
 /* Unit tests of the topology readers on every real fixture in
- * ../shared/fixtures/topologies. The expected facts were written by reading
+ * tests/fixtures/topologies. The expected facts were written by reading
  * the XML files (bus ids, pci_type, NUMA/Package nesting, OS devices,
  * NVLinkBandwidth rows, NCCL <cpu>/<pci>/<net> elements), not copied from
  * this library's output. */
@@ -849,7 +849,7 @@ int main(void)
 {
 	if (find_fixdir(fixdir, sizeof(fixdir)) < 0) {
 		/* e.g. a release tarball built away from the clone */
-		printf("1..0 # SKIP shared/fixtures/topologies not found "
+		printf("1..0 # SKIP tests/fixtures/topologies not found "
 		       "beside $AUTOSYNC_SRCDIR or its parents\n");
 		return 0;
 	}

@@ -861,7 +861,7 @@ int main(void)
 		   "restricted NCCL XML: dev = CUDA index in the job, no rank");
 		round_trip("hwloc-juwels-booster-4xA100-4xHDR.xml", "3,1");
 	} else {
-		skip(1, "shared/fixtures/topologies not found: fixture round "
+		skip(1, "tests/fixtures/topologies not found: fixture round "
 			"trips");
 	}
 	nvlink_xml();

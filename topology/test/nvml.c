@@ -31,7 +31,7 @@ int main(void)
 
 	plan(NO_PLAN);
 	if (find_fixdir(fixdir, sizeof(fixdir)) < 0) {
-		skip(1, "shared/fixtures/topologies not found");
+		skip(1, "tests/fixtures/topologies not found");
 		return done_testing();
 	}
 	snprintf(lib, sizeof(lib), "%s/topology/test/.libs/libnvmlmock.so",

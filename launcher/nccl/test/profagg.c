@@ -8,14 +8,14 @@
 
 #include "autosync/feedback.h"
 #include "profagg.h"
-#include "step.h"
+#include "autosync/feedback.h"
 #include "tap.h"
 
 int main(void)
 {
 	struct as_prof_agg *a = calloc(1, sizeof(*a));
 	autosync_feedback_rec_t *rec = calloc(1, sizeof(*rec));
-	char *text = NULL, err[256];
+	char *text = NULL;
 	long len;
 
 	plan(NO_PLAN);
@@ -72,15 +72,15 @@ int main(void)
 	   "the rest of the steps, then per-collective '#' lines sorted, then the step summary");
 
 	/* the SPANK plugin's reader takes it as it is */
-	ok(as_step_parse_report(text, rec, err, sizeof(err)) == 2 && rec->measured_count == 2 &&
-	   rec->measured[1] == 0.2, "as_step_parse_report reads the final chunk: 2 steps");
+	ok(autosync_feedback_parse_report(text, rec, NULL) == 2 && rec->measured_count == 2 &&
+	   rec->measured[1] == 0.2, "autosync_feedback_parse_report reads the final chunk: 2 steps");
 	free(text);
 	{
 		const char *whole = "# autosync-profiler 1 host=h pid=1 rank=0 nranks=8 nodes=2 steps_per=3\n"
 				    "0.11\n0.12\n0.13\n0.2\n# coll AllReduce Ring Simple channels=16 "
 				    "bytes=[4194304,8388608) n=2 mean_us=200 min_us=100 max_us=300 timing=gpu\n"
 				    "# steps n=4 skipped=1 mean_s=0.14\n";
-		ok(as_step_parse_report(whole, rec, err, sizeof(err)) == 4 &&
+		ok(autosync_feedback_parse_report(whole, rec, NULL) == 4 &&
 		   rec->measured_mean > 0.13999 && rec->measured_mean < 0.14001,
 		   "and a whole report: 4 step times, mean 0.14 s");
 	}
@@ -93,7 +93,7 @@ int main(void)
 	ok(len > 0 && !strncmp(text, "# coll AllReduce", 16) &&
 	   strstr(text, "# steps unknown (set AUTOSYNC_STEP_COLLECTIVES"),
 	   "only '#' lines, and why");
-	ok(as_step_parse_report(text, rec, err, sizeof(err)) == 0, "the reader finds 0 steps, no error");
+	ok(autosync_feedback_parse_report(text, rec, NULL) == 0, "the reader finds 0 steps, no error");
 	free(text);
 
 	/* a full key table */

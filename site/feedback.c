@@ -648,3 +648,63 @@ int autosync_feedback_read(const char *path, autosync_feedback_each_f fn,
 	fclose(fp);
 	return rv;
 }
+
+/* ------------------------------------------------------------ reports */
+
+int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *rec,
+				   autosync_error_t *errp)
+{
+	const char *p = buf;
+	unsigned line = 0;
+	double sum = 0;
+
+	if (!buf || !rec) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "report: invalid argument");
+	}
+	rec->nmeasured = 0;
+	rec->measured_count = 0;
+	rec->measured_mean = 0;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t) (nl - p) : strlen(p);
+		char tmp[64], *end;
+		double v;
+
+		line++;
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+			n--;
+		while (n && (*p == ' ' || *p == '\t')) {
+			p++;
+			n--;
+		}
+		if (n && *p != '#') {
+			if (n >= sizeof(tmp)) {
+				errno = EINVAL;
+				return autosync_errprintf(errp, "line %u: too long",
+							  line);
+			}
+			memcpy(tmp, p, n);
+			tmp[n] = '\0';
+			errno = 0;
+			v = strtod(tmp, &end);
+			if (errno || *end || !isfinite(v) || v <= 0 || v > 1e6) {
+				errno = EINVAL;
+				return autosync_errprintf(errp, "line %u: not a step "
+							  "time in seconds: '%.32s'",
+							  line, tmp);
+			}
+			if (rec->nmeasured < AUTOSYNC_FEEDBACK_MAX_MEASURED)
+				rec->measured[rec->nmeasured++] = v;
+			rec->measured_count++;
+			sum += v;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	if (rec->measured_count)
+		rec->measured_mean = sum / (double) rec->measured_count;
+	return (int) (rec->measured_count > 0x7fffffff ? 0x7fffffff
+						       : rec->measured_count);
+}

@@ -16,7 +16,7 @@
 #include "autosync/siteconf.h"
 #include "autosync/planner.h"
 #include "autosync/topology.h"
-#include "readfile.h"
+#include "common/readfile.h"
 
 #define NAME_MAX_LEN 32
 

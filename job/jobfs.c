@@ -1,4 +1,7 @@
-/* jobfs.c - see jobfs.h */
+/* jobfs.c - job directories and the files written into them, where part
+ * of the work runs as root on behalf of a user: mkdirat + openat with
+ * O_NOFOLLOW, owner and mode checks, O_EXCL temporary files, removal
+ * through a directory handle. */
 #include "config.h"
 
 #include <dirent.h>
@@ -11,72 +14,67 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jobfs.h"
-#include "readfile.h"
+#include "autosync/job.h"
+#include "internal.h"
 
-int as_read_file(const char *path, size_t max, uid_t owner, char **bufp,
-		 size_t *lenp, char *err, size_t errlen)
-{
-	return asi_read_file(path, max, ASI_READ_NOFOLLOW, owner, bufp, lenp,
-			     err, errlen);
-}
-
-int as_jobdir_make(const char *base, const char *name, uid_t uid, gid_t gid,
-		   char *out, size_t outlen, char *err, size_t errlen)
+int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
+			   gid_t gid, char *out, size_t outlen,
+			   autosync_error_t *errp)
 {
 	struct stat st;
 	int bfd = -1, dfd = -1, rv = -1, saved, created = 0;
 
-	if (base[0] != '/' || !name[0] || strchr(name, '/') ||
-	    !strcmp(name, ".") || !strcmp(name, "..")) {
-		snprintf(err, errlen, "invalid job directory %s/%s", base, name);
+	if (!base || !name || !out || base[0] != '/' || !name[0] ||
+	    strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
 		errno = EINVAL;
-		return -1;
+		return autosync_errprintf(errp, "invalid job directory %s/%s",
+					  base ? base : "?", name ? name : "?");
 	}
 	if ((size_t) snprintf(out, outlen, "%s/%s", base, name) >= outlen) {
-		snprintf(err, errlen, "job directory path too long");
 		errno = ENAMETOOLONG;
-		return -1;
+		return autosync_errprintf(errp, "job directory path too long");
 	}
 	bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (bfd < 0) {
-		snprintf(err, errlen, "%s: %s", base, strerror(errno));
+		autosync_errprintf(errp, "%s: %s", base, strerror(errno));
 		goto out;
 	}
 	if (mkdirat(bfd, name, 0700) == 0)
 		created = 1;
 	else if (errno != EEXIST) {
-		snprintf(err, errlen, "%s: cannot create: %s", out,
-			 strerror(errno));
+		autosync_errprintf(errp, "%s: cannot create: %s", out,
+				   strerror(errno));
 		goto out;
 	}
 	/* Whether we made it or it was there, what we hand on must be a real
 	 * directory (not a link someone planted) that only the user owns. */
 	dfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
-		snprintf(err, errlen, "%s: %s", out,
-			 errno == ELOOP || errno == ENOTDIR
-				 ? "exists and is not a directory"
-				 : strerror(errno));
+		autosync_errprintf(errp, "%s: %s", out,
+				   errno == ELOOP || errno == ENOTDIR
+					   ? "exists and is not a directory"
+					   : strerror(errno));
 		goto out;
 	}
 	if (fstat(dfd, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		autosync_errprintf(errp, "%s: %s", out, strerror(errno));
 		goto out;
 	}
 	if (created && st.st_uid != uid) {
 		/* made by root for the user: hand it over */
 		if (fchown(dfd, uid, gid) < 0 || fstat(dfd, &st) < 0) {
-			snprintf(err, errlen, "%s: chown: %s", out,
-				 strerror(errno));
+			autosync_errprintf(errp, "%s: chown: %s", out,
+					   strerror(errno));
 			goto out;
 		}
 	}
 	if (st.st_uid != uid || (st.st_mode & 07777) != 0700) {
-		snprintf(err, errlen, "%s: exists with owner %u mode %04o "
-			 "(expected %u, 0700)", out, (unsigned) st.st_uid,
-			 (unsigned) (st.st_mode & 07777), (unsigned) uid);
 		errno = EPERM;
+		autosync_errprintf(errp, "%s: exists with owner %u mode %04o "
+				   "(expected %u, 0700)", out,
+				   (unsigned) st.st_uid,
+				   (unsigned) (st.st_mode & 07777),
+				   (unsigned) uid);
 		goto out;
 	}
 	rv = 0;
@@ -90,8 +88,8 @@ out:
 	return rv;
 }
 
-int as_write_in(const char *dir, const char *name, const void *data,
-		size_t len, char *err, size_t errlen)
+int job_write_in(const char *dir, const char *name, const void *data,
+		 size_t len, autosync_error_t *errp)
 {
 	char tmp[NAME_MAX + 1];
 	int dfd, fd = -1, rv = -1, saved;
@@ -100,20 +98,17 @@ int as_write_in(const char *dir, const char *name, const void *data,
 	/* unique per writer: two processes may write into one directory */
 	if ((size_t) snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name,
 			      (long) getpid()) >= sizeof(tmp)) {
-		snprintf(err, errlen, "%s: name too long", name);
 		errno = ENAMETOOLONG;
-		return -1;
+		return autosync_errprintf(errp, "%s: name too long", name);
 	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (dfd < 0)
+		return autosync_errprintf(errp, "%s: %s", dir, strerror(errno));
 	(void) unlinkat(dfd, tmp, 0);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0644);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s/%s: %s", dir, tmp, strerror(errno));
+		autosync_errprintf(errp, "%s/%s: %s", dir, tmp, strerror(errno));
 		goto out;
 	}
 	while (off < len) {
@@ -123,27 +118,30 @@ int as_write_in(const char *dir, const char *name, const void *data,
 		if (w <= 0) {
 			if (w == 0)
 				errno = ENOSPC;
-			snprintf(err, errlen, "%s/%s: %s", dir, name,
-				 errno == ENOSPC || errno == EDQUOT
-					 ? "disk full"
-					 : strerror(errno));
+			autosync_errprintf(errp, "%s/%s: %s", dir, name,
+					   errno == ENOSPC || errno == EDQUOT
+						   ? "disk full"
+						   : strerror(errno));
 			goto out;
 		}
 		off += (size_t) w;
 	}
 	if (fsync(fd) < 0 && errno != EINVAL) {
-		snprintf(err, errlen, "%s/%s: %s", dir, name,
-			 errno == ENOSPC ? "disk full" : strerror(errno));
+		autosync_errprintf(errp, "%s/%s: %s", dir, name,
+				   errno == ENOSPC ? "disk full"
+						   : strerror(errno));
 		goto out;
 	}
 	if (close(fd) < 0) {
 		fd = -1;
-		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(errno));
+		autosync_errprintf(errp, "%s/%s: %s", dir, name,
+				   strerror(errno));
 		goto out;
 	}
 	fd = -1;
 	if (renameat(dfd, tmp, dfd, name) < 0) {
-		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(errno));
+		autosync_errprintf(errp, "%s/%s: %s", dir, name,
+				   strerror(errno));
 		goto out;
 	}
 	rv = 0;
@@ -158,9 +156,10 @@ out:
 	return rv;
 }
 
-void as_jobdir_remove(const char *dir)
+void autosync_jobdir_remove(const char *dir)
 {
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		      : -1;
 	DIR *d;
 	struct dirent *e;
 

@@ -3,7 +3,7 @@
 # local rank, the NCCL plugin variables, users' settings, failures, and
 # under mpirun.
 . "${AUTOSYNC_SRCDIR:-.}/tests/cli/tap.sh"
-FIX=${AUTOSYNC_FIXTURES:-$SRCDIR/../shared/fixtures/topologies}
+FIX=${AUTOSYNC_FIXTURES:-$SRCDIR/tests/fixtures/topologies}
 LIBS=${AUTOSYNC_BUILDDIR:-.}/launcher/nccl/.libs
 unset CUDA_VISIBLE_DEVICES SLURM_LOCALID OMPI_COMM_WORLD_LOCAL_RANK LOCAL_RANK \
   MPI_LOCALRANKID PMIX_RANK AUTOSYNC_INJECTED NCCL_TUNER_PLUGIN NCCL_PROFILER_PLUGIN \
@@ -16,7 +16,7 @@ catalog_dir: $SRCDIR/planner/catalog
 topology_xml: $FIX/hwloc-juwels-booster-4xA100-4xHDR.xml
 plan_budget_ms: 5000
 YAML
-"$AUTOSYNC" plan --model resnet50 --catalog "$SRCDIR/planner/catalog" \
+"$AUTOSYNC" plan --config none --model resnet50 --catalog "$SRCDIR/planner/catalog" \
   --topology "$FIX/hwloc-juwels-booster-4xA100-4xHDR.xml" --nodes 2 -o "$TMP/plan.yaml" >/dev/null 2>&1
 hash=$(sed -n 's/^hash: "\(.*\)"$/\1/p' "$TMP/plan.yaml")
 like "$hash" '^[0-9a-f]{16}$' "a plan to launch with"

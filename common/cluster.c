@@ -415,10 +415,11 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 	return 0;
 }
 
-int autosync_cluster_parse(autosync_cluster_t *c, const char *spec,
-			   autosync_error_t *errp)
+/* Apply the items of 'spec' to *c (the caller's copy). */
+static int apply_spec(autosync_cluster_t *c, const char *spec,
+		      autosync_error_t *errp)
 {
-	autosync_cluster_t tmp;
+	autosync_cluster_t tmp = *c;
 	char buf[SPEC_MAX + 1];
 	char *item, *next;
 	unsigned seen = 0;
@@ -426,11 +427,6 @@ int autosync_cluster_parse(autosync_cluster_t *c, const char *spec,
 	int have_intra_bw = 0, have_intra_lat = 0, have_intra = 0;
 	double ibw = 0, ilat = 0;
 
-	if (!c || !spec) {
-		errno = EINVAL;
-		return autosync_errprintf(errp,
-					  "cluster_parse: invalid argument");
-	}
 	len = strlen(spec);
 	if (len > SPEC_MAX) {
 		errno = EINVAL;
@@ -439,11 +435,8 @@ int autosync_cluster_parse(autosync_cluster_t *c, const char *spec,
 		    SPEC_MAX);
 	}
 	memcpy(buf, spec, len + 1);
-	autosync_cluster_default(&tmp);
-	if (*trim(buf) == '\0') {
-		*c = tmp;
+	if (*trim(buf) == '\0')
 		return 0;
-	}
 	for (item = buf; item; item = next) {
 		char *eq, *key, *val;
 		int k;
@@ -504,6 +497,34 @@ int autosync_cluster_parse(autosync_cluster_t *c, const char *spec,
 	}
 	*c = tmp;
 	return 0;
+}
+
+int autosync_cluster_parse(autosync_cluster_t *c, const char *spec,
+			   autosync_error_t *errp)
+{
+	autosync_cluster_t tmp;
+
+	if (!c || !spec) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "cluster_parse: invalid argument");
+	}
+	autosync_cluster_default(&tmp);
+	if (apply_spec(&tmp, spec, errp) < 0)
+		return -1;
+	*c = tmp;
+	return 0;
+}
+
+int autosync_cluster_update(autosync_cluster_t *c, const char *spec,
+			    autosync_error_t *errp)
+{
+	if (!c || !spec) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "cluster_update: invalid argument");
+	}
+	return apply_spec(c, spec, errp);
 }
 
 int autosync_cluster_format(const autosync_cluster_t *c, char *buf, size_t len)
