@@ -200,45 +200,43 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 		"exposed communication %.3f); %zu buckets; bound %.3f ms "
 		"(efficiency %.2f); plan hash %s\n",
 		pfx, s.step_time * 1e3, s.fwd_time * 1e3, s.bwd_time * 1e3,
-		s.opt_time * 1e3, s.exposed_comm * 1e3, s.nbuckets,
+		s.opt_time * 1e3, s.exposed_comm * 1e3,
+		autosync_plan_nbuckets(plan),
 		s.bound * 1e3, s.step_time > 0 ? s.bound / s.step_time : 0,
 		autosync_plan_hash(plan));
 	fprintf(out, "%s\n%s%-22s %12s %10s  %s\n", pfx, pfx, "plan",
 		"step (ms)", "vs plan", "applicable");
 	fprintf(out, "%s%-22s %12.3f %10s  %s\n", pfx, "this plan",
 		s.step_time * 1e3, "1.000", "yes");
-	for (size_t i = 0; i < s.nbaselines; i++) {
-		const char *name;
-		double t;
-		int app;
-		autosync_plan_baseline(plan, i, &name, &t, &app);
-		fprintf(out, "%s%-22s %12.3f %9.3fx  %s\n", pfx, name, t * 1e3,
-			s.step_time > 0 ? t / s.step_time : 0,
-			app ? "yes" : "no");
-		if (app && (best_base < 0 || t < best_base))
-			best_base = t;
+	for (size_t i = 0; i < autosync_plan_nbaselines(plan); i++) {
+		const autosync_plan_baseline_t *b = autosync_plan_baseline(plan, i);
+		fprintf(out, "%s%-22s %12.3f %9.3fx  %s\n", pfx, b->name,
+			b->step_time * 1e3,
+			s.step_time > 0 ? b->step_time / s.step_time : 0,
+			b->applicable ? "yes" : "no");
+		if (b->applicable && (best_base < 0 || b->step_time < best_base))
+			best_base = b->step_time;
 	}
 	if (best_base > 0)
 		fprintf(out,
 			"%sspeed-up over the best applicable baseline: %.3fx\n",
 			pfx, best_base / s.step_time);
-	for (size_t i = 0; i < s.nenv; i++) {
-		const char *n, *v;
-		autosync_plan_env(plan, i, &n, &v);
-		fprintf(out, "%s%s %s=%s\n", pfx, i ? "   " : "env:", n, v);
-	}
-	if (autosync_plan_nccl_count(plan))
+	for (size_t i = 0; i < autosync_plan_nenv(plan); i++)
+		fprintf(out, "%s%s %s=%s\n", pfx, i ? "   " : "env:",
+			autosync_plan_env(plan, i)->name,
+			autosync_plan_env(plan, i)->value);
+	if (autosync_plan_nnccl_rules(plan))
 		fprintf(out, "%snccl: %zu rule(s) for the NCCL tuner plugin "
 			"(algorithm, protocol, channels per collective and "
-			"size)%s\n", pfx, autosync_plan_nccl_count(plan),
+			"size)%s\n", pfx, autosync_plan_nnccl_rules(plan),
 			explain ? "" : "; --explain lists them");
 	if (!explain)
 		return;
-	if (autosync_plan_nccl_count(plan)) {
+	if (autosync_plan_nnccl_rules(plan)) {
 		fprintf(out, "%s\n%s%-14s %14s %14s  %-6s %-7s %s\n", pfx, pfx,
 			"collective", "from bytes", "to bytes", "algo",
 			"proto", "channels");
-		for (size_t i = 0; i < autosync_plan_nccl_count(plan); i++) {
+		for (size_t i = 0; i < autosync_plan_nnccl_rules(plan); i++) {
 			const autosync_nccl_rule_t *r =
 			    autosync_plan_nccl_rule(plan, i);
 			char to[32] = "-", chn[16] = "NCCL's";
@@ -265,7 +263,7 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 	fprintf(out, "%s%4s %-9s %-12s %-5s %8s %12s %10s %10s %10s %10s %9s\n",
 		pfx, "id", "kind", "algorithm", "comp", "tensors", "bytes",
 		"ready ms", "start ms", "end ms", "comm ms", "wait ms");
-	for (size_t i = 0; i < s.nbuckets; i++) {
+	for (size_t i = 0; i < autosync_plan_nbuckets(plan); i++) {
 		const autosync_bucket_t *b = autosync_plan_bucket(plan, i);
 		char kind[32];
 		if (b->kind == AUTOSYNC_SYNC_PS)
@@ -462,11 +460,12 @@ int autosync_cmd_plan(int argc, char **argv)
 	}
 	if (list) {
 		char **names = NULL;
-		if (autosync_catalog_list(o.catalog, &names, &err) < 0) {
+		size_t n = 0;
+		if (autosync_catalog_list(o.catalog, &names, &n, &err) < 0) {
 			fprintf(stderr, "autosync plan: %s\n", err.text);
 			return 1;
 		}
-		for (size_t i = 0; names[i]; i++) {
+		for (size_t i = 0; i < n; i++) {
 			autosync_model_t *mm =
 			    autosync_model_open(names[i], o.catalog, &err);
 			if (mm)

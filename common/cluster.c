@@ -1,6 +1,5 @@
-/* cluster.c - unit parsers, the link-class table and the compact cluster
- * description (autosync_cluster_parse). No hwloc here: the fuzz target
- * builds this file alone with common/error.c. */
+/* cluster.c - the cluster value functions (autosync/cluster.h): unit
+ * parsers, the link-class table and the compact cluster description. */
 #include "config.h"
 
 #include <ctype.h>
@@ -10,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autosync/topology.h"
+#include "autosync/cluster.h"
 
 #define SPEC_MAX 4096 /* longest accepted cluster description */
 #define SHOW 64	      /* longest part of a bad value echoed in messages */

@@ -410,7 +410,7 @@ static char *env_copy(const autosync_job_t *j, const char *name)
 
 static int apply_fabric_nics(autosync_job_t *j, autosync_error_t *errp)
 {
-	size_t n = autosync_siteconf_fabric_nic_count(j->site);
+	size_t n = autosync_siteconf_nfabric_nics(j->site);
 	const char **names;
 	int rv;
 
@@ -599,11 +599,11 @@ static int search(autosync_job_t *j, autosync_error_t *errp)
 	    autosync_planner_set_framework(p, framework(j), &err) < 0 ||
 	    (j->budget && autosync_planner_set_budget(p, j->budget, &err) < 0))
 		goto fail;
-	autosync_planner_allow_compression(p, j->compress);
-	autosync_planner_nccl_calibrate(p, ncal);
+	autosync_planner_set_compression(p, j->compress);
+	autosync_planner_set_nccl_calibrate(p, ncal);
 	j->plan = j->baseline >= 0
 		      ? autosync_planner_baseline(p, j->baseline, &err)
-		      : autosync_plan(p, &err);
+		      : autosync_planner_run(p, &err);
 	if (!j->plan)
 		goto fail;
 	j->plan_ms = now_ms() - t0;
@@ -713,11 +713,9 @@ static int job_env(autosync_job_t *j, autosync_error_t *errp)
 		return -1;
 	if (add_plugins(j, errp) < 0)
 		return -1;
-	for (size_t i = 0;; i++) {
-		const char *name, *value;
-		if (autosync_plan_env(j->plan, i, &name, &value) < 0)
-			break;
-		if (add_env(j, name, value, 0, errp) < 0)
+	for (size_t i = 0; i < autosync_plan_nenv(j->plan); i++) {
+		const autosync_var_t *v = autosync_plan_env(j->plan, i);
+		if (add_env(j, v->name, v->value, 0, errp) < 0)
 			return -1;
 	}
 	return 0;
@@ -822,18 +820,15 @@ static int record_skipped(autosync_job_t *j, autosync_error_t *errp)
 
 static const char *best_baseline(const autosync_plan_t *plan, double *best_t)
 {
-	autosync_plan_summary_t s;
-	const char *best = NULL, *name;
-	double t;
-	int app;
+	const char *best = NULL;
 
-	autosync_plan_summary(plan, &s);
-	for (size_t i = 0; i < s.nbaselines; i++)
-		if (autosync_plan_baseline(plan, i, &name, &t, &app) == 0 &&
-		    app && (!best || t < *best_t)) {
-			best = name;
-			*best_t = t;
+	for (size_t i = 0; i < autosync_plan_nbaselines(plan); i++) {
+		const autosync_plan_baseline_t *b = autosync_plan_baseline(plan, i);
+		if (b->applicable && (!best || b->step_time < *best_t)) {
+			best = b->name;
+			*best_t = b->step_time;
 		}
+	}
 	return best;
 }
 
@@ -854,7 +849,8 @@ static void summarise(autosync_job_t *j)
 	fprintf(fp, "autosync:   strategy %s: predicted step %.3f ms (forward "
 		"%.3f, backward %.3f, exposed communication %.3f), %zu "
 		"bucket(s)\n", s.strategy, s.step_time * 1e3, s.fwd_time * 1e3,
-		s.bwd_time * 1e3, s.exposed_comm * 1e3, s.nbuckets);
+		s.bwd_time * 1e3, s.exposed_comm * 1e3,
+		autosync_plan_nbuckets(j->plan));
 	if ((best = best_baseline(j->plan, &best_t)) && s.step_time > 0)
 		fprintf(fp, "autosync:   best applicable baseline %s: %.3f ms "
 			"(plan is %.3fx faster)\n", best, best_t * 1e3,
@@ -1039,66 +1035,18 @@ const char *autosync_job_summary(const autosync_job_t *j)
 	return j && j->summary ? j->summary : "";
 }
 
-static void fill_buckets(autosync_feedback_rec_t *r,
-			 const autosync_plan_t *plan, size_t n)
-{
-	for (size_t i = 0; i < n && r->nbuckets < AUTOSYNC_FEEDBACK_MAX_BUCKETS;
-	     i++) {
-		const autosync_bucket_t *b = autosync_plan_bucket(plan, i);
-		autosync_feedback_bucket_t *fb = &r->buckets[r->nbuckets++];
-		int ps = b->kind == AUTOSYNC_SYNC_PS;
-
-		snprintf(fb->kind, sizeof(fb->kind), "%s",
-			 ps ? "ps" : "allreduce");
-		snprintf(fb->algo, sizeof(fb->algo), "%s",
-			 ps ? "" : autosync_algo_name(b->algo));
-		snprintf(fb->compress, sizeof(fb->compress), "%s",
-			 autosync_compress_name(b->compress));
-		fb->servers = ps ? b->servers : 0;
-		fb->tensors = (unsigned) b->ntensors;
-		fb->bytes = b->bytes;
-	}
-}
-
 int autosync_job_feedback(const autosync_job_t *j, autosync_feedback_rec_t *r,
 			  autosync_error_t *errp)
 {
-	autosync_plan_summary_t s;
-
 	if (!j || !r || !j->plan) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "job: not planned");
 	}
-	autosync_plan_summary(j->plan, &s);
+	if (autosync_feedback_set_plan(r, j->plan, errp) < 0)
+		return -1;
 	snprintf(r->source, sizeof(r->source), "plugin");
-	r->nodes = s.cluster.nodes;
-	r->gpus_per_node = s.cluster.gpus_per_node;
-	snprintf(r->model, sizeof(r->model), "%s", s.model ? s.model : "");
-	snprintf(r->model_hash, sizeof(r->model_hash), "%s",
-		 s.model_hash ? s.model_hash : "");
+	/* the node's own view, also for a plan made elsewhere */
 	snprintf(r->topo_hash, sizeof(r->topo_hash), "%s", j->topo_hash);
-	snprintf(r->plan_hash, sizeof(r->plan_hash), "%s",
-		 autosync_plan_hash(j->plan));
-	snprintf(r->framework, sizeof(r->framework), "%s",
-		 s.framework ? s.framework : "");
-	snprintf(r->strategy, sizeof(r->strategy), "%s",
-		 s.strategy ? s.strategy : "");
-	(void) autosync_cluster_format(&s.cluster, r->cluster,
-				       sizeof(r->cluster));
 	r->scale = 1;
-	r->predicted = s.step_time;
-	fill_buckets(r, j->plan, s.nbuckets);
-	for (size_t i = 0; i < s.nbaselines &&
-			   r->nbaselines < AUTOSYNC_FEEDBACK_MAX_BASELINES;
-	     i++) {
-		const char *name;
-		double t;
-		int app;
-		if (autosync_plan_baseline(j->plan, i, &name, &t, &app) == 0) {
-			snprintf(r->baselines[r->nbaselines].name,
-				 sizeof(r->baselines[0].name), "%s", name);
-			r->baselines[r->nbaselines++].predicted = t;
-		}
-	}
 	return 0;
 }

@@ -99,7 +99,7 @@ static double bench(const autosync_model_t *m, unsigned nodes, int fw, int reps,
 		autosync_planner_set_cluster(p, &c, &err);
 		autosync_planner_set_model(p, m, &err);
 		autosync_planner_set_framework(p, fw, &err);
-		pl = autosync_plan(p, &err);
+		pl = autosync_planner_run(p, &err);
 		t[r] = now() - t0;
 		if (!pl) {
 			fprintf(stderr, "bench: %s\n", err.text);
@@ -145,7 +145,7 @@ static double plan_once(const autosync_model_t *m, const autosync_cluster_t *c,
 	autosync_planner_set_model(p, m, &err);
 	autosync_planner_set_costs(p, &k, &err);
 	autosync_planner_set_framework(p, fw, &err);
-	pl = autosync_plan(p, &err);
+	pl = autosync_planner_run(p, &err);
 	*ms = (now() - t0) * 1e3;
 	if (pl && autosync_plan_summary(pl, &s) == 0)
 		step = s.step_time;
@@ -169,16 +169,17 @@ static int compare(const char *dir)
 	    {"64x8, 4x200G", 64, 4, 25e9},
 	};
 	char **names = NULL;
+	size_t nnames = 0;
 	autosync_error_t err = {""};
 
-	if (autosync_catalog_list(dir, &names, &err) < 0) {
+	if (autosync_catalog_list(dir, &names, &nnames, &err) < 0) {
 		fprintf(stderr, "bench: %s\n", err.text);
 		return 1;
 	}
 	printf("%-16s %-13s %11s %11s %9s %11s %9s %7s\n", "model", "cluster",
 	       "ddp-def ms", "sweep ms", "(plan ms)", "DP ms", "(plan ms)",
 	       "DP gain");
-	for (size_t i = 0; names[i]; i++) {
+	for (size_t i = 0; i < nnames; i++) {
 		autosync_model_t *m = autosync_model_open(names[i], dir, &err);
 		if (!m)
 			continue;

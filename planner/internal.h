@@ -86,15 +86,9 @@ struct plan_bucket {
 	int *server;
 };
 
-struct plan_baseline {
-	char *name;
-	double step;
-	int applicable;
-};
-
-struct plan_env {
-	char *name, *value;
-};
+/* Owned strings behind the public views (freed as char *). */
+typedef autosync_plan_baseline_t plan_baseline_t;
+typedef autosync_var_t plan_env_t;
 
 struct autosync_plan {
 	autosync_plan_summary_t s;
@@ -103,9 +97,9 @@ struct autosync_plan {
 	size_t nb;
 	struct plan_bucket *b;
 	size_t nbase;
-	struct plan_baseline *base;
+	plan_baseline_t *base;
 	size_t nenv;
-	struct plan_env *env;
+	plan_env_t *env;
 	/* variables the environment already had, so not set (written by
 	 * whoever applies the plan; not part of the hash) */
 	size_t nskipped;
@@ -202,6 +196,13 @@ double planner_sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
 			       const size_t *list, size_t n, const int *server);
 void planner_plan_set_env(const struct simctx *x, const struct strategy *s,
 			  autosync_plan_t *plan);
+
+/* a random valid strategy, simulated (trial.c) */
+autosync_plan_t *planner_random_plan(const autosync_model_t *m,
+				     const autosync_cluster_t *c,
+				     const autosync_costs_t *k, int fw,
+				     int allow_compress, uint64_t seed,
+				     autosync_error_t *errp);
 
 char *planner_xstrdup(const char *s);
 int planner_plan_compute_hash(autosync_plan_t *plan);

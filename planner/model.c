@@ -954,7 +954,7 @@ void autosync_catalog_free(char **names)
 }
 
 int autosync_catalog_list(const char *catalog_dir, char ***namesp,
-			  autosync_error_t *errp)
+			  size_t *countp, autosync_error_t *errp)
 {
 	const char *dirs[3];
 	size_t nd = catalog_dirs(catalog_dir, dirs), n = 0, cap = 16;
@@ -962,7 +962,7 @@ int autosync_catalog_list(const char *catalog_dir, char ***namesp,
 	struct dirent *de;
 	char **names;
 
-	if (!namesp) {
+	if (!namesp || !countp) {
 		errno = EINVAL;
 		return autosync_errprintf(errp,
 					  "catalog_list: invalid argument");
@@ -994,6 +994,7 @@ int autosync_catalog_list(const char *catalog_dir, char ***namesp,
 	closedir(dir);
 	qsort(names, n, sizeof(*names), cmpstr);
 	*namesp = names;
+	*countp = n;
 	return 0;
 nomem:
 	if (dir)

@@ -398,7 +398,7 @@ out:
 	return rv;
 }
 
-size_t autosync_plan_nccl_count(const autosync_plan_t *plan)
+size_t autosync_plan_nnccl_rules(const autosync_plan_t *plan)
 {
 	return plan ? plan->nnccl : 0;
 }

@@ -59,11 +59,11 @@ void autosync_plan_destroy(autosync_plan_t *plan)
 	}
 	free(plan->b);
 	for (size_t i = 0; i < plan->nbase; i++)
-		free(plan->base[i].name);
+		free((char *)plan->base[i].name);
 	free(plan->base);
 	for (size_t i = 0; i < plan->nenv; i++) {
-		free(plan->env[i].name);
-		free(plan->env[i].value);
+		free((char *)plan->env[i].name);
+		free((char *)plan->env[i].value);
 	}
 	free(plan->env);
 	for (size_t i = 0; i < plan->nskipped; i++)
@@ -89,9 +89,6 @@ static void sync_summary(autosync_plan_t *plan)
 	plan->s.reason = plan->reason;
 	plan->s.topo_hash = plan->topo_hash;
 	plan->s.costs_hash = plan->costs_hash ? plan->costs_hash : "";
-	plan->s.nbuckets = plan->nb;
-	plan->s.nbaselines = plan->nbase;
-	plan->s.nenv = plan->nenv;
 	for (size_t i = 0; i < plan->nb; i++) {
 		plan->b[i].b.tensors = (const char *const *)plan->b[i].names;
 		plan->b[i].b.server = plan->b[i].server;
@@ -101,20 +98,22 @@ static void sync_summary(autosync_plan_t *plan)
 int planner_plan_add_env(autosync_plan_t *plan, const char *name,
 			 const char *value)
 {
-	struct plan_env *ne =
-	    realloc(plan->env, (plan->nenv + 1) * sizeof(*ne));
+	plan_env_t *ne = realloc(plan->env, (plan->nenv + 1) * sizeof(*ne));
+	char *n, *v;
+
 	if (!ne)
 		return -1;
 	plan->env = ne;
-	ne[plan->nenv].name = planner_xstrdup(name);
-	ne[plan->nenv].value = planner_xstrdup(value);
-	if (!ne[plan->nenv].name || !ne[plan->nenv].value) {
-		free(ne[plan->nenv].name);
-		free(ne[plan->nenv].value);
+	n = planner_xstrdup(name);
+	v = planner_xstrdup(value);
+	if (!n || !v) {
+		free(n);
+		free(v);
 		return -1;
 	}
+	ne[plan->nenv].name = n;
+	ne[plan->nenv].value = v;
 	plan->nenv++;
-	plan->s.nenv = plan->nenv;
 	return 0;
 }
 
@@ -303,34 +302,30 @@ const autosync_bucket_t *autosync_plan_bucket(const autosync_plan_t *plan,
 	return &plan->b[i].b;
 }
 
-int autosync_plan_baseline(const autosync_plan_t *plan, size_t i,
-			   const char **name, double *step, int *applicable)
+size_t autosync_plan_nbuckets(const autosync_plan_t *plan)
 {
-	if (!plan || i >= plan->nbase) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (name)
-		*name = plan->base[i].name;
-	if (step)
-		*step = plan->base[i].step;
-	if (applicable)
-		*applicable = plan->base[i].applicable;
-	return 0;
+	return plan ? plan->nb : 0;
 }
 
-int autosync_plan_env(const autosync_plan_t *plan, size_t i, const char **name,
-		      const char **value)
+size_t autosync_plan_nbaselines(const autosync_plan_t *plan)
 {
-	if (!plan || i >= plan->nenv) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (name)
-		*name = plan->env[i].name;
-	if (value)
-		*value = plan->env[i].value;
-	return 0;
+	return plan ? plan->nbase : 0;
+}
+
+const autosync_plan_baseline_t *
+autosync_plan_baseline(const autosync_plan_t *plan, size_t i)
+{
+	return plan && i < plan->nbase ? &plan->base[i] : NULL;
+}
+
+size_t autosync_plan_nenv(const autosync_plan_t *plan)
+{
+	return plan ? plan->nenv : 0;
+}
+
+const autosync_var_t *autosync_plan_env(const autosync_plan_t *plan, size_t i)
+{
+	return plan && i < plan->nenv ? &plan->env[i] : NULL;
 }
 
 const char *autosync_plan_hash(const autosync_plan_t *plan)
@@ -466,7 +461,7 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
 		fprintf(fp, "  - {name: ");
 		wq(fp, plan->base[i].name);
 		fprintf(fp, ", step_time: %.9g, applicable: %s}\n",
-			plan->base[i].step,
+			plan->base[i].step_time,
 			plan->base[i].applicable ? "true" : "false");
 	}
 	fprintf(fp, "env:%s\n", plan->nenv ? "" : " {}");
@@ -1031,12 +1026,12 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 				goto fail;
 			plan->nbase++;
 			NEED(n, "name", bn);
-			if (dupstr(&d, n, "name", &plan->base[i].name, errp) <
-			    0)
+			if (dupstr(&d, n, "name", (char **)&plan->base[i].name,
+				   errp) < 0)
 				goto fail;
 			NEED(n, "step_time", bn);
 			if (planner_yget_double(&d, n, "step_time", 0, 1e300,
-						&plan->base[i].step, errp) < 0)
+						&plan->base[i].step_time, errp) < 0)
 				goto fail;
 			NEED(n, "applicable", bn);
 			if (planner_yget_bool(&d, n, "applicable",
@@ -1297,7 +1292,7 @@ int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
 		    "step time of each baseline (grey: not executable by "
 		    "this framework)</text>\n");
 	for (size_t i = 0; i < plan->nbase; i++) {
-		double y = 320 + 22.0 * (double)i, t = plan->base[i].step;
+		double y = 320 + 22.0 * (double)i, t = plan->base[i].step_time;
 		double w = (t < tmax * 1.1 ? t : tmax * 1.1) * scale;
 		fprintf(fp, "<text x=\"10\" y=\"%.0f\">", y + 13);
 		svg_text(fp, plan->base[i].name);
@@ -1351,6 +1346,11 @@ int autosync_plan_set_skipped_env(autosync_plan_t *plan,
 	plan->skipped = v;
 	plan->nskipped = n;
 	return 0;
+}
+
+size_t autosync_plan_nskipped_env(const autosync_plan_t *plan)
+{
+	return plan ? plan->nskipped : 0;
 }
 
 const char *autosync_plan_skipped_env(const autosync_plan_t *plan, size_t i)

@@ -30,6 +30,51 @@ struct autosync_planner {
 	void *logarg;
 };
 
+/* ------------------------------------------------------------ trials */
+
+autosync_plan_t *autosync_planner_random(autosync_planner_t *p, uint64_t seed,
+					 autosync_error_t *errp)
+{
+	if (!p || !p->have_c || !p->m) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "planner_random: cluster and model "
+				   "must be set");
+		return NULL;
+	}
+	return planner_random_plan(p->m, &p->c, &p->k, p->fw, p->compress,
+				   seed, errp);
+}
+
+int autosync_planner_compute_times(autosync_planner_t *p, double *forward,
+				   double *backward, double *optimizer,
+				   double *layer_fwd, double *layer_bwd,
+				   autosync_error_t *errp)
+{
+	struct simctx x;
+
+	if (!p || !p->have_c || !p->m) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner_compute_times: cluster "
+					  "and model must be set");
+	}
+	if (planner_simctx_init(&x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+		return -1;
+	if (forward)
+		*forward = x.t_fwd;
+	if (backward)
+		*backward = x.t_bwd;
+	if (optimizer)
+		*optimizer = x.t_opt;
+	for (size_t l = 0; l < p->m->nl; l++) {
+		if (layer_fwd)
+			layer_fwd[l] = x.layer_fwd[l];
+		if (layer_bwd)
+			layer_bwd[l] = x.layer_bwd[l];
+	}
+	planner_simctx_free(&x);
+	return 0;
+}
+
 /* ------------------------------------------------------------ names */
 static const char *const algo_names[] = {"auto", "ring", "tree",
 					 "hierarchical"};
@@ -213,13 +258,13 @@ int autosync_planner_set_framework(autosync_planner_t *p, int fw,
 	return 0;
 }
 
-void autosync_planner_allow_compression(autosync_planner_t *p, int allow)
+void autosync_planner_set_compression(autosync_planner_t *p, int allow)
 {
 	if (p)
 		p->compress = !!allow;
 }
 
-void autosync_planner_nccl_calibrate(autosync_planner_t *p, int on)
+void autosync_planner_set_nccl_calibrate(autosync_planner_t *p, int on)
 {
 	if (p)
 		p->nccl_calibrate = !!on;
@@ -696,7 +741,7 @@ static int ps_sweep(struct search *S)
 	return 0;
 }
 
-autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
+autosync_plan_t *autosync_planner_run(autosync_planner_t *p, autosync_error_t *errp)
 {
 	struct search S;
 	struct strategy base[AUTOSYNC_BASELINE_N];
@@ -822,19 +867,17 @@ autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp)
 		goto out;
 	/* the comparison table */
 	{
-		struct plan_baseline *pb =
-		    calloc(AUTOSYNC_BASELINE_N, sizeof(*pb));
+		plan_baseline_t *pb = calloc(AUTOSYNC_BASELINE_N, sizeof(*pb));
 		if (!pb)
 			goto nomem;
 		free(plan->base);
 		plan->base = pb;
 		plan->nbase = AUTOSYNC_BASELINE_N;
-		plan->s.nbaselines = AUTOSYNC_BASELINE_N;
 		for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
 			if (!(pb[b].name =
 				  planner_xstrdup(autosync_baseline_name(b))))
 				goto nomem;
-			pb[b].step = base_t[b];
+			pb[b].step_time = base_t[b];
 			pb[b].applicable =
 			    autosync_baseline_applicable(b, p->fw);
 		}

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "autosync/feedback.h"
+#include "autosync/planner.h"
 
 /* ------------------------------------------------------------ emitting */
 
@@ -647,6 +648,66 @@ int autosync_feedback_read(const char *path, autosync_feedback_each_f fn,
 	free(r);
 	fclose(fp);
 	return rv;
+}
+
+/* ------------------------------------------------------------ plans */
+
+static void set_bucket(autosync_feedback_bucket_t *fb, const autosync_bucket_t *b)
+{
+	int ps = b->kind == AUTOSYNC_SYNC_PS;
+
+	snprintf(fb->kind, sizeof(fb->kind), "%s", ps ? "ps" : "allreduce");
+	snprintf(fb->algo, sizeof(fb->algo), "%s",
+		 ps ? "" : autosync_algo_name(b->algo));
+	snprintf(fb->compress, sizeof(fb->compress), "%s",
+		 autosync_compress_name(b->compress));
+	fb->servers = ps ? b->servers : 0;
+	fb->tensors = (unsigned) b->ntensors;
+	fb->bytes = b->bytes;
+}
+
+int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
+			       const autosync_plan_t *plan,
+			       autosync_error_t *errp)
+{
+	autosync_plan_summary_t s;
+
+	if (!r || autosync_plan_summary(plan, &s) < 0) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "feedback: no plan");
+	}
+	r->nodes = s.cluster.nodes;
+	r->gpus_per_node = s.cluster.gpus_per_node;
+	snprintf(r->model, sizeof(r->model), "%s", s.model ? s.model : "");
+	snprintf(r->model_hash, sizeof(r->model_hash), "%s",
+		 s.model_hash ? s.model_hash : "");
+	snprintf(r->topo_hash, sizeof(r->topo_hash), "%s",
+		 s.topo_hash ? s.topo_hash : "");
+	snprintf(r->plan_hash, sizeof(r->plan_hash), "%s",
+		 autosync_plan_hash(plan));
+	snprintf(r->framework, sizeof(r->framework), "%s",
+		 s.framework ? s.framework : "");
+	snprintf(r->strategy, sizeof(r->strategy), "%s",
+		 s.strategy ? s.strategy : "");
+	(void) autosync_cluster_format(&s.cluster, r->cluster,
+				       sizeof(r->cluster));
+	r->predicted = s.step_time;
+	r->nbuckets = 0;
+	for (size_t i = 0; i < autosync_plan_nbuckets(plan) &&
+			   r->nbuckets < AUTOSYNC_FEEDBACK_MAX_BUCKETS;
+	     i++)
+		set_bucket(&r->buckets[r->nbuckets++],
+			   autosync_plan_bucket(plan, i));
+	r->nbaselines = 0;
+	for (size_t i = 0; i < autosync_plan_nbaselines(plan) &&
+			   r->nbaselines < AUTOSYNC_FEEDBACK_MAX_BASELINES;
+	     i++) {
+		const autosync_plan_baseline_t *b = autosync_plan_baseline(plan, i);
+		snprintf(r->baselines[r->nbaselines].name,
+			 sizeof(r->baselines[0].name), "%s", b->name);
+		r->baselines[r->nbaselines++].predicted = b->step_time;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------ reports */

@@ -29,5 +29,23 @@ bad=$(nm -D --defined-only "$dest$libdir"/libautosync.so.*.*.* 2>/dev/null | awk
 t '[ -z "$bad" ]' "libautosync exports only autosync_* ($bad)"
 bad=$(nm -D --defined-only "$dest$libdir/slurm/spank_autosync.so" | awk '{print $3}' | grep -Ev '^(plugin_name|plugin_type|plugin_version|spank_plugin_version|slurm_spank_.*)$' | head -5)
 t '[ -z "$bad" ]' "the plugin exports only plugin_* and slurm_spank_* ($bad)"
+# the exported functions are exactly those the installed headers declare
+declared=$(cat "$dest$prefix"/include/autosync/*.h | sed -e ':a' -e 's|/\*.*\*/||g;/\/\*/{N;ba' -e '}' |
+  grep -oE '\bautosync_[a-z0-9_]+[[:space:]]*\(' | sed 's/[[:space:](]*$//' | sort -u)
+exported=$(nm -D --defined-only "$dest$libdir"/libautosync.so.*.*.* | awk '$2 == "T" {print $3}' | sed 's/@.*//' | sort -u)
+extra=$(comm -13 <(echo "$declared") <(echo "$exported") | paste -sd' ')
+missing=$(comm -23 <(echo "$declared") <(echo "$exported") | paste -sd' ')
+t '[ -z "$extra" ]' "every exported function is declared in an installed header (${extra:-none undeclared})"
+t '[ -z "$missing" ]' "every declared function is exported (${missing:-none missing})"
+pc="$dest$libdir/pkgconfig/autosync.pc"
+t '[ -f "$pc" ] && grep -q "^Libs: -L\${libdir} -lautosync$" "$pc"' "autosync.pc in \$(libdir)/pkgconfig"
+# a program built against the installed headers and library alone
+cat > "$dest/use.c" <<'C'
+#include <autosync/job.h>
+#include <stdio.h>
+int main(void) { autosync_cluster_t c; autosync_cluster_default(&c); printf("%s %u\n", autosync_version(), c.nodes); return 0; }
+C
+t 'PKG_CONFIG_PATH="$dest$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" cc -o "$dest/use" "$dest/use.c" $(PKG_CONFIG_PATH="$dest$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" pkg-config --cflags --libs autosync) 2>"$dest/use.log" && LD_LIBRARY_PATH="$dest$libdir" "$dest/use" | grep -q " 4$"' \
+  "a program builds and runs with pkg-config --cflags --libs autosync"
 echo "1..$n"
 [ "$failed" = 0 ]

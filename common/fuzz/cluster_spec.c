@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "autosync/topology.h"
+#include "autosync/cluster.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

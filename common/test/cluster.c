@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "autosync/topology.h"
+#include "autosync/cluster.h"
 #include "tap.h"
 
 static const struct {

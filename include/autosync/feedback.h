@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "autosync/common.h"
+#include "autosync/planner.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,6 +69,15 @@ typedef struct autosync_feedback_rec {
 	uint64_t measured_count; /* all reported steps */
 	double measured_mean;    /* over all reported steps, 0 none */
 } autosync_feedback_rec_t;
+
+/*
+ * Fill the plan's side of 'r' from 'plan': model and its hash, topology
+ * hash, plan hash, framework, strategy, cluster, prediction, buckets and
+ * baselines. The job's identity and measurements are left as they are.
+ */
+int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
+			       const autosync_plan_t *plan,
+			       autosync_error_t *errp);
 
 /*
  * Format 'r' as one JSON line ending in '\n'. '*line' is malloc'ed (the

@@ -12,7 +12,7 @@
  *	autosync_planner_t *p = autosync_planner_create(&err);
  *	autosync_planner_set_cluster(p, &cluster, &err);
  *	autosync_planner_set_model(p, m, &err);
- *	autosync_plan_t *plan = autosync_plan(p, &err);
+ *	autosync_plan_t *plan = autosync_planner_run(p, &err);
  *	autosync_plan_write(plan, stdout, &err);
  *	autosync_plan_destroy(plan); autosync_planner_destroy(p);
  *	autosync_model_destroy(m);
@@ -123,11 +123,24 @@ autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 autosync_model_t *autosync_model_open(const char *spec, const char *catalog_dir,
 				      autosync_error_t *errp);
 /* Names of the catalog models found in the first existing directory of the
- * search path, sorted. '*names' is a NULL-terminated array the caller frees
- * with autosync_catalog_free(). */
+ * search path, sorted: '*names' holds '*count' names (and a NULL after
+ * them); the caller frees it with autosync_catalog_free(). */
 int autosync_catalog_list(const char *catalog_dir, char ***names,
-			  autosync_error_t *errp);
+			  size_t *count, autosync_error_t *errp);
 void autosync_catalog_free(char **names);
+
+/*
+ * A copy of 'm' whose gradients are 'scale' (>= 1) times smaller: dense
+ * tensors become 1-D with ceil(numel/scale) elements, sparse tensors keep
+ * their row width and get ceil(rows/scale) rows and ceil(rows_touched/
+ * scale) touched rows. Compute is unchanged (every layer keeps its FLOPs
+ * per sample, batch and tokens), so on a network 'scale' times slower the
+ * compute/communication ratio is that of the original model. Named
+ * "NAME@1/SCALE" (scale 1: an identical copy named NAME). The caller frees
+ * it with autosync_model_destroy().
+ */
+autosync_model_t *autosync_model_scale(const autosync_model_t *m, double scale,
+				       autosync_error_t *errp);
 
 void autosync_model_destroy(autosync_model_t *m);
 
@@ -351,11 +364,11 @@ int autosync_planner_set_costs(autosync_planner_t *p, const autosync_costs_t *k,
 int autosync_planner_set_framework(autosync_planner_t *p, int fw,
 				   autosync_error_t *errp);
 /* Allow fp16/bf16 gradient compression (opt-in; default 0). */
-void autosync_planner_allow_compression(autosync_planner_t *p, int allow);
+void autosync_planner_set_compression(autosync_planner_t *p, int allow);
 /* Mark plans (job.nccl_calibrate) so that the NCCL tuner plugin also
  * rescales NCCL's own latency constants to the plan's calibrated links
  * (docs/nccl-plugins.md; opt-in, default 0). */
-void autosync_planner_nccl_calibrate(autosync_planner_t *p, int on);
+void autosync_planner_set_nccl_calibrate(autosync_planner_t *p, int on);
 /* Search budget in simulator evaluations (not wall time, so that every
  * node computes the same plan); >= 1. */
 int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
@@ -364,11 +377,34 @@ int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
 /* Search. Returns a new plan whose predicted step time is never above the
  * best applicable baseline's; the caller frees it with
  * autosync_plan_destroy(). Deterministic: same inputs, same plan bytes. */
-autosync_plan_t *autosync_plan(autosync_planner_t *p, autosync_error_t *errp);
+autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
+				      autosync_error_t *errp);
 /* One named baseline's plan, simulated (a new plan, caller frees). */
 autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int baseline,
 					   autosync_error_t *errp);
-/* Simulator evaluations used by the last autosync_plan() call. */
+/*
+ * A random valid strategy for the planner's model and cluster, under its
+ * framework and compression setting, simulated with its costs: tensors in
+ * ready order cut into 1..64 contiguous buckets of random length; each
+ * bucket all-reduce (ring, tree or hierarchical; fp16/bf16 only when
+ * compression is allowed) or, where the framework allows it, PS with
+ * 1..nodes servers, random local aggregation/replication and random
+ * per-tensor placement. Same seed, same plan. Named "random-SEED". For
+ * trial runs (autosync bench); the caller frees it.
+ */
+autosync_plan_t *autosync_planner_random(autosync_planner_t *p, uint64_t seed,
+					 autosync_error_t *errp);
+/*
+ * The simulator's compute times for the planner's model (s per step):
+ * forward, backward, optimizer, and per layer in layer_fwd[i] and
+ * layer_bwd[i] (arrays of autosync_model_nlayers() entries). Any output
+ * may be NULL.
+ */
+int autosync_planner_compute_times(autosync_planner_t *p, double *forward,
+				   double *backward, double *optimizer,
+				   double *layer_fwd, double *layer_bwd,
+				   autosync_error_t *errp);
+/* Simulator evaluations used by the last autosync_planner_run() call. */
 unsigned long autosync_planner_evals(const autosync_planner_t *p);
 
 /* ================================================================ plans */
@@ -414,22 +450,31 @@ typedef struct autosync_plan_summary {
 	double comm_time;    /* sum of bucket comm */
 	double exposed_comm; /* step - (fwd + bwd + opt) */
 	double bound;	     /* cost-models.md section 6 lower bound */
-	size_t nbuckets;
-	size_t nbaselines;
-	size_t nenv;
 	const char *costs_hash; /* 16 hex digits of the cost constants, "" */
 } autosync_plan_summary_t;
 
 int autosync_plan_summary(const autosync_plan_t *plan,
 			  autosync_plan_summary_t *s);
+
+/*
+ * The parts of a plan: autosync_plan_nX() counts them, autosync_plan_X(i)
+ * returns item i (owned by the plan) or NULL past the end.
+ */
+size_t autosync_plan_nbuckets(const autosync_plan_t *plan);
 const autosync_bucket_t *autosync_plan_bucket(const autosync_plan_t *plan,
 					      size_t i);
-/* Baseline i: name, predicted step time (s), applicable to the framework. */
-int autosync_plan_baseline(const autosync_plan_t *plan, size_t i,
-			   const char **name, double *step_time,
-			   int *applicable);
-int autosync_plan_env(const autosync_plan_t *plan, size_t i, const char **name,
-		      const char **value);
+/* A baseline the plan was compared with. */
+typedef struct autosync_plan_baseline {
+	const char *name;
+	double step_time; /* predicted, s */
+	int applicable;	  /* the plan's framework can run it */
+} autosync_plan_baseline_t;
+size_t autosync_plan_nbaselines(const autosync_plan_t *plan);
+const autosync_plan_baseline_t *
+autosync_plan_baseline(const autosync_plan_t *plan, size_t i);
+/* The variables the plan sets (NCCL hints, framework settings). */
+size_t autosync_plan_nenv(const autosync_plan_t *plan);
+const autosync_var_t *autosync_plan_env(const autosync_plan_t *plan, size_t i);
 /*
  * The variables whoever applies the plan left alone because the job's
  * environment already had them (the user's own NCCL settings win).
@@ -439,7 +484,7 @@ int autosync_plan_env(const autosync_plan_t *plan, size_t i, const char **name,
 int autosync_plan_set_skipped_env(autosync_plan_t *plan,
 				  const char *const *names, size_t n,
 				  autosync_error_t *errp);
-/* Name i of that list, or NULL past its end; lives as long as the plan. */
+size_t autosync_plan_nskipped_env(const autosync_plan_t *plan);
 const char *autosync_plan_skipped_env(const autosync_plan_t *plan, size_t i);
 /*
  * The plan's NCCL table: for communicators of the plan's shape (nodes x
@@ -455,15 +500,14 @@ typedef struct autosync_nccl_rule {
 	uint64_t min_bytes; /* nBytes range [min_bytes, max_bytes) */
 	uint64_t max_bytes; /* UINT64_MAX = no upper end */
 } autosync_nccl_rule_t;
-size_t autosync_plan_nccl_count(const autosync_plan_t *plan);
-/* Rule i, or NULL past the end; owned by the plan. */
+size_t autosync_plan_nnccl_rules(const autosync_plan_t *plan);
 const autosync_nccl_rule_t *autosync_plan_nccl_rule(const autosync_plan_t *plan,
 						    size_t i);
 /*
  * (Re)compute the NCCL table from the plan's cluster and all-reduce
  * buckets with cost constants 'k' (NULL: the defaults): a bucket's
  * explicit ring/tree algorithm holds for the sizes around it, every other
- * choice is autosync_sim_nccl's fastest (docs/planner.md). autosync_plan()
+ * choice is autosync_sim_nccl's fastest (docs/planner.md). autosync_planner_run()
  * fills it; readers of plans without one (hand-written, or from an older
  * autosync) may call this. Changes the plan hash. No table for one rank.
  */

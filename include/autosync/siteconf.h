@@ -85,7 +85,7 @@ const char *autosync_siteconf_nccl_plugin_dir(const autosync_siteconf_t *s);
  * rescales NCCL's latency constants to the calibrated links (default 0). */
 int autosync_siteconf_nccl_calibrate(const autosync_siteconf_t *s);
 /* Fabric NIC names (e.g. "mlx5_0"); 'i' < count. */
-size_t autosync_siteconf_fabric_nic_count(const autosync_siteconf_t *s);
+size_t autosync_siteconf_nfabric_nics(const autosync_siteconf_t *s);
 const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s, size_t i);
 
 /*

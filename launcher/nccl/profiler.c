@@ -117,17 +117,14 @@ static int local_rank(void)
 static unsigned plan_allreduces(const char *path)
 {
 	autosync_plan_t *plan;
-	autosync_plan_summary_t s;
 	unsigned n = 0;
 
 	if (!path || !*path || !(plan = autosync_plan_load(path, NULL)))
 		return 0;
-	if (autosync_plan_summary(plan, &s) == 0)
-		for (size_t i = 0; i < s.nbuckets; i++) {
-			const autosync_bucket_t *b = autosync_plan_bucket(plan, i);
-			if (b && b->kind == AUTOSYNC_SYNC_ALLREDUCE)
-				n++;
-		}
+	for (size_t i = 0; i < autosync_plan_nbuckets(plan); i++)
+		if (autosync_plan_bucket(plan, i)->kind ==
+		    AUTOSYNC_SYNC_ALLREDUCE)
+			n++;
 	autosync_plan_destroy(plan);
 	return n;
 }

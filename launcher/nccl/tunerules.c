@@ -30,7 +30,7 @@ int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
 	snprintf(t->plan_hash, sizeof(t->plan_hash), "%s",
 		 autosync_plan_hash(plan) ? autosync_plan_hash(plan) : "");
 	t->derived = 0;
-	if (autosync_plan_nccl_count(plan) == 0 &&
+	if (autosync_plan_nnccl_rules(plan) == 0 &&
 	    (unsigned long) s.cluster.nodes * s.cluster.gpus_per_node > 1) {
 		/* a plan without a table (hand-written, older autosync) */
 		if (autosync_plan_derive_nccl(plan, NULL, &e) < 0) {
@@ -39,7 +39,7 @@ int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
 		}
 		t->derived = 1;
 	}
-	n = autosync_plan_nccl_count(plan);
+	n = autosync_plan_nnccl_rules(plan);
 	if (t->n + n > AS_TUNE_MAX_RULES) {
 		snprintf(err, errlen, "more than %d tuner rules",
 			 AS_TUNE_MAX_RULES);

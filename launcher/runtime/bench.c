@@ -249,8 +249,8 @@ static int mkdirs(const char *dir)
 }
 
 static int write_plans(const char *dir, const struct strat *st, size_t ns,
-		       const autosync_model_t *m, const autosync_cluster_t *cl,
-		       const autosync_costs_t *k, autosync_error_t *errp)
+		       const autosync_model_t *m, autosync_planner_t *rpl,
+		       autosync_error_t *errp)
 {
 	char path[4096];
 	FILE *fp;
@@ -265,7 +265,7 @@ static int write_plans(const char *dir, const struct strat *st, size_t ns,
 	if (!(fp = fopen(path, "w")))
 		return autosync_errprintf(errp, "%s: %s", path,
 					  strerror(errno));
-	r = autosync_trial_write_replay(m, cl, k, fp, errp);
+	r = autosync_trial_write_replay(rpl, m, fp, errp);
 	if (fclose(fp) != 0 || r < 0)
 		return autosync_errprintf(errp, "%s: write error", path);
 	return 0;
@@ -284,6 +284,7 @@ static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 
 	memset(r, 0, sizeof(*r));
 	autosync_plan_summary(s->plan, &ps);
+	(void)autosync_feedback_set_plan(r, s->plan, NULL);
 	r->time = (int64_t)time(NULL);
 	snprintf(r->source, sizeof(r->source), "bench");
 	r->job = job ? strtoull(job, NULL, 10) : 0;
@@ -294,49 +295,13 @@ static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 	gethostname(r->node, sizeof(r->node) - 1);
 	r->nodes = (unsigned)nodes;
 	r->gpus_per_node = (unsigned)gpn;
+	/* the full-size model's name; the scaled one's hash */
 	snprintf(r->model, sizeof(r->model), "%s", autosync_model_name(orig));
 	snprintf(r->model_hash, sizeof(r->model_hash), "%s",
 		 autosync_model_hash(scaled));
-	snprintf(r->topo_hash, sizeof(r->topo_hash), "%s",
-		 ps.topo_hash ? ps.topo_hash : "");
-	snprintf(r->plan_hash, sizeof(r->plan_hash), "%s",
-		 autosync_plan_hash(s->plan));
-	snprintf(r->framework, sizeof(r->framework), "%s",
-		 ps.framework ? ps.framework : "");
-	snprintf(r->strategy, sizeof(r->strategy), "%s",
-		 ps.strategy ? ps.strategy : s->name);
+	if (!ps.strategy)
+		snprintf(r->strategy, sizeof(r->strategy), "%s", s->name);
 	r->scale = o->scale;
-	(void)autosync_cluster_format(&ps.cluster, r->cluster,
-				      sizeof(r->cluster));
-	r->predicted = ps.step_time;
-	for (size_t b = 0; b < ps.nbuckets && b < AUTOSYNC_FEEDBACK_MAX_BUCKETS;
-	     b++) {
-		const autosync_bucket_t *B = autosync_plan_bucket(s->plan, b);
-		autosync_feedback_bucket_t *fb = &r->buckets[r->nbuckets++];
-		snprintf(fb->kind, sizeof(fb->kind), "%s",
-			 B->kind == AUTOSYNC_SYNC_PS ? "ps" : "allreduce");
-		snprintf(fb->algo, sizeof(fb->algo), "%s",
-			 B->kind == AUTOSYNC_SYNC_PS
-			     ? ""
-			     : autosync_algo_name(B->algo));
-		snprintf(fb->compress, sizeof(fb->compress), "%s",
-			 autosync_compress_name(B->compress));
-		fb->servers = B->kind == AUTOSYNC_SYNC_PS ? B->servers : 0;
-		fb->tensors = (unsigned)B->ntensors;
-		fb->bytes = B->bytes;
-	}
-	for (size_t i = 0; i < ps.nbaselines &&
-			   r->nbaselines < AUTOSYNC_FEEDBACK_MAX_BASELINES;
-	     i++) {
-		const char *nm;
-		double t;
-		int app;
-		if (autosync_plan_baseline(s->plan, i, &nm, &t, &app) < 0)
-			continue;
-		snprintf(r->baselines[r->nbaselines].name,
-			 sizeof(r->baselines[0].name), "%s", nm);
-		r->baselines[r->nbaselines++].predicted = t;
-	}
 	for (size_t i = 0; i < s->nt; i++) {
 		if (r->nmeasured < AUTOSYNC_FEEDBACK_MAX_MEASURED)
 			r->measured[r->nmeasured++] = s->t[i];
@@ -515,7 +480,7 @@ int autosync_rt_bench_main(int argc, char **argv)
 	autosync_error_t err = {{0}};
 	autosync_rt_t *rt = NULL;
 	autosync_model_t *orig = NULL, *m = NULL;
-	autosync_planner_t *pl = NULL;
+	autosync_planner_t *pl = NULL, *rpl = NULL;
 	autosync_cluster_t cl;
 	autosync_costs_t k;
 	struct strat *st = NULL;
@@ -549,7 +514,7 @@ int autosync_rt_bench_main(int argc, char **argv)
 	    0)
 		FAIL("--backend: %s", err.text);
 	if (!(orig = autosync_model_open(o.model, NULL, &err)) ||
-	    !(m = autosync_trial_scale_model(orig, o.scale, &err)))
+	    !(m = autosync_model_scale(orig, o.scale, &err)))
 		FAIL("%s", err.text);
 	if (autosync_cluster_parse(&cl, o.cluster, &err) < 0)
 		FAIL("--cluster: %s", err.text);
@@ -564,7 +529,15 @@ int autosync_rt_bench_main(int argc, char **argv)
 	    autosync_planner_set_costs(pl, &k, &err) < 0 ||
 	    autosync_planner_set_framework(pl, o.fw, &err) < 0)
 		FAIL("%s", err.text);
-	autosync_planner_allow_compression(pl, o.compress);
+	autosync_planner_set_compression(pl, o.compress);
+	/* random strategies: everything the plan format can say */
+	if (!(rpl = autosync_planner_create(&err)) ||
+	    autosync_planner_set_cluster(rpl, &cl, &err) < 0 ||
+	    autosync_planner_set_model(rpl, m, &err) < 0 ||
+	    autosync_planner_set_costs(rpl, &k, &err) < 0 ||
+	    autosync_planner_set_framework(rpl, AUTOSYNC_FW_GENERIC, &err) < 0)
+		FAIL("%s", err.text);
+	autosync_planner_set_compression(rpl, 1);
 	/* strategies */
 	nnamed = 1;
 	for (const char *c = o.list; *c; c++)
@@ -577,7 +550,7 @@ int autosync_rt_bench_main(int argc, char **argv)
 		int b;
 		snprintf(s->name, sizeof(s->name), "%s", tok);
 		if (!strcmp(tok, "autosync"))
-			s->plan = autosync_plan(pl, &err);
+			s->plan = autosync_planner_run(pl, &err);
 		else if (!strncmp(tok, "plan:", 5))
 			s->plan = autosync_plan_load(tok + 5, &err);
 		else if ((b = autosync_baseline_from_name(tok)) >= 0)
@@ -595,9 +568,8 @@ int autosync_rt_bench_main(int argc, char **argv)
 		snprintf(s->name, sizeof(s->name), "random-%lu",
 			 o.seed + (unsigned long)i);
 		s->random = 1;
-		if (!(s->plan = autosync_trial_random_plan(
-			  m, &cl, &k, AUTOSYNC_FW_GENERIC, 1,
-			  o.seed + (uint64_t)i, &err)))
+		if (!(s->plan = autosync_planner_random(
+			  rpl, o.seed + (uint64_t)i, &err)))
 			FAIL("%s: %s", s->name, err.text);
 		ns++;
 	}
@@ -625,7 +597,7 @@ int autosync_rt_bench_main(int argc, char **argv)
 				bad = 1;
 			}
 			if (!bad && o.plans_dir &&
-			    write_plans(o.plans_dir, st, ns, m, &cl, &k, &err) <
+			    write_plans(o.plans_dir, st, ns, m, rpl, &err) <
 				0) {
 				fprintf(stderr, "autosync bench: %s\n",
 					err.text);
@@ -709,7 +681,8 @@ int autosync_rt_bench_main(int argc, char **argv)
 					    size, autosync_rt_nodes(rt),
 					    s->name, ps.strategy,
 					    s->random ? "true" : "false", round,
-					    ps.step_time, ps.nbuckets,
+					    ps.step_time,
+					    autosync_plan_nbuckets(s->plan),
 					    check ? "false" : "true");
 					for (size_t j = first; j < s->nt; j++)
 						fprintf(out, "%s%.6g",
@@ -755,6 +728,7 @@ out:
 	free(st);
 	free(o.list);
 	autosync_planner_destroy(pl);
+	autosync_planner_destroy(rpl);
 	autosync_model_destroy(m);
 	autosync_model_destroy(orig);
 	autosync_rt_destroy(rt);

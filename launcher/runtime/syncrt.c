@@ -1021,14 +1021,17 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 	}
 	nt = autosync_model_ntensors(m);
 	if (!(rp = calloc(1, sizeof(*rp))) ||
-	    !(rp->b = calloc(s.nbuckets ? s.nbuckets : 1, sizeof(*rp->b))) ||
+	    !(rp->b = calloc(autosync_plan_nbuckets(plan)
+				 ? autosync_plan_nbuckets(plan)
+				 : 1,
+			     sizeof(*rp->b))) ||
 	    !(rp->goff = calloc(nt ? nt : 1, sizeof(size_t))) ||
 	    !(rp->glen = calloc(nt ? nt : 1, sizeof(size_t))) ||
 	    !(ix = calloc(nt ? nt : 1, sizeof(*ix))) ||
 	    !(seen = calloc(nt ? nt : 1, 1)))
 		goto nomem;
 	rp->rt = rt;
-	rp->nb = s.nbuckets;
+	rp->nb = autosync_plan_nbuckets(plan);
 	rp->nt = nt;
 	for (size_t i = 0; i < nt; i++)
 		ix[i] = (struct name_ix){autosync_model_tensor(m, i)->name, i};
@@ -1114,11 +1117,11 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 		goto nomem;
 	if (BE(rt)->prepare) {
 		/* the plan's NCCL hint: its NCCL_ALGO, else the job's algo */
-		const char *hint = "", *name, *value;
-		for (size_t i = 0; i < s.nenv; i++)
-			if (autosync_plan_env(plan, i, &name, &value) == 0 &&
-			    !strcmp(name, "NCCL_ALGO"))
-				hint = value;
+		const char *hint = "";
+		for (size_t i = 0; i < autosync_plan_nenv(plan); i++)
+			if (!strcmp(autosync_plan_env(plan, i)->name,
+				    "NCCL_ALGO"))
+				hint = autosync_plan_env(plan, i)->value;
 		if (!*hint && s.job_algo == AUTOSYNC_ALGO_RING)
 			hint = "Ring";
 		else if (!*hint && s.job_algo == AUTOSYNC_ALGO_TREE)

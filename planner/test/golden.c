@@ -63,7 +63,7 @@ int main(void)
 		if (m && p && autosync_planner_set_model(p, m, &err) == 0 &&
 		    autosync_planner_set_cluster(p, &c, &err) == 0 &&
 		    autosync_planner_set_framework(p, g->fw, &err) == 0)
-			pl = autosync_plan(p, &err);
+			pl = autosync_planner_run(p, &err);
 		if (!pl) {
 			ok(0, "%s: %s", g->file, err.text);
 			goto next;

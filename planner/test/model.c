@@ -49,9 +49,9 @@ static void catalog_totals(void)
 		   "%s carries per-layer FLOPs", published[i].name);
 		autosync_model_destroy(m);
 	}
-	ok(autosync_catalog_list(catalog, &names, &err) == 0, "catalog_list");
-	for (n = 0; names && names[n]; n++)
-		;
+	ok(autosync_catalog_list(catalog, &names, &n, &err) == 0 && names &&
+		   names[n] == NULL,
+	   "catalog_list: a count and a NULL after the names");
 	ok(n == sizeof(published) / sizeof(published[0]),
 	   "catalog lists %zu models", n);
 	ok(names && !strcmp(names[0], "bert-base"), "catalog list sorted");

@@ -48,7 +48,7 @@ static autosync_plan_t *make_plan(const char *model, unsigned nodes,
 	    autosync_planner_set_cluster(p, &c, &err) == 0 &&
 	    (!k || autosync_planner_set_costs(p, k, &err) == 0))
 		pl = baseline >= 0 ? autosync_planner_baseline(p, baseline, &err)
-				   : autosync_plan(p, &err);
+				   : autosync_planner_run(p, &err);
 	if (!pl)
 		diag("make_plan %s: %s", model, err.text);
 	autosync_planner_destroy(p);
@@ -162,7 +162,7 @@ static const char *shape(const autosync_plan_t *pl, unsigned maxch,
 	static char why[200];
 	uint64_t next[AUTOSYNC_NCCL_NFUNCS];
 	int lastproto[AUTOSYNC_NCCL_NFUNCS];
-	size_t n = autosync_plan_nccl_count(pl);
+	size_t n = autosync_plan_nnccl_rules(pl);
 
 	for (int f = 0; f < AUTOSYNC_NCCL_NFUNCS; f++) {
 		next[f] = 0;
@@ -214,7 +214,7 @@ static const char *shape(const autosync_plan_t *pl, unsigned maxch,
 static const autosync_nccl_rule_t *match(const autosync_plan_t *pl, int f,
 					 double bytes)
 {
-	for (size_t i = 0; i < autosync_plan_nccl_count(pl); i++) {
+	for (size_t i = 0; i < autosync_plan_nnccl_rules(pl); i++) {
 		const autosync_nccl_rule_t *r = autosync_plan_nccl_rule(pl, i);
 		if (r->func == f && bytes >= (double)r->min_bytes &&
 		    bytes < (double)r->max_bytes)
@@ -235,7 +235,7 @@ static void table(void)
 	pl = make_plan("bert-large", 2, 8, NULL, -1);
 	if (!pl)
 		bail_out("no plan");
-	n = autosync_plan_nccl_count(pl);
+	n = autosync_plan_nnccl_rules(pl);
 	ok(n >= 5 && n <= 200, "bert-large on 2x8: %zu NCCL rules", n);
 	is(shape(pl, 32, &nf), "", "every collective from 0 bytes up, "
 	   "contiguous, open-ended; ring-only ones go LL -> LL128 -> Simple");
@@ -254,7 +254,7 @@ static void table(void)
 	b = back ? to_text(back) : NULL;
 	ok(back && !strcmp(a, b), "write(parse(write)) is byte-identical %s", err.text);
 	ok(back && !strcmp(autosync_plan_hash(back), autosync_plan_hash(pl)) &&
-	   autosync_plan_nccl_count(back) == n, "same hash, same rules");
+	   autosync_plan_nnccl_rules(back) == n, "same hash, same rules");
 	free(b);
 	autosync_plan_destroy(back);
 
@@ -279,10 +279,10 @@ static void table(void)
 		memmove(s, t, strlen(t) + 1);
 		memmove((char *)h1, strchr(h1, '\n') + 1, strlen(strchr(h1, '\n') + 1) + 1);
 		back = autosync_plan_parse(e, strlen(e), "old.yaml", &err);
-		ok(back && autosync_plan_nccl_count(back) == 0,
+		ok(back && autosync_plan_nnccl_rules(back) == 0,
 		   "a plan without a table (and without a hash) loads: %s", err.text);
 		ok(back && autosync_plan_derive_nccl(back, NULL, &err) == 0 &&
-		   autosync_plan_nccl_count(back) == n &&
+		   autosync_plan_nnccl_rules(back) == n &&
 		   !strcmp(autosync_plan_hash(back), autosync_plan_hash(pl)),
 		   "derived again with the default constants: the same %zu rules and hash", n);
 		autosync_plan_destroy(back);
@@ -297,7 +297,7 @@ static void table(void)
 	pl = make_plan("bert-large", 2, 8, &k, -1);
 	{
 		int all1 = pl != NULL;
-		for (size_t i = 0; pl && i < autosync_plan_nccl_count(pl); i++)
+		for (size_t i = 0; pl && i < autosync_plan_nnccl_rules(pl); i++)
 			all1 &= autosync_plan_nccl_rule(pl, i)->channels == 1;
 		ok(all1, "a channel that fills the link: 1 channel everywhere");
 	}
@@ -323,15 +323,15 @@ static void table(void)
 
 		if (m && p && autosync_planner_set_model(p, m, &e2) == 0 &&
 		    autosync_planner_set_cluster(p, &c, &e2) == 0) {
-			p0 = autosync_plan(p, &e2);
-			autosync_planner_nccl_calibrate(p, 1);
-			p1 = autosync_plan(p, &e2);
+			p0 = autosync_planner_run(p, &e2);
+			autosync_planner_set_nccl_calibrate(p, 1);
+			p1 = autosync_planner_run(p, &e2);
 		}
 		t0 = p0 ? to_text(p0) : NULL;
 		t1 = p1 ? to_text(p1) : NULL;
 		ok(t1 && strstr(t1, "  cycle_time: 0\n  nccl_calibrate: true\n") &&
 		   t0 && !strstr(t0, "nccl_calibrate"),
-		   "autosync_planner_nccl_calibrate: job.nccl_calibrate: true, absent otherwise");
+		   "autosync_planner_set_nccl_calibrate: job.nccl_calibrate: true, absent otherwise");
 		p2 = t1 ? autosync_plan_parse(t1, strlen(t1), "cal.yaml", &e2) : NULL;
 		t2 = p2 ? to_text(p2) : NULL;
 		ok(p0 && p1 && p2 && t2 && !strcmp(t1, t2) &&
@@ -349,10 +349,10 @@ static void table(void)
 	}
 
 	pl = make_plan("resnet50", 1, 1, NULL, -1);
-	ok(pl && autosync_plan_nccl_count(pl) == 0, "one rank: no table");
+	ok(pl && autosync_plan_nnccl_rules(pl) == 0, "one rank: no table");
 	autosync_plan_destroy(pl);
 	pl = make_plan("resnet50", 2, 8, NULL, AUTOSYNC_BASELINE_DDP);
-	ok(pl && autosync_plan_nccl_count(pl) == 0,
+	ok(pl && autosync_plan_nnccl_rules(pl) == 0,
 	   "a baseline plan has no table (it is what NCCL does alone)");
 	a = pl ? to_text(pl) : NULL;
 	ok(a && !strstr(a, "nccl:\n"), "and writes none");
@@ -466,7 +466,7 @@ static void bad(void)
 			 "  - {coll: allgather, min_bytes: 65536, algorithm: pat, "
 			 "protocol: simple, channels: 0}\n");
 		pl = autosync_plan_parse(buf, strlen(buf), "ok.yaml", &err);
-		ok(pl && autosync_plan_nccl_count(pl) == 2 &&
+		ok(pl && autosync_plan_nnccl_rules(pl) == 2 &&
 		   autosync_plan_nccl_rule(pl, 1)->algo == AUTOSYNC_NCCL_PAT &&
 		   autosync_plan_nccl_rule(pl, 1)->max_bytes == UINT64_MAX &&
 		   autosync_plan_nccl_rule(pl, 0)->channels == 2,

@@ -44,7 +44,7 @@ static autosync_plan_t *make_plan(const char *model, int fw, int baseline,
 	    autosync_planner_set_framework(p, fw, &err) == 0)
 		pl = baseline >= 0
 			 ? autosync_planner_baseline(p, baseline, &err)
-			 : autosync_plan(p, &err);
+			 : autosync_planner_run(p, &err);
 	if (!pl)
 		diag("make_plan %s: %s", model, err.text);
 	autosync_planner_destroy(p);
@@ -86,8 +86,11 @@ static void round_trip(const char *model, int fw, int baseline, unsigned nodes)
 		   "%s: same hash", model);
 		autosync_plan_summary(pl, &a);
 		autosync_plan_summary(back, &b);
-		ok(a.nbuckets == b.nbuckets && a.nbaselines == b.nbaselines &&
-		       a.nenv == b.nenv && a.cluster.nodes == b.cluster.nodes &&
+		ok(autosync_plan_nbuckets(pl) == autosync_plan_nbuckets(back) &&
+		       autosync_plan_nbaselines(pl) ==
+			   autosync_plan_nbaselines(back) &&
+		       autosync_plan_nenv(pl) == autosync_plan_nenv(back) &&
+		       a.cluster.nodes == b.cluster.nodes &&
 		       !strcmp(a.cluster.topo_hash, b.cluster.topo_hash),
 		   "%s: same structure", model);
 		near(b.step_time, a.step_time, a.step_time * 1e-8,

@@ -275,7 +275,7 @@ static void overlap(void)
 	p = planner(m, c, k, AUTOSYNC_FW_GENERIC);
 	pl =
 	    autosync_planner_baseline(p, AUTOSYNC_BASELINE_AR_PER_TENSOR, NULL);
-	ok(pl && autosync_plan_summary(pl, &s) == 0 && s.nbuckets == 3,
+	ok(pl && autosync_plan_summary(pl, &s) == 0 && autosync_plan_nbuckets(pl) == 3,
 	   "3 buckets");
 	if (pl) {
 		near(s.fwd_time, 3e-3, 1e-12, "forward 3 ms");
@@ -302,7 +302,7 @@ static void overlap(void)
 		}
 	}
 	autosync_plan_destroy(pl);
-	pl = autosync_plan(p, NULL);
+	pl = autosync_planner_run(p, NULL);
 	memset(&s, 0, sizeof(s));
 	if (pl)
 		autosync_plan_summary(pl, &s);
@@ -349,7 +349,7 @@ static void check_buckets(const autosync_plan_t *pl, const char *const *want,
 	for (nw = 0; want[nw]; nw++)
 		;
 	autosync_plan_summary(pl, &s);
-	for (size_t b = 0; b < s.nbuckets; b++) {
+	for (size_t b = 0; b < autosync_plan_nbuckets(pl); b++) {
 		const autosync_bucket_t *bk = autosync_plan_bucket(pl, b);
 		size_t l = strlen(got);
 		snprintf(got + l, sizeof(got) - l, "%s{", b ? " " : "");
@@ -417,8 +417,8 @@ static void baselines(void)
 	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_PS_LB, NULL);
 	autosync_plan_summary(pl, &s);
 	{
-		int good = s.nbuckets == 10;
-		for (size_t b = 0; good && b < s.nbuckets; b++) {
+		int good = autosync_plan_nbuckets(pl) == 10;
+		for (size_t b = 0; good && b < autosync_plan_nbuckets(pl); b++) {
 			const autosync_bucket_t *bk =
 			    autosync_plan_bucket(pl, b);
 			int idx = bk->tensors[0][1] - '0';
@@ -434,7 +434,7 @@ static void baselines(void)
 
 	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_PARALLAX, NULL);
 	autosync_plan_summary(pl, &s);
-	ok(s.nbuckets == 1 && autosync_plan_bucket(pl, 0)->ntensors == 10,
+	ok(autosync_plan_nbuckets(pl) == 1 && autosync_plan_bucket(pl, 0)->ntensors == 10,
 	   "parallax, all dense and < 128 variables: one all-reduce group");
 	autosync_plan_destroy(pl);
 	autosync_planner_destroy(p);
@@ -453,7 +453,7 @@ static void baselines(void)
 	autosync_plan_summary(pl, &s);
 	{
 		size_t sizes[4] = {0}, nps = 0, nar = 0;
-		for (size_t b = 0; b < s.nbuckets; b++) {
+		for (size_t b = 0; b < autosync_plan_nbuckets(pl); b++) {
 			const autosync_bucket_t *bk =
 			    autosync_plan_bucket(pl, b);
 			if (bk->kind == AUTOSYNC_SYNC_PS) {
@@ -528,7 +528,7 @@ static void properties(void)
 					c.nic_bw *= f;
 					c.intra_bw *= f;
 					p = planner(m, c, k, fw);
-					pl = autosync_plan(p, &err);
+					pl = autosync_planner_run(p, &err);
 					if (!pl ||
 					    autosync_plan_summary(pl, &s) < 0) {
 						ok(0, "plan: %s", err.text);
@@ -546,13 +546,15 @@ static void properties(void)
 						     prev, s.step_time, f);
 					}
 					prev = s.step_time;
-					for (size_t b = 0; b < s.nbaselines;
+					for (size_t b = 0;
+					     b < autosync_plan_nbaselines(pl);
 					     b++) {
-						const char *name;
-						double t;
-						int app;
-						autosync_plan_baseline(
-						    pl, b, &name, &t, &app);
+						const char *name =
+						    autosync_plan_baseline(pl, b)
+							->name;
+						double t =
+						    autosync_plan_baseline(pl, b)
+							->step_time;
 						if (t >
 						    prevb[b] * (1 + 1e-12)) {
 							mono_bw = 0;
@@ -562,7 +564,8 @@ static void properties(void)
 							     models[mi], name);
 						}
 						prevb[b] = t;
-						if (app &&
+						if (autosync_plan_baseline(pl, b)
+							->applicable &&
 						    s.step_time >
 							t * (1 + 1e-12)) {
 							never_worse = 0;
@@ -650,15 +653,15 @@ static void capabilities(void)
 				autosync_costs_default(&k);
 				c.nics_per_node = 1; /* bandwidth-bound */
 				p = planner(m, c, k, fw);
-				autosync_planner_allow_compression(p, comp);
-				pl = autosync_plan(p, &err);
+				autosync_planner_set_compression(p, comp);
+				pl = autosync_planner_run(p, &err);
 				if (!pl) {
 					ok(0, "%s", err.text);
 					autosync_planner_destroy(p);
 					continue;
 				}
 				autosync_plan_summary(pl, &s);
-				for (size_t b = 0; b < s.nbuckets; b++) {
+				for (size_t b = 0; b < autosync_plan_nbuckets(pl); b++) {
 					const autosync_bucket_t *bk =
 					    autosync_plan_bucket(pl, b);
 					ps |= bk->kind == AUTOSYNC_SYNC_PS;
@@ -727,14 +730,12 @@ static void budget(void)
 	ok(autosync_planner_set_budget(p, 0, &err) < 0 && errno == EINVAL,
 	   "budget 0: EINVAL");
 	ok(autosync_planner_set_budget(p, 1, &err) == 0, "budget 1");
-	pl = autosync_plan(p, &err);
+	pl = autosync_planner_run(p, &err);
 	ok(pl && autosync_plan_summary(pl, &s) == 0, "a plan within budget 1");
-	for (size_t b = 0; pl && b < s.nbaselines; b++) {
-		double t;
-		int app;
-		autosync_plan_baseline(pl, b, NULL, &t, &app);
-		if (app && t < best)
-			best = t;
+	for (size_t b = 0; pl && b < autosync_plan_nbaselines(pl); b++) {
+		const autosync_plan_baseline_t *bl = autosync_plan_baseline(pl, b);
+		if (bl->applicable && bl->step_time < best)
+			best = bl->step_time;
 	}
 	ok(pl && s.step_time <= best, "it is the best applicable baseline (%s)",
 	   pl ? s.strategy : "-");
@@ -753,7 +754,7 @@ static void determinism(void)
 	for (int round = 0; m && round < 2; round++) {
 		autosync_planner_t *p = planner(m, cluster(4, 8), ideal_costs(),
 						AUTOSYNC_FW_GENERIC);
-		autosync_plan_t *pl = autosync_plan(p, &err);
+		autosync_plan_t *pl = autosync_planner_run(p, &err);
 		FILE *fp = open_memstream(round ? &b2 : &b1, round ? &l2 : &l1);
 		if (pl)
 			autosync_plan_write(pl, fp, &err);

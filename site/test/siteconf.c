@@ -65,7 +65,7 @@ static void test_example(void)
 	ok(autosync_siteconf_plan_budget_ms(s) == 50, "budget");
 	ok(autosync_siteconf_max_model_bytes(s) == 16u << 20, "max_model_bytes");
 	ok(autosync_siteconf_feedback_max_bytes(s) == 64u << 20, "feedback max");
-	ok(autosync_siteconf_fabric_nic_count(s) == 4, "4 fabric NICs");
+	ok(autosync_siteconf_nfabric_nics(s) == 4, "4 fabric NICs");
 	is(autosync_siteconf_fabric_nic(s, 3), "mlx5_3", "4th fabric NIC");
 	memset(&c, 0, sizeof(c));
 	autosync_siteconf_apply_network(s, &c);

@@ -14,7 +14,6 @@
 #include "autosync/topology.h"
 #include "syncrt.h"
 #include "tap.h"
-#include "trial.h"
 
 static int R, P;
 
@@ -237,8 +236,8 @@ int main(int argc, char **argv)
 			  autosync_planner_set_cluster(pl, &c, &err) == 0 &&
 			  autosync_planner_set_model(pl, m, &err) == 0,
 		      "toy model and planner: %s", err.text);
-		autosync_planner_allow_compression(pl, 1);
-		p = autosync_plan(pl, &err);
+		autosync_planner_set_compression(pl, 1);
+		p = autosync_planner_run(pl, &err);
 		CHECK(p && run_plan(rt, p, m, &err), "autosync plan: %s",
 		      err.text);
 		autosync_plan_destroy(p);
@@ -248,9 +247,9 @@ int main(int argc, char **argv)
 			      autosync_baseline_name(b), err.text);
 			autosync_plan_destroy(p);
 		}
+		autosync_planner_set_framework(pl, AUTOSYNC_FW_GENERIC, &err);
 		for (uint64_t seed = 1; seed <= 25; seed++) {
-			p = autosync_trial_random_plan(
-			    m, &c, &k, AUTOSYNC_FW_GENERIC, 1, seed, &err);
+			p = autosync_planner_random(pl, seed, &err);
 			CHECK(p && run_plan(rt, p, m, &err),
 			      "random plan %llu: %s", (unsigned long long)seed,
 			      err.text);
@@ -258,7 +257,7 @@ int main(int argc, char **argv)
 		}
 		{
 			autosync_model_t *s =
-			    autosync_trial_scale_model(m, 10, &err);
+			    autosync_model_scale(m, 10, &err);
 			CHECK(s &&
 				  autosync_model_ntensors(s) ==
 				      autosync_model_ntensors(m) &&

@@ -1,0 +1,171 @@
+/* trial.c - what trial runs need from the planner: models with smaller
+ * gradients and random valid strategies, simulated so that every measured
+ * strategy has the simulator's prediction next to it. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+autosync_model_t *autosync_model_scale(const autosync_model_t *m, double scale,
+				       autosync_error_t *errp)
+{
+	autosync_model_t *s = NULL;
+	char name[300];
+
+	if (!m || !(scale >= 1) || !isfinite(scale)) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "scale_model: invalid argument "
+					 "(scale must be >= 1)");
+		return NULL;
+	}
+	if (scale == 1)
+		snprintf(name, sizeof(name), "%s", m->name);
+	else
+		snprintf(name, sizeof(name), "%s@1/%g", m->name, scale);
+	if (!(s = autosync_model_create(name, errp)))
+		return NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		const autosync_tensor_t *T = &m->t[i];
+		int64_t shape[AUTOSYNC_MAX_DIMS];
+		unsigned nd;
+		uint64_t rows = 0;
+		if (T->sparse && T->ndim >= 1) {
+			nd = T->ndim;
+			memcpy(shape, T->shape, sizeof(shape));
+			shape[0] = (int64_t)ceil((double)T->shape[0] / scale);
+			rows = (uint64_t)ceil((double)T->rows_touched / scale);
+			if (rows < 1)
+				rows = 1;
+			if (rows > (uint64_t)shape[0])
+				rows = (uint64_t)shape[0];
+		} else {
+			nd = 1;
+			shape[0] = (int64_t)ceil((double)T->numel / scale);
+			if (shape[0] < 1)
+				shape[0] = 1;
+		}
+		if (autosync_model_add_tensor(
+			s, T->name, T->layer, T->dtype, nd, shape,
+			T->sparse && T->ndim >= 1, rows, errp) < 0)
+			goto fail;
+	}
+	if (autosync_model_set_batch(s, m->batch, m->tokens, errp) < 0)
+		goto fail;
+	for (size_t l = 0; l < m->nl; l++) {
+		const autosync_layer_compute_t *L = &m->l[l];
+		double ff = L->fwd_flops >= 0
+				? L->fwd_flops
+				: 2.0 * (double)L->params * m->tokens;
+		if (autosync_model_set_layer_flops(s, L->name, ff, L->bwd_flops,
+						   errp) < 0)
+			goto fail;
+	}
+	return s;
+fail:
+	autosync_model_destroy(s);
+	return NULL;
+}
+
+/* splitmix64: small, seedable, the same everywhere */
+static uint64_t rnd(uint64_t *st)
+{
+	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned rndu(uint64_t *st, unsigned n)
+{
+	return n ? (unsigned)(rnd(st) % n) : 0;
+}
+
+autosync_plan_t *planner_random_plan(const autosync_model_t *m,
+				     const autosync_cluster_t *c,
+				     const autosync_costs_t *k, int fw,
+				     int allow_compress, uint64_t seed,
+				     autosync_error_t *errp)
+{
+	struct simctx x;
+	struct strategy s;
+	struct simres r;
+	autosync_plan_t *plan = NULL;
+	uint64_t st = seed * 0x2545f4914f6cdd1dULL + 1;
+	size_t nt, nb, o = 0;
+	int ps_ok = fw == AUTOSYNC_FW_GENERIC || fw == AUTOSYNC_FW_AUTODIST;
+
+	if (!m || !c || !k) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "random_plan: invalid argument");
+		return NULL;
+	}
+	memset(&r, 0, sizeof(r));
+	memset(&s, 0, sizeof(s));
+	if (planner_simctx_init(&x, m, c, k, fw, errp) < 0)
+		return NULL;
+	nt = m->n;
+	if (planner_strategy_init(&s, nt) < 0)
+		goto nomem;
+	snprintf(s.name, sizeof(s.name), "random-%llu",
+		 (unsigned long long)seed);
+	/* log-uniform bucket count in 1..64 (at most one per tensor) */
+	nb = (size_t)floor(exp2((double)rndu(&st, 7001) / 1000.0));
+	if (nb < 1)
+		nb = 1;
+	if (nb > nt)
+		nb = nt;
+	for (size_t b = 0; b < nb; b++) {
+		struct bcfg cfg = {AUTOSYNC_SYNC_ALLREDUCE,
+				   AUTOSYNC_ALGO_RING,
+				   AUTOSYNC_COMPRESS_NONE,
+				   0,
+				   0,
+				   0,
+				   1};
+		/* tensors o .. end-1 (ready order) */
+		size_t left = nt - o, need = nb - b - 1, len;
+		len = need ? 1 + rndu(&st, (unsigned)(left - need)) : left;
+		if (ps_ok && x.nodes > 1 && rndu(&st, 3) == 0) {
+			cfg.kind = AUTOSYNC_SYNC_PS;
+			cfg.servers = 1 + rndu(&st, x.nodes);
+			cfg.local_agg = (int)rndu(&st, 2);
+			cfg.local_repl = (int)rndu(&st, 2);
+			cfg.densify = 0;
+		} else {
+			static const int algos[] = {AUTOSYNC_ALGO_RING,
+						    AUTOSYNC_ALGO_TREE,
+						    AUTOSYNC_ALGO_HIER};
+			cfg.algo = algos[rndu(&st, 3)];
+			if (allow_compress && rndu(&st, 4) == 0)
+				cfg.compress = 1 + (int)rndu(&st, 2);
+		}
+		if (planner_strategy_add_bucket(&s, &cfg) < 0)
+			goto nomem;
+		for (size_t j = 0; j < len; j++, o++) {
+			size_t t = x.order[o];
+			s.tb[t] = b;
+			s.server[t] = AUTOSYNC_NO_SERVER;
+			if (cfg.kind == AUTOSYNC_SYNC_PS && rndu(&st, 2))
+				s.server[t] = (int)rndu(&st, cfg.servers);
+		}
+	}
+	if (planner_simulate(&x, &s, &r, 1) < 0)
+		goto nomem;
+	plan = planner_plan_from_strategy(&x, &s, &r, "random strategy (trial)",
+					  errp);
+	goto out;
+nomem:
+	errno = ENOMEM;
+	autosync_errprintf(errp, "random_plan: out of memory");
+out:
+	planner_simres_free(&r);
+	planner_strategy_free(&s);
+	planner_simctx_free(&x);
+	return plan;
+}
+
