@@ -206,6 +206,9 @@ autosync_plan_t *planner_random_plan(const autosync_model_t *m,
 
 char *planner_xstrdup(const char *s);
 int planner_plan_compute_hash(autosync_plan_t *plan);
+/* point the public summary at the plan's own strings (after building or
+ * reading a plan) */
+void planner_plan_sync(autosync_plan_t *plan);
 int planner_plan_add_env(autosync_plan_t *plan, const char *name,
 			 const char *value);
 

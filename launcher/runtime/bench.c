@@ -1,5 +1,5 @@
 /*
- * bench.c - 'autosync bench': trial runs of plans over MPI (issue 6).
+ * bench.c - 'autosync bench': trial runs of plans over MPI.
  *
  * Run under mpirun or srun, one rank per (emulated) GPU. For every
  * strategy it replays training steps: the forward and backward pass take

@@ -1,6 +1,6 @@
 /*
  * syncrt.h - the autosync sync runtime: executes a plan's gradient
- * synchronization over MPI (issue 6). Not installed; used by
+ * synchronization over MPI. Not installed; used by
  * 'autosync bench' and its tests.
  *
  * Layout: the runtime owns one gradient arena per prepared plan, laid out
