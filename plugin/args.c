@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "common/text.h"
 
 void as_args_init(struct as_args *a)
 {
@@ -26,29 +27,6 @@ const char *as_mode_name(int mode)
 	default:
 		return "unset";
 	}
-}
-
-char *as_quote(const char *val, char *buf, size_t len)
-{
-	size_t o = 0;
-	const size_t keep = len > 8 ? len - 8 : 0; /* room for "\xNN" + "..." */
-
-	if (!len)
-		return buf;
-	if (!val)
-		val = "";
-	for (const unsigned char *p = (const unsigned char *) val; *p; p++) {
-		if (o >= keep) {
-			snprintf(buf + o, len - o, "...");
-			return buf;
-		}
-		if (*p >= 0x20 && *p < 0x7f)
-			buf[o++] = (char) *p;
-		else
-			o += (size_t) snprintf(buf + o, len - o, "\\x%02x", *p);
-	}
-	buf[o] = '\0';
-	return buf;
 }
 
 /* Printable ASCII without spaces: what a path or name given on a command
@@ -109,7 +87,7 @@ int as_args_set_mode(struct as_args *a, const char *val, int src,
 		snprintf(err, errlen,
 			 "autosync: invalid %s value '%s' (expected auto, off, "
 			 "required or a path to a plan file)", what,
-			 as_quote(val, q, sizeof(q)));
+			 asi_quote(val, q, sizeof(q)));
 		return -1;
 	}
 	if (src < a->mode_src)
@@ -132,7 +110,7 @@ int as_args_set_model(struct as_args *a, const char *val, int src,
 		snprintf(err, errlen,
 			 "autosync: invalid %s value '%s' (expected a catalog "
 			 "model name such as resnet50, or a path to a model "
-			 "file)", what, as_quote(val, q, sizeof(q)));
+			 "file)", what, asi_quote(val, q, sizeof(q)));
 		return -1;
 	}
 	if (src < a->model_src)

@@ -52,8 +52,5 @@ int as_args_effective_mode(const struct as_args *a, int site_default);
 /* "off", "auto", "required", "plan" */
 const char *as_mode_name(int mode);
 
-/* Copy 'val' into 'buf' for a message: non-printable bytes as \xNN,
- * long values cut with "...". Always NUL-terminates. Returns buf. */
-char *as_quote(const char *val, char *buf, size_t len);
 
 #endif

@@ -3,10 +3,10 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "args.h"
 #include "pconf.h"
+#include "common/text.h"
 
 enum key_type { KEY_PATH, KEY_BOOL };
 
@@ -20,20 +20,6 @@ static const struct key {
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
-
-int as_parse_bool(const char *s)
-{
-	static const char *const t[] = { "1", "true", "yes", "y" };
-	static const char *const f[] = { "0", "false", "no", "n" };
-
-	for (size_t i = 0; s && i < 4; i++) {
-		if (!strcasecmp(s, t[i]))
-			return 1;
-		if (!strcasecmp(s, f[i]))
-			return 0;
-	}
-	return -1;
-}
 
 static void defaults(struct as_pconf *pc)
 {
@@ -55,7 +41,7 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 		if (!eq) {
 			snprintf(err, errlen,
 				 "autosync: plugstack argument '%s' is not "
-				 "key=value", as_quote(av[i], q, sizeof(q)));
+				 "key=value", asi_quote(av[i], q, sizeof(q)));
 			goto fail;
 		}
 		for (idx = 0; idx < NKEYS; idx++)
@@ -68,7 +54,7 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 			snprintf(err, errlen,
 				 "autosync: unknown plugstack argument '%s' "
 				 "(known: config=PATH, strict=BOOL)",
-				 as_quote(av[i], q, sizeof(q)));
+				 asi_quote(av[i], q, sizeof(q)));
 			goto fail;
 		}
 		if (seen[idx]++) {
@@ -84,20 +70,20 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 				snprintf(err, errlen,
 					 "autosync: plugstack argument '%s' "
 					 "needs an absolute path",
-					 as_quote(av[i], q, sizeof(q)));
+					 asi_quote(av[i], q, sizeof(q)));
 				goto fail;
 			}
 			snprintf(dst, PATH_MAX, "%s", eq + 1);
 			break;
 		}
 		case KEY_BOOL: {
-			int b = as_parse_bool(eq + 1);
+			int b = asi_parse_bool(eq + 1);
 			if (b < 0) {
 				snprintf(err, errlen,
 					 "autosync: plugstack argument '%s' "
 					 "needs a boolean (1/true/yes/y or "
 					 "0/false/no/n)",
-					 as_quote(av[i], q, sizeof(q)));
+					 asi_quote(av[i], q, sizeof(q)));
 				goto fail;
 			}
 			*(int *) ((char *) pc + k->offset) = b;

@@ -19,7 +19,4 @@ struct as_pconf {
 int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 		   size_t errlen);
 
-/* 1/true/yes/y -> 1, 0/false/no/n -> 0, anything else -> -1 */
-int as_parse_bool(const char *s);
-
 #endif

@@ -20,6 +20,7 @@
 #include "autosync/planner.h"
 #include "nccl_abi.h"
 #include "common/readfile.h"
+#include "common/text.h"
 #include "tunerules.h"
 
 #define MAX_RULES_FILE (1u << 20)
@@ -136,8 +137,7 @@ static void load_once(void)
 	g.active = 1;
 	/* the plan's job.nccl_calibrate, unless the environment says */
 	if (cal && *cal)
-		g.calibrate = !strcmp(cal, "1") || !strcasecmp(cal, "yes") ||
-			      !strcasecmp(cal, "true");
+		g.calibrate = asi_parse_bool(cal) == 1;
 	else
 		g.calibrate = g.table.calibrate;
 	snprintf(g.why, sizeof(g.why), "autosync tuner: plan %s (%s): %d "

@@ -145,9 +145,6 @@ static void test_pconf(void)
 		   !strcmp(err, "autosync: plugstack argument 'strict' given twice"),
 	   "duplicate refused");
 	ok(as_pconf_parse(&pc, 1, badbool, err, sizeof(err)) < 0, "bad bool");
-	ok(as_parse_bool("Y") == 1 && as_parse_bool("no") == 0 &&
-		   as_parse_bool("2") == -1 && as_parse_bool(NULL) == -1,
-	   "parse_bool");
 }
 
 int main(void)
