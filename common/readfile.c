@@ -11,16 +11,14 @@
 
 #include "readfile.h"
 
-int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
-		  char **bufp, size_t *lenp, char *err, size_t errlen)
+int asi_open_file(int dirfd, const char *path, size_t max, int flags,
+		  uid_t owner, char *err, size_t errlen)
 {
 	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
 	int fd, saved;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
-				(flags & ASI_READ_NOFOLLOW ? O_NOFOLLOW : 0));
+	fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+				     (flags & ASI_READ_NOFOLLOW ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		saved = errno;
 		if (saved == ELOOP && (flags & ASI_READ_NOFOLLOW))
@@ -44,12 +42,30 @@ int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
 		errno = EPERM;
 		goto fail;
 	}
-	if ((unsigned long long) st.st_size > max) {
+	if (max && (unsigned long long) st.st_size > max) {
 		snprintf(err, errlen, "%s: too large (%lld bytes, limit %zu)",
 			 path, (long long) st.st_size, max);
 		errno = EFBIG;
 		goto fail;
 	}
+	return fd;
+fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
+		  char **bufp, size_t *lenp, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, saved;
+
+	if ((fd = asi_open_file(AT_FDCWD, path, max, flags, owner, err,
+				errlen)) < 0)
+		return -1;
 	if (!(buf = malloc(max + 1))) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		errno = ENOMEM;

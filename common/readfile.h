@@ -25,4 +25,13 @@ enum {
 int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
 		  char **buf, size_t *len, char *err, size_t errlen);
 
+/*
+ * The same checks, for a reader that streams: open 'path' relative to the
+ * directory 'dirfd' (AT_FDCWD for the working directory) and return the
+ * descriptor of a regular file (of 'owner' alone unless (uid_t) -1, at
+ * most 'max' bytes unless 0), or -1 with errno and a message in 'err'.
+ */
+int asi_open_file(int dirfd, const char *path, size_t max, int flags,
+		  uid_t owner, char *err, size_t errlen);
+
 #endif

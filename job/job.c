@@ -14,6 +14,7 @@
 
 #include "autosync/job.h"
 #include "common/readfile.h"
+#include "common/text.h"
 #include "internal.h"
 
 #define MAX_RANK_ENV 8
@@ -477,12 +478,6 @@ static int load_model(autosync_job_t *j, autosync_error_t *errp)
 	char *buf, full[PATH_MAX];
 	size_t len = 0;
 
-	if (!j->model_spec) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "no model named (use "
-					  "--autosync-model=NAME or a path to "
-					  "a model file)");
-	}
 	if (!is_path(j->model_spec)) {
 		j->model = autosync_model_open(j->model_spec,
 					       cat[0] ? cat : NULL, &err);
@@ -715,6 +710,17 @@ static int job_env(autosync_job_t *j, autosync_error_t *errp)
 		return -1;
 	for (size_t i = 0; i < autosync_plan_nenv(j->plan); i++) {
 		const autosync_var_t *v = autosync_plan_env(j->plan, i);
+		char q[96];
+		/* also checked when a plan file is read: a plan never sets
+		 * what could run code or change what autosync itself sets */
+		if (!autosync_plan_env_allowed(v->name)) {
+			errno = EPERM;
+			return autosync_errprintf(
+			    errp, "plan: env: '%s' is not a variable a plan "
+			    "may set (NCCL_*, AUTOSYNC_*, HOROVOD_*; no "
+			    "plugin or configuration file)",
+			    asi_quote(v->name, q, sizeof(q)));
+		}
 		if (add_env(j, v->name, v->value, 0, errp) < 0)
 			return -1;
 	}
@@ -894,6 +900,13 @@ int autosync_job_run(autosync_job_t *j, autosync_error_t *errp)
 		return -1;
 	j->ran = 1;
 	j->inherited = env_copy(j, "AUTOSYNC_INJECTED");
+	/* nothing to plan: no topology work either */
+	if (!j->plan_file && !j->model_spec) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "no model named (use "
+					  "--autosync-model=NAME or a path to "
+					  "a model file)");
+	}
 	if (load_topology(j, errp) < 0)
 		return -1;
 	if (j->plan_file) {
@@ -960,6 +973,29 @@ int autosync_job_write_files(autosync_job_t *j, autosync_error_t *errp)
 		return write_one(j, NULL, AUTOSYNC_JOB_TOPO_FILE,
 				 "NCCL topology", errp);
 	return 0;
+}
+
+int autosync_job_env_allowed(const char *name, int per_rank)
+{
+	static const char *const own[] = {
+		"AUTOSYNC_PLAN",     "AUTOSYNC_PLAN_HASH", "AUTOSYNC_TOPO_HASH",
+		"AUTOSYNC_REPORT",   "AUTOSYNC_INJECTED",  "NCCL_TOPO_FILE",
+		"NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN",
+	};
+	static const char *const rank[] = {
+		"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_NET_GDR_LEVEL",
+		"NCCL_P2P_LEVEL",
+	};
+	const char *const *set = per_rank ? rank : own;
+	size_t n = per_rank ? sizeof(rank) / sizeof(rank[0])
+			    : sizeof(own) / sizeof(own[0]);
+
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(name, set[i]))
+			return 1;
+	return !per_rank && autosync_plan_env_allowed(name);
 }
 
 /* ------------------------------------------------------------- outputs */

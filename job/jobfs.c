@@ -11,59 +11,82 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "autosync/job.h"
 #include "internal.h"
 
-int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
-			   gid_t gid, char *out, size_t outlen,
-			   autosync_error_t *errp)
+/* A name nobody can guess: 'name' and 8 random letters and digits. */
+static int random_name(const char *name, char *out, size_t len)
+{
+	static const char abc[] = "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char r[8];
+	char sfx[9];
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t) sizeof(r))
+		return -1;
+	for (size_t i = 0; i < sizeof(r); i++)
+		sfx[i] = abc[r[i] % (sizeof(abc) - 1)];
+	sfx[8] = '\0';
+	return (size_t) snprintf(out, len, "%s.%s", name, sfx) < len ? 0 : -1;
+}
+
+/* 'base' may hold job directories: owned by root or the user; when others
+ * may write to it (a shared /tmp), *shared is set. */
+static int check_base(int bfd, const char *base, uid_t uid, int *shared,
+		      autosync_error_t *errp)
 {
 	struct stat st;
-	int bfd = -1, dfd = -1, rv = -1, saved, created = 0;
 
-	if (!base || !name || !out || base[0] != '/' || !name[0] ||
-	    strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "invalid job directory %s/%s",
-					  base ? base : "?", name ? name : "?");
+	if (fstat(bfd, &st) < 0)
+		return autosync_errprintf(errp, "%s: %s", base, strerror(errno));
+	if (st.st_uid != 0 && st.st_uid != uid) {
+		errno = EPERM;
+		return autosync_errprintf(errp, "%s: owned by uid %u, not root "
+					  "or the job's user", base,
+					  (unsigned) st.st_uid);
 	}
-	if ((size_t) snprintf(out, outlen, "%s/%s", base, name) >= outlen) {
-		errno = ENAMETOOLONG;
-		return autosync_errprintf(errp, "job directory path too long");
+	*shared = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+	if (*shared && !(st.st_mode & S_ISVTX)) {
+		errno = EPERM;
+		return autosync_errprintf(errp, "%s: others may write to it and "
+					  "it is not sticky", base);
 	}
-	bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (bfd < 0) {
-		autosync_errprintf(errp, "%s: %s", base, strerror(errno));
-		goto out;
-	}
+	return 0;
+}
+
+/* Create base/name (0700), or accept it when it is the user's exactly. */
+static int make_or_accept(int bfd, const char *name, const char *full,
+			  int must_create, uid_t uid, gid_t gid,
+			  autosync_error_t *errp)
+{
+	struct stat st;
+	int dfd, rv = -1, saved, created = 0;
+
 	if (mkdirat(bfd, name, 0700) == 0)
 		created = 1;
-	else if (errno != EEXIST) {
-		autosync_errprintf(errp, "%s: cannot create: %s", out,
-				   strerror(errno));
-		goto out;
-	}
+	else if (errno != EEXIST || must_create)
+		return autosync_errprintf(errp, "%s: cannot create: %s", full,
+					  strerror(errno));
 	/* Whether we made it or it was there, what we hand on must be a real
 	 * directory (not a link someone planted) that only the user owns. */
 	dfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		autosync_errprintf(errp, "%s: %s", out,
-				   errno == ELOOP || errno == ENOTDIR
-					   ? "exists and is not a directory"
-					   : strerror(errno));
-		goto out;
-	}
+	if (dfd < 0)
+		return autosync_errprintf(errp, "%s: %s", full,
+					  errno == ELOOP || errno == ENOTDIR
+					      ? "exists and is not a directory"
+					      : strerror(errno));
 	if (fstat(dfd, &st) < 0) {
-		autosync_errprintf(errp, "%s: %s", out, strerror(errno));
+		autosync_errprintf(errp, "%s: %s", full, strerror(errno));
 		goto out;
 	}
 	if (created && st.st_uid != uid) {
 		/* made by root for the user: hand it over */
 		if (fchown(dfd, uid, gid) < 0 || fstat(dfd, &st) < 0) {
-			autosync_errprintf(errp, "%s: chown: %s", out,
+			autosync_errprintf(errp, "%s: chown: %s", full,
 					   strerror(errno));
 			goto out;
 		}
@@ -71,7 +94,7 @@ int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
 	if (st.st_uid != uid || (st.st_mode & 07777) != 0700) {
 		errno = EPERM;
 		autosync_errprintf(errp, "%s: exists with owner %u mode %04o "
-				   "(expected %u, 0700)", out,
+				   "(expected %u, 0700)", full,
 				   (unsigned) st.st_uid,
 				   (unsigned) (st.st_mode & 07777),
 				   (unsigned) uid);
@@ -80,12 +103,73 @@ int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
 	rv = 0;
 out:
 	saved = errno;
-	if (dfd >= 0)
-		close(dfd);
-	if (bfd >= 0)
-		close(bfd);
+	close(dfd);
 	errno = saved;
 	return rv;
+}
+
+int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
+			   gid_t gid, char *out, size_t outlen,
+			   autosync_error_t *errp)
+{
+	char rnd[NAME_MAX + 1];
+	int bfd, shared = 0, rv = -1, saved;
+
+	if (!base || !name || !out || base[0] != '/' || !name[0] ||
+	    strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    strlen(name) > NAME_MAX - 16) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "invalid job directory %s/%s",
+					  base ? base : "?", name ? name : "?");
+	}
+	bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0)
+		return autosync_errprintf(errp, "%s: %s", base, strerror(errno));
+	if (check_base(bfd, base, uid, &shared, errp) < 0)
+		goto out;
+	/* in a shared directory anyone could create a predictable name
+	 * first: take one nobody can guess, and never an existing one */
+	if (shared && random_name(name, rnd, sizeof(rnd)) < 0) {
+		autosync_errprintf(errp, "%s: no random name: %s", base,
+				   strerror(errno));
+		goto out;
+	}
+	if ((size_t) snprintf(out, outlen, "%s/%s", base, shared ? rnd : name) >=
+	    outlen) {
+		errno = ENAMETOOLONG;
+		autosync_errprintf(errp, "job directory path too long");
+		goto out;
+	}
+	rv = make_or_accept(bfd, shared ? rnd : name, out, shared, uid, gid,
+			    errp);
+out:
+	saved = errno;
+	close(bfd);
+	errno = saved;
+	return rv;
+}
+
+int autosync_jobdir_base(const char *path, autosync_error_t *errp)
+{
+	struct stat st;
+
+	if (!path || path[0] != '/') {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "runtime directory must be an "
+					  "absolute path");
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return autosync_errprintf(errp, "%s: cannot create: %s", path,
+					  strerror(errno));
+	if (lstat(path, &st) < 0)
+		return autosync_errprintf(errp, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		errno = EPERM;
+		return autosync_errprintf(errp, "%s: not a directory that root "
+					  "alone owns and writes", path);
+	}
+	return 0;
 }
 
 int job_write_in(const char *dir, const char *name, const void *data,

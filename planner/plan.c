@@ -79,6 +79,39 @@ void planner_plan_sync(autosync_plan_t *plan)
 	}
 }
 
+int autosync_plan_env_allowed(const char *name)
+{
+	static const char *const prefixes[] = {"NCCL_", "AUTOSYNC_",
+					       "HOROVOD_"};
+	static const char *const reserved[] = {
+	    "NCCL_CONF_FILE",	  "NCCL_DEBUG_FILE",	"NCCL_TOPO_FILE",
+	    "AUTOSYNC_PLAN",	  "AUTOSYNC_PLAN_HASH", "AUTOSYNC_TOPO_HASH",
+	    "AUTOSYNC_REPORT",	  "AUTOSYNC_INJECTED",	"AUTOSYNC_MODE",
+	    "AUTOSYNC_MODEL",	  "AUTOSYNC_LOCAL_RANK",
+	};
+	size_t n = name ? strlen(name) : 0;
+	int prefixed = 0;
+
+	if (n == 0 || n > 63 || (name[0] >= '0' && name[0] <= '9'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			return 0;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		prefixed |= !strncmp(name, prefixes[i], strlen(prefixes[i]));
+	if (!prefixed)
+		return 0;
+	/* NCCL dlopens what NCCL_*_PLUGIN names */
+	if (!strncmp(name, "NCCL_", 5) && n > 7 &&
+	    !strcmp(name + n - 7, "_PLUGIN"))
+		return 0;
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (!strcmp(name, reserved[i]))
+			return 0;
+	return 1;
+}
+
 int planner_plan_add_env(autosync_plan_t *plan, const char *name,
 			 const char *value)
 {

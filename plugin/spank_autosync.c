@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -31,12 +32,20 @@
 #include "autosync/feedback.h"
 #include "autosync/job.h"
 #include "autosync/siteconf.h"
+#include "child.h"
 #include "common/readfile.h"
+#include "common/text.h"
 #include "pconf.h"
 
 SPANK_PLUGIN(autosync, 1);
 
 #define MSG_MAX 1024
+/* Job directories live here unless the site config names runtime_dir. */
+#define RUNTIME_DIR "/run/autosync"
+/* The planning child's address space (it plans one model). */
+#define CHILD_MAX_MEMORY (4ull << 30)
+/* What a job may report of its steps. */
+#define REPORT_MAX_BYTES (64u << 20)
 
 static struct autosync_context {
 	struct as_pconf pconf;
@@ -53,7 +62,8 @@ static struct autosync_context {
 	uid_t uid;
 	gid_t gid;
 	char jobdir[PATH_MAX];
-	autosync_job_t *job;    /* the plan and what to inject */
+	int planned;            /* 'out' holds a plan and what to inject */
+	struct as_child_out out;
 	char node[64];
 	char deferred[MSG_MAX]; /* a problem to report in task_init */
 	int deferred_fatal;     /* 1: fail the tasks (required mode) */
@@ -94,22 +104,27 @@ static void plog(int level, const char *fmt, ...)
 	int user_side = (c == S_CTX_LOCAL || c == S_CTX_ALLOCATOR);
 	va_list ap;
 
+	char q[MSG_MAX];
+
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* messages carry users' file names and YAML text: nothing in them
+	 * may start a line of its own or steer a terminal */
+	asi_quote(msg, q, sizeof(q));
 	switch (level) {
 	case AUTOSYNC_LOG_ERROR:
-		slurm_error("%s", msg);
+		slurm_error("%s", q);
 		break;
 	case AUTOSYNC_LOG_WARNING:
 	case AUTOSYNC_LOG_INFO:
 		if (user_side)
-			slurm_verbose("%s", msg);
+			slurm_verbose("%s", q);
 		else
-			slurm_info("%s", msg);
+			slurm_info("%s", q);
 		break;
 	default:
-		slurm_debug("%s", msg);
+		slurm_debug("%s", q);
 		break;
 	}
 }
@@ -169,9 +184,9 @@ static int cb_explain(int val, const char *optarg, int remote)
 	return 0;
 }
 
-/* Environment fallbacks, lower precedence than any option. On the user's
- * side a bad value refuses the job like a bad option would; in slurmstepd
- * it is ignored with a warning. */
+/* Environment fallbacks, lower precedence than any option. A bad value
+ * from the environment is ignored with a warning, never a refusal: a
+ * stray variable must not stop every srun and sbatch. */
 static int apply_env(spank_t sp, int remote)
 {
 	static const struct {
@@ -198,11 +213,12 @@ static int apply_env(spank_t sp, int remote)
 			continue;
 		if (env[i].set(&context.args, v, AS_SRC_ENV, env[i].var, err,
 			       sizeof(err)) < 0) {
-			if (!remote) {
-				slurm_error("%s", err);
-				return -1;
-			}
-			plog(AUTOSYNC_LOG_WARNING, "%s (ignored)", err);
+			char q[MSG_MAX];
+			if (!remote)
+				slurm_info("%s (ignored)",
+					   asi_quote(err, q, sizeof(q)));
+			else
+				plog(AUTOSYNC_LOG_WARNING, "%s (ignored)", err);
 		}
 	}
 	return 0;
@@ -358,8 +374,18 @@ static int remote_mode(spank_t sp)
 	if (spank_get_item(sp, S_JOB_NODEID, &context.nodeid) != ESPANK_SUCCESS)
 		context.nodeid = 0;
 	/* The batch script and the extern step only pass the options on (to
-	 * the sruns inside); real steps are planned. */
-	context.plan_step = context.step < STEP_SPECIAL_MIN && context.nnodes > 0;
+	 * the sruns inside); real steps that name a model or a plan are
+	 * planned. A step that names neither is never planned, warned or
+	 * failed, whatever the site's default mode and strictness: it only
+	 * carries AUTOSYNC_MODE for the adapters. */
+	context.plan_step = context.step < STEP_SPECIAL_MIN &&
+			    context.nnodes > 0 &&
+			    (context.mode == AS_MODE_PLAN || context.args.model[0]);
+	if (context.mode == AS_MODE_REQUIRED && !context.args.model[0] &&
+	    context.args.mode_src == AS_SRC_OPTION &&
+	    context.step < STEP_SPECIAL_MIN)
+		defer(1, "autosync: --autosync=required needs a model "
+		      "(--autosync-model=NAME or the path of a model file)");
 	return 1;
 }
 
@@ -378,15 +404,17 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	(void) apply_env(sp, 1);
 	if (!remote_mode(sp) || !context.plan_step)
 		return 0;
-	/* The job directory is made here, as root, so that a root-owned
-	 * runtime_dir works too; the user gets it (0700) and user_init then
-	 * writes into it with the user's own credentials. */
+	/* The job directory is made here, as root, in a directory root
+	 * owns (the default, made when missing) or the site's runtime_dir;
+	 * the user gets it (0700) and the planning child writes into it as
+	 * the user. In a shared /tmp its name is random. */
 	rd = site() ? autosync_siteconf_runtime_dir(site()) : "";
-	snprintf(base, sizeof(base), "%s", rd[0] ? rd : "/tmp");
+	snprintf(base, sizeof(base), "%s", rd[0] ? rd : RUNTIME_DIR);
 	snprintf(name, sizeof(name), "autosync-%u-%u.%u.%u",
 		 (unsigned) context.uid, context.job_id, context.step,
 		 context.nodeid);
-	if (autosync_jobdir_create(base, name, context.uid, context.gid,
+	if ((rd[0] ? 0 : autosync_jobdir_base(base, &err)) < 0 ||
+	    autosync_jobdir_create(base, name, context.uid, context.gid,
 				   context.jobdir, sizeof(context.jobdir),
 				   &err) < 0) {
 		context.jobdir[0] = '\0';
@@ -397,47 +425,47 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* The job's environment for the pipeline. slurmstepd calls us from one
- * thread, and the pipeline copies what it keeps before the next call. */
-static const char *step_getenv(const char *name, void *arg)
+/* The node's name as slurmd knows it: slurmstepd's own environment (the
+ * job cannot change it), else the host name. */
+static void node_name(void)
 {
-	static char buf[8192];
+	const char *n = getenv("SLURMD_NODENAME");
 
-	if (spank_getenv((spank_t) arg, name, buf, sizeof(buf)) != ESPANK_SUCCESS)
-		return NULL;
-	return buf;
+	if (n && n[0])
+		snprintf(context.node, sizeof(context.node), "%s", n);
+	else if (gethostname(context.node, sizeof(context.node)) < 0)
+		snprintf(context.node, sizeof(context.node), "unknown");
+	context.node[sizeof(context.node) - 1] = '\0';
 }
 
-/* Plan this step on this node through the job pipeline; the files go to
- * the job directory. 0, or -1 with a one-line reason in 'err'. */
+/* Plan this step on this node in a child process (child.h): the job
+ * pipeline runs as the user within the site's budget; the files go to the
+ * job directory. 0, or -1 with a one-line reason in 'err'. */
 static int plan_step(spank_t sp, autosync_error_t *err)
 {
-	autosync_job_t *j;
-	char cwd[PATH_MAX];
-	unsigned budget = site() ? autosync_siteconf_plan_budget_ms(site()) : 50;
+	char **env = NULL, cwd[PATH_MAX];
+	struct as_child_in in;
 
-	if (!(j = autosync_job_create(err)))
-		return -1;
-	context.job = j;
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		env = NULL;
 	if (spank_getenv(sp, "PWD", cwd, sizeof(cwd)) != ESPANK_SUCCESS)
 		cwd[0] = '\0';
-	autosync_job_set_getenv(j, step_getenv, sp);
-	if (autosync_job_set_site(j, site(), err) < 0 ||
-	    autosync_job_set_model(j, context.args.model, err) < 0 ||
-	    (context.mode == AS_MODE_PLAN &&
-	     autosync_job_set_plan_file(j, context.args.plan_path, err) < 0) ||
-	    autosync_job_set_nodes(j, context.nnodes, err) < 0 ||
-	    (cwd[0] && autosync_job_set_cwd(j, cwd, err) < 0) ||
-	    autosync_job_set_dir(j, context.jobdir, err) < 0 ||
-	    autosync_job_run(j, err) < 0)
-		return -1;
-	if (autosync_job_plan_ms(j) > budget) {
-		errno = ETIME;
-		return autosync_errprintf(err, "planning took %.0f ms, over the "
-					  "site's budget of %u ms",
-					  autosync_job_plan_ms(j), budget);
-	}
-	return autosync_job_write_files(j, err);
+	in = (struct as_child_in) {
+		.site = site(),
+		.model = context.args.model,
+		.plan_file = context.mode == AS_MODE_PLAN ? context.args.plan_path
+							  : NULL,
+		.nnodes = context.nnodes,
+		.cwd = cwd,
+		.jobdir = context.jobdir,
+		.env = env,
+		.uid = context.uid,
+		.gid = context.gid,
+		.deadline_ms = site() ? autosync_siteconf_plan_budget_ms(site())
+				      : 1000,
+		.max_memory = CHILD_MAX_MEMORY,
+	};
+	return as_child_plan(&in, &context.out, err);
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
@@ -461,31 +489,38 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (!context.plan_step || !context.jobdir[0])
 		return 0;
 
-	if (spank_getenv(sp, "SLURMD_NODENAME", context.node,
-			 sizeof(context.node)) != ESPANK_SUCCESS &&
-	    gethostname(context.node, sizeof(context.node)) < 0)
-		snprintf(context.node, sizeof(context.node), "unknown");
-	/* user_init runs with the user's effective uid: the model and plan
-	 * files are read with the user's rights. */
+	node_name();
 	if (plan_step(sp, &err) < 0) {
 		defer(fatal, "autosync: %s; running without autosync", err.text);
-		autosync_job_destroy(context.job);
-		context.job = NULL;
 		return 0;
 	}
-	for (size_t i = 0; i < autosync_job_nenv(context.job); i++)
-		if (set_env(sp, autosync_job_env(context.job, i)->name,
-			    autosync_job_env(context.job, i)->value) < 0)
+	context.planned = 1;
+	for (size_t i = 0; i < context.out.nenv; i++)
+		if (set_env(sp, context.out.env[i].name,
+			    context.out.env[i].value) < 0)
 			break;
 	plog(AUTOSYNC_LOG_INFO,
 	     "autosync: job %u step %u node %s: plan %s, topology %s, model "
-	     "%s, planned in %.1f ms", context.job_id, context.step, context.node,
-	     autosync_plan_hash(autosync_job_plan(context.job)),
-	     autosync_job_topo_hash(context.job)[0]
-		 ? autosync_job_topo_hash(context.job) : "",
+	     "%s, planned in %.1f ms (%.1f ms with loading)", context.job_id,
+	     context.step, context.node, context.out.plan_hash,
+	     context.out.topo_hash[0] ? context.out.topo_hash : "-",
 	     context.args.model[0] ? context.args.model : "(plan file)",
-	     autosync_job_plan_ms(context.job));
+	     context.out.plan_ms, context.out.total_ms);
 	return 0;
+}
+
+/* Write 'text' to the task's stderr a line at a time, each escaped. */
+static void print_lines(const char *text)
+{
+	char line[MSG_MAX], q[MSG_MAX];
+
+	while (text && *text) {
+		size_t n = strcspn(text, "\n");
+		snprintf(line, sizeof(line), "%.*s",
+			 (int) (n < sizeof(line) ? n : sizeof(line) - 1), text);
+		dprintf(STDERR_FILENO, "%s\n", asi_quote(line, q, sizeof(q)));
+		text += n + (text[n] == '\n');
+	}
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -498,51 +533,67 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		gtid == 0;
 	if (context.deferred[0]) {
 		if (context.deferred_fatal) {
-			slurm_error("%s", context.deferred);
+			char q[MSG_MAX];
+			slurm_error("%s", asi_quote(context.deferred, q, sizeof(q)));
 			return -1;
 		}
 		/* One warning per step, from its first task, on the user's
 		 * stderr. */
 		if (first)
-			dprintf(STDERR_FILENO, "%s\n", context.deferred);
+			print_lines(context.deferred);
 		return 0;
 	}
-	if (!context.job)
+	if (!context.planned)
 		return 0;
 	/* the task's NIC: local rank r drives GPU r of the allocation */
-	if (spank_get_item(sp, S_TASK_ID, &ltid) == ESPANK_SUCCESS)
-		for (size_t i = 0; i < autosync_job_rank_nenv(context.job, ltid);
-		     i++) {
-			const autosync_var_t *v =
-			    autosync_job_rank_env(context.job, ltid, i);
-			(void) spank_setenv(sp, v->name, v->value, 1);
-		}
+	if (context.out.nranks &&
+	    spank_get_item(sp, S_TASK_ID, &ltid) == ESPANK_SUCCESS) {
+		unsigned r = ltid % context.out.nranks;
+		for (size_t i = 0; i < context.out.rank_n[r]; i++)
+			(void) spank_setenv(sp, context.out.rank_env[r][i].name,
+					    context.out.rank_env[r][i].value, 1);
+	}
 	if (context.explain && first)
-		dprintf(STDERR_FILENO, "%s", autosync_job_summary(context.job));
+		print_lines(context.out.summary);
 	return 0;
 }
 
-/* The job's measurements: its report file, read as root through no link,
- * only when the user alone owns it. */
+/* The job's measurements: its report file, opened as root through the job
+ * directory's handle (no path the user could swap), only when the user
+ * alone owns it, read as it streams. A report that cannot be used is
+ * logged, never silently dropped. */
 static void read_report(autosync_feedback_rec_t *r)
 {
 	autosync_error_t err = { .text = "" };
-	char path[PATH_MAX + 16], msg[PATH_MAX + 128], *buf = NULL;
-	size_t len = 0;
+	char msg[PATH_MAX + 128];
+	int dfd, fd, cut = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", context.jobdir,
-		 AUTOSYNC_JOB_REPORT_FILE);
-	if (asi_read_file(path, 1u << 20, ASI_READ_NOFOLLOW, context.uid, &buf,
-			  &len, msg, sizeof(msg)) < 0)
+	dfd = open(context.jobdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				       O_CLOEXEC);
+	if (dfd < 0)
 		return;
-	if (autosync_feedback_parse_report(buf, r, &err) < 0)
-		plog(AUTOSYNC_LOG_INFO, "autosync: report %s: %s", path,
+	fd = asi_open_file(dfd, AUTOSYNC_JOB_REPORT_FILE, 0,
+			   ASI_READ_NOFOLLOW, context.uid, msg, sizeof(msg));
+	close(dfd);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			plog(AUTOSYNC_LOG_INFO, "autosync: job %u step %u: "
+			     "report %s: %s", context.job_id, context.step,
+			     context.jobdir, msg);
+		return;
+	}
+	if (autosync_feedback_read_report(fd, REPORT_MAX_BYTES, r, &cut,
+					  &err) < 0 || cut)
+		plog(AUTOSYNC_LOG_INFO, "autosync: job %u step %u: report in "
+		     "%s: %s", context.job_id, context.step, context.jobdir,
 		     err.text);
-	free(buf);
+	close(fd);
 }
 
 /* At the end of a planned step: one feedback record from this node, with
- * what the job reported through AUTOSYNC_REPORT. */
+ * what the job reported through AUTOSYNC_REPORT. The plan's side comes
+ * from the planning child and is parsed (checked) again here; the job's
+ * identity comes from Slurm. */
 static void finish_step(void)
 {
 	autosync_error_t err = { .text = "" };
@@ -552,13 +603,15 @@ static void finish_step(void)
 	char pwbuf[4096], *line = NULL;
 	size_t len = 0;
 
-	if (!log[0] || !(r = calloc(1, sizeof(*r))))
+	if (!log[0] || !context.out.record || !(r = calloc(1, sizeof(*r))))
 		return;
-	if (autosync_job_feedback(context.job, r, &err) == 0) {
+	if (autosync_feedback_parse(context.out.record,
+				    strlen(context.out.record), r, &err) == 0) {
 		r->time = (int64_t) time(NULL);
 		r->job = context.job_id;
 		r->step = context.step;
 		r->uid = (uint32_t) context.uid;
+		r->user[0] = '\0';
 		if (getpwuid_r(context.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 &&
 		    pwp)
 			snprintf(r->user, sizeof(r->user), "%s", pw.pw_name);
@@ -572,6 +625,9 @@ static void finish_step(void)
 				      autosync_siteconf_feedback_keep(site()),
 				      &err) < 0))
 		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
+	else if (err.text[0])
+		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: the planning "
+		     "child's record: %s", err.text);
 	free(line);
 	free(r);
 }
@@ -582,12 +638,12 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void) ac;
 	(void) av;
 	if (spank_context() == S_CTX_REMOTE) {
-		if (context.job)
+		if (context.planned)
 			finish_step();
 		if (context.jobdir[0])
 			autosync_jobdir_remove(context.jobdir);
 	}
-	autosync_job_destroy(context.job);
+	as_child_out_free(&context.out);
 	autosync_siteconf_destroy(context.site);
 	memset(&context, 0, sizeof(context));
 	context.args.mode = AS_MODE_UNSET;

@@ -107,11 +107,21 @@ int autosync_feedback_append(const char *path, const char *line, size_t len,
 /*
  * Parse what a job wrote to its report file (AUTOSYNC_REPORT): one step
  * time in seconds per line ("# ..." comments and blank lines ignored) into
- * r's measured fields. Returns the number of values, or -1 (EINVAL) on a
- * malformed line ("line N: ...").
+ * r's measured fields: the first AUTOSYNC_FEEDBACK_MAX_MEASURED values, the
+ * count and the mean of all. Returns the number of values, or -1 (EINVAL)
+ * on a malformed line ("line N: ...").
  */
 int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
 				   autosync_error_t *errp);
+/*
+ * The same from a descriptor, as the file streams (the whole file is never
+ * held in memory), reading at most 'max' bytes: when the report is longer,
+ * the steps of its first 'max' bytes are kept, *truncated is set (may be
+ * NULL) and errp says so; the return is still the number of values.
+ */
+int autosync_feedback_read_report(int fd, size_t max,
+				  autosync_feedback_rec_t *r, int *truncated,
+				  autosync_error_t *errp);
 
 /* Called per record; a non-zero return stops the reading (and is returned). */
 typedef int (*autosync_feedback_each_f)(const autosync_feedback_rec_t *r,

@@ -203,16 +203,33 @@ const char *autosync_job_summary(const autosync_job_t *j);
 int autosync_job_feedback(const autosync_job_t *j, autosync_feedback_rec_t *r,
 			  autosync_error_t *errp);
 
+/*
+ * 1 when the job pipeline may set 'name' in a task, else 0: what a plan
+ * may set (autosync_plan_env_allowed()) and the pipeline's own variables
+ * (AUTOSYNC_PLAN, AUTOSYNC_PLAN_HASH, AUTOSYNC_TOPO_HASH, AUTOSYNC_REPORT,
+ * AUTOSYNC_INJECTED, NCCL_TOPO_FILE, NCCL_TUNER_PLUGIN,
+ * NCCL_PROFILER_PLUGIN); with 'per_rank', the NIC and path choices of one
+ * local rank (NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_NET_GDR_LEVEL,
+ * NCCL_P2P_LEVEL). For adapters that receive an environment from another
+ * process and check it before a task gets it.
+ */
+int autosync_job_env_allowed(const char *name, int per_rank);
+
 /* ------------------------------------------------------ job directories */
 /*
  * Make 'base'/'name' a directory owned by uid:gid, mode 0700 (creating it,
  * or accepting an existing one only if it is exactly that and no symbolic
- * link). 'base' must be an absolute path to an existing directory. The
- * full path is written to 'out'.
+ * link). 'base' must be an absolute path to an existing directory owned
+ * by root or by uid. When others may write to 'base' (a sticky /tmp), the
+ * name gets a random suffix ("name.Xy3k9QzA") and is always created anew,
+ * so that nobody can create it first. The full path is written to 'out'.
  */
 int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
 			   gid_t gid, char *out, size_t outlen,
 			   autosync_error_t *errp);
+/* Make sure the runtime directory 'path' exists (created 0755 when its
+ * parent exists) and that root alone owns and writes it. */
+int autosync_jobdir_base(const char *path, autosync_error_t *errp);
 /* Remove the non-directory entries of 'dir' and the directory itself,
  * without following any symbolic link. Best effort. */
 void autosync_jobdir_remove(const char *dir);

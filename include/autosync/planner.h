@@ -474,6 +474,17 @@ const autosync_plan_baseline_t *
 autosync_plan_baseline(const autosync_plan_t *plan, size_t i);
 /* The variables the plan sets (NCCL hints, framework settings). */
 size_t autosync_plan_nenv(const autosync_plan_t *plan);
+/*
+ * 1 when a plan may set the variable 'name', else 0: a name of at most 63
+ * characters [A-Z_][A-Z0-9_]* starting NCCL_, AUTOSYNC_ or HOROVOD_, and
+ * none of those that load code or files chosen by whoever wrote the plan
+ * (NCCL_*_PLUGIN, NCCL_CONF_FILE, NCCL_DEBUG_FILE), nor those autosync sets
+ * itself when it applies a plan (AUTOSYNC_PLAN, AUTOSYNC_PLAN_HASH,
+ * AUTOSYNC_TOPO_HASH, AUTOSYNC_REPORT, AUTOSYNC_INJECTED, AUTOSYNC_MODE,
+ * AUTOSYNC_MODEL, AUTOSYNC_LOCAL_RANK, NCCL_TOPO_FILE). A shared plan
+ * file must never be a way to run code in the jobs that use it.
+ */
+int autosync_plan_env_allowed(const char *name);
 const autosync_var_t *autosync_plan_env(const autosync_plan_t *plan, size_t i);
 /*
  * The variables whoever applies the plan left alone because the job's

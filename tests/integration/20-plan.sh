@@ -58,6 +58,18 @@ done
 is "$same/$n" "4/4" "every task's NCCL_* and AUTOSYNC_* variables are what autosync plan --config --env prints"
 check "the plugin's plan file and autosync plan -o are byte-identical" cmp -s "$IT_WORK/plugin-plan.yaml" "$IT_WORK/cli-plan.yaml"
 
+# --- steps that name no model: never planned, warned or failed -------------
+use_site autostrict "default_mode: auto"
+set_plugin_args "config=$IT_LIB/etc/autostrict.yaml" "strict=1"
+out=$(as_user srun -N2 -n2 bash -c 'echo "ran ${AUTOSYNC_MODE-unset} ${AUTOSYNC_PLAN-unset}"' 2>&1 | sort -u)
+is "$out" "ran auto unset" "default_mode auto + strict=1, no model: the step runs unwarned, with AUTOSYNC_MODE for the adapters"
+out=$(as_user srun -n1 --autosync=required bash -c 'echo ran' 2>&1)
+like "$out" "autosync: --autosync=required needs a model" "--autosync=required without a model: says why"
+unlike "$out" "^ran$" "and the step does not run (the user asked for required)"
+reset_plugin_args
+out=$(as_user srun -n1 -w node2 --autosync-model=resnet50 bash -c 'd=$(dirname "$AUTOSYNC_PLAN"); echo "$d $(stat -c "%U %a" "$d") $(stat -c "%U %a" "$(dirname "$d")")"' 2>&1)
+like "$out" "^/run/autosync/autosync-[0-9]+-[0-9]+\\.0\\.0 $IT_USER 700 root 755$" "job directories: in /run/autosync (root's, 0755), the user's own (0700)"
+
 # --- batch jobs -----------------------------------------------------------
 cat > "$IT_WORK/plan.sh" <<JOB
 #!/bin/bash
@@ -132,13 +144,14 @@ fail_both "no hwloc data" "topology: .*bad-topo.xml.*" --autosync-model=resnet50
 awk 'BEGIN { print "autosync_model: 1\nname: wide\nframework: pytorch-ddp\ntensors:"; for (i = 0; i < 20000; i++) printf "  - {name: t%d, shape: [512, 64], dtype: float32}\n", i }' > "$IT_WORK/wide.yaml"
 chmod 0644 "$IT_WORK/wide.yaml"
 use_site budget "plan_budget_ms: 1"
-fail_both "planner over budget" "planning took [0-9]+ ms, over the site's budget of 1 ms" "--autosync-model=$IT_WORK/wide.yaml"
+fail_both "planner over budget" "planning did not finish within the site's budget of 1 ms; stopped" "--autosync-model=$IT_WORK/wide.yaml"
 full=$IT_LIB/full
 mkdir -p "$full"
 if mountpoint -q "$full" || mount -t tmpfs -o size=64k,mode=1777 tmpfs "$full" 2>/dev/null; then
   head -c 1M /dev/zero > "$full/fill" 2>/dev/null
   use_site full "runtime_dir: $full"
-  fail_both "full disk" "$full/autosync-[0-9]+-[0-9.]+/plan.yaml: disk full" --autosync-model=bert-large
+  # a shared (1777) runtime_dir: the job directory's name is random
+  fail_both "full disk" "$full/autosync-[0-9]+-[0-9.]+\\.[A-Za-z0-9]{8}/plan.yaml: disk full" --autosync-model=bert-large
   umount "$full" 2>/dev/null
 else
   ok 0 "# SKIP full disk: cannot mount a tmpfs here"

@@ -1,0 +1,176 @@
+/* report.c - what a job reports of its own steps (AUTOSYNC_REPORT), read
+ * into a feedback record: one step time in seconds per line. The file is
+ * the user's: every line is checked, and a long report streams. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "autosync/feedback.h"
+
+#define LINE_MAX_LEN 63 /* a step time is a short number */
+
+struct acc {
+	autosync_feedback_rec_t *r;
+	double sum;
+	unsigned long line;
+};
+
+static void acc_start(struct acc *a, autosync_feedback_rec_t *r)
+{
+	a->r = r;
+	a->sum = 0;
+	a->line = 0;
+	r->nmeasured = 0;
+	r->measured_count = 0;
+	r->measured_mean = 0;
+}
+
+/* One line (not NUL-terminated, no newline). */
+static int acc_line(struct acc *a, const char *p, size_t n,
+		    autosync_error_t *errp)
+{
+	char tmp[LINE_MAX_LEN + 1], *end;
+	double v;
+
+	a->line++;
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+		n--;
+	while (n && (*p == ' ' || *p == '\t')) {
+		p++;
+		n--;
+	}
+	if (!n || *p == '#')
+		return 0;
+	if (n > LINE_MAX_LEN || memchr(p, '\0', n)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "line %lu: %s", a->line,
+					  n > LINE_MAX_LEN ? "too long"
+							   : "a NUL byte");
+	}
+	memcpy(tmp, p, n);
+	tmp[n] = '\0';
+	errno = 0;
+	v = strtod(tmp, &end);
+	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e6) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "line %lu: not a step time in "
+					  "seconds: '%.32s'", a->line, tmp);
+	}
+	if (a->r->nmeasured < AUTOSYNC_FEEDBACK_MAX_MEASURED)
+		a->r->measured[a->r->nmeasured++] = v;
+	a->r->measured_count++;
+	a->sum += v;
+	return 0;
+}
+
+static int acc_end(struct acc *a)
+{
+	autosync_feedback_rec_t *r = a->r;
+
+	if (r->measured_count)
+		r->measured_mean = a->sum / (double) r->measured_count;
+	return (int) (r->measured_count > 0x7fffffff ? 0x7fffffff
+						     : r->measured_count);
+}
+
+int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
+				   autosync_error_t *errp)
+{
+	struct acc a;
+
+	if (!buf || !r) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "report: invalid argument");
+	}
+	acc_start(&a, r);
+	while (*buf) {
+		const char *nl = strchr(buf, '\n');
+		size_t n = nl ? (size_t) (nl - buf) : strlen(buf);
+
+		if (acc_line(&a, buf, n, errp) < 0)
+			return -1;
+		if (!nl)
+			break;
+		buf = nl + 1;
+	}
+	return acc_end(&a);
+}
+
+static int too_long(struct acc *a, autosync_error_t *errp)
+{
+	errno = EINVAL;
+	return autosync_errprintf(errp, "line %lu: too long", a->line + 1);
+}
+
+int autosync_feedback_read_report(int fd, size_t max,
+				  autosync_feedback_rec_t *r, int *truncated,
+				  autosync_error_t *errp)
+{
+	char buf[8192], line[LINE_MAX_LEN + 1];
+	size_t total = 0, ll = 0;
+	int over = 0, cut = 0;
+	struct acc a;
+
+	if (fd < 0 || !r) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "report: invalid argument");
+	}
+	if (truncated)
+		*truncated = 0;
+	acc_start(&a, r);
+	while (!cut) {
+		size_t want = sizeof(buf);
+		ssize_t got;
+
+		if (total >= max) {
+			char probe;
+			cut = read(fd, &probe, 1) > 0;
+			break;
+		}
+		if (want > max - total)
+			want = max - total;
+		got = read(fd, buf, want);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return autosync_errprintf(errp, "report: read: %s",
+						  strerror(errno));
+		if (got == 0)
+			break;
+		total += (size_t) got;
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] != '\n') {
+				if (ll < LINE_MAX_LEN)
+					line[ll++] = buf[i];
+				else
+					over = 1;
+				continue;
+			}
+			if (over)
+				return too_long(&a, errp);
+			if (acc_line(&a, line, ll, errp) < 0)
+				return -1;
+			ll = 0;
+			over = 0;
+		}
+	}
+	/* a last line without a newline; not one cut by the limit */
+	if (!cut && over)
+		return too_long(&a, errp);
+	if (ll && !cut && acc_line(&a, line, ll, errp) < 0)
+		return -1;
+	if (cut) {
+		if (truncated)
+			*truncated = 1;
+		errno = EFBIG;
+		autosync_errprintf(errp, "report: longer than %zu bytes; the "
+				   "%llu step(s) before that are kept", max,
+				   (unsigned long long) r->measured_count);
+	}
+	return acc_end(&a);
+}
