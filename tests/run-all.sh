@@ -2,7 +2,8 @@
 # run-all.sh - the whole autosync test suite on a Debian 12 machine, from a
 # clean checkout, as root: installs what is missing, builds, then runs
 #   1. the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer,
-#   2. `make distcheck`, and `make install DESTDIR=…` layout checks,
+#   2. `make distcheck`, `make install DESTDIR=…` layout checks, and
+#      builds at -O1, -Os and -Og (warnings are errors at every level),
 #   3. the integration tests against a real Slurm cluster on this host,
 #      submitting as root and as an unprivileged user,
 #   4. a small run of the emulated multi-host lab (tests/lab/ci.sh),
@@ -61,6 +62,18 @@ if (cd _build/plain && ../../configure >configure.log 2>&1 && make >make.log 2>&
 else
   tail -60 _build/plain/configure.log _build/plain/make.log; add 0 1; echo "not ok - build"
 fi
+
+step "builds at other optimisation levels (-Werror must hold at each)"
+# -Wformat-truncation and friends depend on the optimiser's view
+for o in -O1 -Os -Og; do
+  d=_build/opt${o#-}
+  mkdir -p "$d"
+  if (cd "$d" && ../../configure CFLAGS="$o -g" >configure.log 2>&1 && make >make.log 2>&1); then
+    add 1 0; echo "ok - build with CFLAGS=$o"
+  else
+    grep -E 'error' "$d/make.log" | head -10; add 0 1; echo "not ok - build with CFLAGS=$o"
+  fi
+done
 
 step "integration tests on a real Slurm"
 so=_build/plain/plugin/.libs/spank_autosync.so

@@ -98,7 +98,8 @@ static void load_once(void)
 	if (plan_path && plan_path[0]) {
 		if (!(plan = autosync_plan_load(plan_path, &err))) {
 			snprintf(g.why, sizeof(g.why), "autosync tuner: plan "
-				 "%s: %s; changing nothing", plan_path, err.text);
+				 "%.200s: %.240s; changing nothing", plan_path,
+				 err.text);
 			return;
 		}
 		n = as_tune_from_plan(plan, &g.table, e, sizeof(e));
@@ -120,7 +121,7 @@ static void load_once(void)
 			g.table.n = 0;
 			return;
 		}
-		nf = as_tune_parse_rules(buf, &g.table, e, sizeof(e));
+		nf = as_tune_parse_rules(buf, len, &g.table, e, sizeof(e));
 		free(buf);
 		if (nf < 0) {
 			snprintf(g.why, sizeof(g.why), "autosync tuner: rules "
@@ -212,7 +213,8 @@ static as_nccl_result_t get_coll_info(void *ctx, int coll, size_t nbytes,
 {
 	struct comm *c = ctx;
 	const struct as_tune_rule *r;
-	float (*cost)[AS_NPROTOS] = (float (*)[AS_NPROTOS]) table;
+	/* NCCL passes float[numAlgo][numProto] cast to float** */
+	float *cost = (float *) table;
 	int p;
 
 	(void) pipe_ops;

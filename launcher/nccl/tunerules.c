@@ -165,27 +165,32 @@ static int parse_rule(char *line, struct as_tune_rule *r, char *why,
 	return 0;
 }
 
-int as_tune_parse_rules(const char *buf, struct as_tune_table *t, char *err,
-			size_t errlen)
+int as_tune_parse_rules(const char *buf, size_t buflen,
+			struct as_tune_table *t, char *err, size_t errlen)
 {
 	struct as_tune_rule *rules;
 	size_t n = 0, cap = AS_TUNE_MAX_RULES;
 	unsigned lineno = 0;
-	const char *p = buf;
+	const char *p = buf, *end = buf ? buf + buflen : NULL;
 	int rv = -1;
 
 	if (!(rules = calloc(cap, sizeof(*rules)))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t) (nl - p) : strlen(p);
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t) (end - p));
+		size_t len = nl ? (size_t) (nl - p) : (size_t) (end - p);
 		char line[512], *s, why[160];
 
 		lineno++;
 		if (len >= sizeof(line)) {
 			snprintf(err, errlen, "line %u: too long", lineno);
+			goto out;
+		}
+		/* a NUL would end the line early and hide what follows */
+		if (memchr(p, '\0', len)) {
+			snprintf(err, errlen, "line %u: a NUL byte", lineno);
 			goto out;
 		}
 		memcpy(line, p, len);
@@ -240,21 +245,25 @@ const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
 	return NULL;
 }
 
-int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
-		  int numAlgo, int numProto, int *nchannels)
+/* NCCL's table is float[numAlgo][numProto]: rows are numProto wide,
+ * whatever this build's AS_NPROTOS says. */
+#define COST(a, p) cost[(size_t) (a) * (size_t) numProto + (size_t) (p)]
+
+int as_tune_apply(const struct as_tune_rule *r, float *cost, int numAlgo,
+		  int numProto, int *nchannels)
 {
 	int na = numAlgo < AS_NALGOS ? numAlgo : AS_NALGOS;
 	int np = numProto < AS_NPROTOS ? numProto : AS_NPROTOS;
 	int p = -1;
 
-	if (!r || !cost || r->algo < 0 || r->algo >= na)
+	if (!r || !cost || numProto < 1 || r->algo < 0 || r->algo >= na)
 		return -1;
-	if (r->proto >= 0 && r->proto < np && cost[r->algo][r->proto] >= 0)
+	if (r->proto >= 0 && r->proto < np && COST(r->algo, r->proto) >= 0)
 		p = r->proto;
 	else
 		for (int q = 0; q < np; q++)
-			if (cost[r->algo][q] >= 0 &&
-			    (p < 0 || cost[r->algo][q] < cost[r->algo][p]))
+			if (COST(r->algo, q) >= 0 &&
+			    (p < 0 || COST(r->algo, q) < COST(r->algo, p)))
 				p = q;
 	if (p < 0)
 		return -1; /* NCCL disabled the whole row: never revive */
@@ -265,10 +274,10 @@ int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
 			if (a == AS_ALGO_TREE || a == AS_ALGO_RING)
 				continue;
 			for (int q = 0; q < np; q++)
-				if (cost[a][q] >= 0 && cost[a][q] < cost[r->algo][p])
+				if (COST(a, q) >= 0 && COST(a, q) < COST(r->algo, p))
 					return AS_TUNE_UNMODELLED;
 		}
-	cost[r->algo][p] = 0.0f;
+	COST(r->algo, p) = 0.0f;
 	if (r->nchannels > 0 && nchannels)
 		*nchannels = r->nchannels;
 	return p;

@@ -63,8 +63,8 @@ int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
  * and blank lines are ignored. Appends to t; returns the number of rules,
  * or -1 with "line N: why" in err (t unchanged then).
  */
-int as_tune_parse_rules(const char *buf, struct as_tune_table *t, char *err,
-			size_t errlen);
+int as_tune_parse_rules(const char *buf, size_t len, struct as_tune_table *t,
+			char *err, size_t errlen);
 
 /* The first rule matching, or NULL. File rules are matched before the
  * plan's (as_tune_parse_rules inserts them first). */
@@ -73,8 +73,8 @@ const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
 					 size_t nranks, size_t nnodes);
 
 /*
- * Apply 'r' to NCCL's cost table 'cost' (numAlgo x numProto, NCCL's
- * float[7][3] layout): the chosen entry is set to 0.0 so NCCL picks it;
+ * Apply 'r' to NCCL's cost table 'cost' (float[numAlgo][numProto]:
+ * rows numProto wide, as NCCL passes it): the chosen entry is set to 0.0 so NCCL picks it;
  * entries < 0 (disabled) are never touched; when the rule's protocol is
  * disabled, the cheapest enabled protocol of the rule's algorithm is used;
  * when the whole algorithm row is disabled nothing changes. A plan rule
@@ -84,8 +84,8 @@ const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
  * *nchannels only when the rule has a count. Returns the protocol chosen
  * (>= 0), or -1 (or AS_TUNE_UNMODELLED) when nothing changed.
  */
-int as_tune_apply(const struct as_tune_rule *r, float (*cost)[AS_NPROTOS],
-		  int numAlgo, int numProto, int *nchannels);
+int as_tune_apply(const struct as_tune_rule *r, float *cost, int numAlgo,
+		  int numProto, int *nchannels);
 
 /* Recalibrate NCCL's per-hop latencies (hwLatencies, µs) from the plan:
  * every protocol's Ring and Tree entry of the node's link row (NVLINK, or

@@ -300,7 +300,8 @@ static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 	snprintf(r->model_hash, sizeof(r->model_hash), "%s",
 		 autosync_model_hash(scaled));
 	if (!ps.strategy)
-		snprintf(r->strategy, sizeof(r->strategy), "%s", s->name);
+		snprintf(r->strategy, sizeof(r->strategy), "%.*s",
+			 (int)sizeof(r->strategy) - 1, s->name);
 	r->scale = o->scale;
 	for (size_t i = 0; i < s->nt; i++) {
 		if (r->nmeasured < AUTOSYNC_FEEDBACK_MAX_MEASURED)

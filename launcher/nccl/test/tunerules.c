@@ -119,10 +119,11 @@ int main(void)
 	/* --- rules file: parsed, put before the plan's rules */
 	{
 		size_t before = t->n;
-		n = as_tune_parse_rules("# comment\n\n"
-					"allreduce,0,65536,tree,ll,-1,-1,-1\n"
-					" allreduce , 1048576 , -1 , ring , simple , 16 , 2 , 8 # big\n"
-					"allgather,0,-1,pat,-1,0,-1,-1\n", t, err, sizeof(err));
+		static const char rules[] = "# comment\n\n"
+					    "allreduce,0,65536,tree,ll,-1,-1,-1\n"
+					    " allreduce , 1048576 , -1 , ring , simple , 16 , 2 , 8 # big\n"
+					    "allgather,0,-1,pat,-1,0,-1,-1\n";
+		n = as_tune_parse_rules(rules, sizeof(rules) - 1, t, err, sizeof(err));
 		ok(n == 3 && t->n == before + 3, "3 rules parsed (got %d: %s)", n, n < 0 ? err : "");
 	}
 	ok(t->r[0].from_file && t->r[0].proto == AS_PROTO_LL && t->r[0].max_bytes == 65536 &&
@@ -150,9 +151,18 @@ int main(void)
 		size_t before = t->n;
 		char buf[128];
 		snprintf(buf, sizeof(buf), "# x\n%s\n", bad[i].line);
-		n = as_tune_parse_rules(buf, t, err, sizeof(err));
+		n = as_tune_parse_rules(buf, strlen(buf), t, err, sizeof(err));
 		ok(n == -1 && t->n == before && strstr(err, "line 2: ") &&
 		   strstr(err, bad[i].why), "bad rule '%s': %s", bad[i].line, err);
+	}
+	{
+		/* everything after a NUL used to be dropped without a word */
+		static const char nul[] = "allreduce,0,10,ring,simple,-1,-1,-1\n"
+					  "allreduce,10,20,tree\0,simple,-1,-1,-1\n";
+		size_t before = t->n;
+		n = as_tune_parse_rules(nul, sizeof(nul) - 1, t, err, sizeof(err));
+		ok(n == -1 && t->n == before && !strcmp(err, "line 2: a NUL byte"),
+		   "a NUL byte in a rules file is an error: %s", err);
 	}
 
 	/* --- applying to a cost table */
@@ -162,7 +172,7 @@ int main(void)
 	c[AS_ALGO_RING][AS_PROTO_LL] = 150.0f;
 	c[AS_ALGO_RING][AS_PROTO_LL128] = 105.0f;
 	nch = 0;
-	ok(as_tune_apply(&ring, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_LL128,
+	ok(as_tune_apply(&ring, &c[0][0], AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_LL128,
 	   "no protocol in the rule: the cheapest enabled one of the row");
 	{
 		int changed = 0;
@@ -177,20 +187,38 @@ int main(void)
 	c[AS_ALGO_RING][AS_PROTO_LL128] = -1.0f;
 	ring.proto = AS_PROTO_LL128;
 	ring.nchannels = 8;
-	ok(as_tune_apply(&ring, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_LL &&
+	ok(as_tune_apply(&ring, &c[0][0], AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_LL &&
 	   c[AS_ALGO_RING][AS_PROTO_LL128] == -1.0f && c[AS_ALGO_RING][AS_PROTO_LL] == 0.0f &&
 	   nch == 8, "the rule's protocol disabled: stays -1, the cheapest enabled one instead");
 	fill(c);
 	for (int p = 0; p < AS_NPROTOS; p++)
 		c[AS_ALGO_RING][p] = -1.0f;
 	nch = 0;
-	ok(as_tune_apply(&ring, c, AS_NALGOS, AS_NPROTOS, &nch) == -1 &&
+	ok(as_tune_apply(&ring, &c[0][0], AS_NALGOS, AS_NPROTOS, &nch) == -1 &&
 	   c[AS_ALGO_RING][0] == -1.0f && c[AS_ALGO_RING][1] == -1.0f &&
 	   c[AS_ALGO_RING][2] == -1.0f && nch == 0,
 	   "the whole row disabled: nothing revived, nothing changed");
 	ring.algo = AS_ALGO_PAT;
-	ok(as_tune_apply(&ring, c, 6, AS_NPROTOS, &nch) == -1,
+	ok(as_tune_apply(&ring, &c[0][0], 6, AS_NPROTOS, &nch) == -1,
 	   "an algorithm beyond numAlgo: ignored");
+	/* a table NCCL sized [numAlgo][2]: rows are 2 wide, and nothing past
+	 * its end is touched (ASan watches the heap copy) */
+	{
+		float *narrow = calloc(AS_NALGOS * 2, sizeof(*narrow));
+		struct as_tune_rule tr = { .func = -1, .max_bytes = UINT64_MAX,
+					   .algo = AS_ALGO_RING,
+					   .proto = AS_PROTO_SIMPLE };
+		for (int i = 0; narrow && i < AS_NALGOS * 2; i++)
+			narrow[i] = 100.0f + (float) i;
+		narrow[AS_ALGO_RING * 2 + AS_PROTO_LL128] = 50.0f;
+		ok(narrow && as_tune_apply(&tr, narrow, AS_NALGOS, 2, &nch) ==
+				     AS_PROTO_LL128 &&
+			   narrow[AS_ALGO_RING * 2 + AS_PROTO_LL128] == 0.0f &&
+			   narrow[AS_ALGO_RING * 2 + AS_PROTO_LL] == 100.0f + AS_ALGO_RING * 2,
+		   "numProto 2: the row is 2 wide; Simple does not exist, the "
+		   "cheapest of the two is chosen");
+		free(narrow);
+	}
 
 	/* algorithms the planner does not model stay in play for plan rules */
 	{
@@ -200,17 +228,17 @@ int main(void)
 		fill(c);
 		c[AS_ALGO_NVLS][AS_PROTO_SIMPLE] = 50.0f; /* NCCL rates NVLS best */
 		nch = 0;
-		ok(as_tune_apply(&pr, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_TUNE_UNMODELLED &&
+		ok(as_tune_apply(&pr, &c[0][0], AS_NALGOS, AS_NPROTOS, &nch) == AS_TUNE_UNMODELLED &&
 		   c[AS_ALGO_RING][AS_PROTO_SIMPLE] == 112.0f && nch == 0,
 		   "plan rule, NVLS cheaper by NCCL's estimate: table and channels untouched");
 		c[AS_ALGO_NVLS][AS_PROTO_SIMPLE] = 150.0f;
-		ok(as_tune_apply(&pr, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_SIMPLE &&
+		ok(as_tune_apply(&pr, &c[0][0], AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_SIMPLE &&
 		   c[AS_ALGO_RING][AS_PROTO_SIMPLE] == 0.0f && nch == 8,
 		   "NVLS dearer than the plan's ring/simple: applied, 8 channels");
 		fill(c);
 		c[AS_ALGO_NVLS][AS_PROTO_SIMPLE] = 50.0f;
 		pr.from_file = 1;
-		ok(as_tune_apply(&pr, c, AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_SIMPLE &&
+		ok(as_tune_apply(&pr, &c[0][0], AS_NALGOS, AS_NPROTOS, &nch) == AS_PROTO_SIMPLE &&
 		   c[AS_ALGO_RING][AS_PROTO_SIMPLE] == 0.0f,
 		   "a rules-file rule is the admin's word: applied even then");
 	}
