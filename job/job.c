@@ -844,17 +844,21 @@ static void summarise(autosync_job_t *j)
 	const char *best;
 	double best_t = 0;
 	size_t len = 0;
+	char q[512];
 	FILE *fp = open_memstream(&j->summary, &len);
 
 	if (!fp)
 		return;
+	/* names and values can come from the user's files: one line each,
+	 * nothing that steers a terminal */
 	autosync_plan_summary(j->plan, &s);
 	fprintf(fp, "autosync: plan for %s on %u node(s) x %u GPU(s), "
-		"framework %s\n", s.model, s.cluster.nodes,
-		s.cluster.gpus_per_node, s.framework);
+		"framework %s\n", asi_quote(s.model, q, sizeof(q)),
+		s.cluster.nodes, s.cluster.gpus_per_node, s.framework);
 	fprintf(fp, "autosync:   strategy %s: predicted step %.3f ms (forward "
 		"%.3f, backward %.3f, exposed communication %.3f), %zu "
-		"bucket(s)\n", s.strategy, s.step_time * 1e3, s.fwd_time * 1e3,
+		"bucket(s)\n", asi_quote(s.strategy, q, sizeof(q)),
+		s.step_time * 1e3, s.fwd_time * 1e3,
 		s.bwd_time * 1e3, s.exposed_comm * 1e3,
 		autosync_plan_nbuckets(j->plan));
 	if ((best = best_baseline(j->plan, &best_t)) && s.step_time > 0)
@@ -867,7 +871,8 @@ static void summarise(autosync_job_t *j)
 	fprintf(fp, "autosync:   sets");
 	for (size_t i = 0; i < j->nenv; i++)
 		if (strncmp(j->env[i].name, "AUTOSYNC_", 9))
-			fprintf(fp, " %s=%s", j->env[i].name, j->env[i].value);
+			fprintf(fp, " %s=%s", j->env[i].name,
+				asi_quote(j->env[i].value, q, sizeof(q)));
 	for (size_t i = 0; i < j->nenv; i++)
 		if (!strncmp(j->env[i].name, "AUTOSYNC_", 9) &&
 		    strcmp(j->env[i].name, "AUTOSYNC_INJECTED"))

@@ -539,8 +539,11 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		}
 		/* One warning per step, from its first task, on the user's
 		 * stderr. */
-		if (first)
-			print_lines(context.deferred);
+		if (first) {
+			char q[MSG_MAX];
+			dprintf(STDERR_FILENO, "%s\n",
+				asi_quote(context.deferred, q, sizeof(q)));
+		}
 		return 0;
 	}
 	if (!context.planned)
