@@ -360,14 +360,15 @@ static int check_vars(struct as_child_out *out, autosync_error_t *err)
 	return 0;
 }
 
-static int parse_result(char *buf, size_t len, struct as_child_out *out,
-			autosync_error_t *err)
+int as_child_parse_result(const char *buf, size_t len,
+			  struct as_child_out *out, autosync_error_t *err)
 {
 	size_t off = 0;
 	int done = 0;
 
 	while (off < len) {
-		char tag, *nl, *end;
+		const char *nl;
+		char tag, *end, *item;
 		unsigned long n;
 		int rc;
 
@@ -375,13 +376,19 @@ static int parse_result(char *buf, size_t len, struct as_child_out *out,
 		    nl - (buf + off) < 3 || buf[off + 1] != ' ')
 			break;
 		tag = buf[off];
+		if (buf[off + 2] < '0' || buf[off + 2] > '9')
+			break;
 		n = strtoul(buf + off + 2, &end, 10);
 		if (end != nl || n > len - (size_t) (nl + 1 - buf))
 			break;
 		/* items are C strings: a NUL inside one is a forgery */
 		if (memchr(nl + 1, '\0', n))
 			break;
-		rc = take_item(out, tag, nl + 1, n, &done, err);
+		/* every item as a C string of its own: nothing reads past it */
+		if (!(item = strndup(nl + 1, n)))
+			break;
+		rc = take_item(out, tag, item, n, &done, err);
+		free(item);
 		if (rc == -2)
 			return -1;
 		if (rc < 0)
@@ -455,11 +462,11 @@ int as_child_plan(const struct as_child_in *in, struct as_child_out *out,
 		free(buf);
 		return -1;
 	}
-	rc = parse_result(buf, len, out, err);
-	free(buf);
-	out->total_ms = now_ms() - t0;
+	rc = as_child_parse_result(buf, len, out, err);
 	if (rc < 0)
 		as_child_out_free(out);
+	free(buf);
+	out->total_ms = now_ms() - t0;
 	return rc;
 }
 

@@ -61,6 +61,12 @@ int as_child_plan(const struct as_child_in *in, struct as_child_out *out,
 		  autosync_error_t *err);
 void as_child_out_free(struct as_child_out *out);
 
+/* Parse what a child sent (the parent's side of the protocol; exposed for
+ * the fuzz target): 0, or -1 with 'err' (then 'out' holds what was read
+ * before the problem: free it). */
+int as_child_parse_result(const char *buf, size_t len,
+			  struct as_child_out *out, autosync_error_t *err);
+
 /* A variable of 'out' (job-wide), or NULL. */
 const char *as_child_env(const struct as_child_out *out, const char *name);
 

@@ -311,9 +311,11 @@ static int get_num(const char *s, double *v)
 	return errno || *end || !isfinite(*v) ? -1 : 0;
 }
 
+/* A string field: what the writer would refuse (control characters) the
+ * reader refuses too, so that every record read can be written again. */
 static int get_str(const char *s, char *dst, size_t max)
 {
-	if (!s || strlen(s) >= max)
+	if (!s || strlen(s) >= max || !clean(s, max))
 		return -1;
 	memcpy(dst, s, strlen(s) + 1);
 	return 0;

@@ -12,7 +12,8 @@
 
 #include "autosync/feedback.h"
 
-#define LINE_MAX_LEN 63 /* a step time is a short number */
+#define VALUE_MAX_LEN 63 /* a step time is a short number */
+#define LINE_MAX_LEN 4096 /* a line, blanks and comment included */
 
 struct acc {
 	autosync_feedback_rec_t *r;
@@ -34,10 +35,14 @@ static void acc_start(struct acc *a, autosync_feedback_rec_t *r)
 static int acc_line(struct acc *a, const char *p, size_t n,
 		    autosync_error_t *errp)
 {
-	char tmp[LINE_MAX_LEN + 1], *end;
+	char tmp[VALUE_MAX_LEN + 1], *end;
 	double v;
 
 	a->line++;
+	if (n > LINE_MAX_LEN) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "line %lu: too long", a->line);
+	}
 	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
 		n--;
 	while (n && (*p == ' ' || *p == '\t')) {
@@ -46,11 +51,11 @@ static int acc_line(struct acc *a, const char *p, size_t n,
 	}
 	if (!n || *p == '#')
 		return 0;
-	if (n > LINE_MAX_LEN || memchr(p, '\0', n)) {
+	if (n > VALUE_MAX_LEN || memchr(p, '\0', n)) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "line %lu: %s", a->line,
-					  n > LINE_MAX_LEN ? "too long"
-							   : "a NUL byte");
+					  n > VALUE_MAX_LEN ? "too long"
+							    : "a NUL byte");
 	}
 	memcpy(tmp, p, n);
 	tmp[n] = '\0';
@@ -101,24 +106,21 @@ int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
 	return acc_end(&a);
 }
 
-static int too_long(struct acc *a, autosync_error_t *errp)
-{
-	errno = EINVAL;
-	return autosync_errprintf(errp, "line %lu: too long", a->line + 1);
-}
-
 int autosync_feedback_read_report(int fd, size_t max,
 				  autosync_feedback_rec_t *r, int *truncated,
 				  autosync_error_t *errp)
 {
-	char buf[8192], line[LINE_MAX_LEN + 1];
+	char buf[8192], *line = malloc(LINE_MAX_LEN + 1);
 	size_t total = 0, ll = 0;
-	int over = 0, cut = 0;
+	int cut = 0, rv = -1;
 	struct acc a;
 
-	if (fd < 0 || !r) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "report: invalid argument");
+	if (fd < 0 || !r || !line) {
+		free(line);
+		errno = line ? EINVAL : ENOMEM;
+		return autosync_errprintf(errp, "report: %s",
+					  line ? "invalid argument"
+					       : "out of memory");
 	}
 	if (truncated)
 		*truncated = 0;
@@ -137,33 +139,29 @@ int autosync_feedback_read_report(int fd, size_t max,
 		got = read(fd, buf, want);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got < 0)
-			return autosync_errprintf(errp, "report: read: %s",
-						  strerror(errno));
+		if (got < 0) {
+			autosync_errprintf(errp, "report: read: %s",
+					   strerror(errno));
+			goto out;
+		}
 		if (got == 0)
 			break;
 		total += (size_t) got;
 		for (ssize_t i = 0; i < got; i++) {
 			if (buf[i] != '\n') {
-				if (ll < LINE_MAX_LEN)
+				/* one byte past the limit: acc_line says so */
+				if (ll <= LINE_MAX_LEN)
 					line[ll++] = buf[i];
-				else
-					over = 1;
 				continue;
 			}
-			if (over)
-				return too_long(&a, errp);
 			if (acc_line(&a, line, ll, errp) < 0)
-				return -1;
+				goto out;
 			ll = 0;
-			over = 0;
 		}
 	}
 	/* a last line without a newline; not one cut by the limit */
-	if (!cut && over)
-		return too_long(&a, errp);
 	if (ll && !cut && acc_line(&a, line, ll, errp) < 0)
-		return -1;
+		goto out;
 	if (cut) {
 		if (truncated)
 			*truncated = 1;
@@ -172,5 +170,8 @@ int autosync_feedback_read_report(int fd, size_t max,
 				   "%llu step(s) before that are kept", max,
 				   (unsigned long long) r->measured_count);
 	}
-	return acc_end(&a);
+	rv = acc_end(&a);
+out:
+	free(line);
+	return rv;
 }

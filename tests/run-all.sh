@@ -7,7 +7,7 @@
 #   3. the integration tests against a real Slurm cluster on this host,
 #      submitting as root and as an unprivileged user,
 #   4. a small run of the emulated multi-host lab (tests/lab/ci.sh),
-#   5. the libFuzzer targets for FUZZ_SECONDS (default 60) each.
+#   5. the libFuzzer targets for FUZZ_SECONDS (default 20) each.
 # Ends with the line "N passed, N failed".
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -102,12 +102,12 @@ else
   add 0 1; echo "not ok - no CLI was built for the lab"
 fi
 
-step "fuzzing (${FUZZ_SECONDS:-60}s per target)"
-for t in tests/fuzz/run*.sh; do
-  if FUZZ_SECONDS=${FUZZ_SECONDS:-60} sh "$t" _build/asan >_build/fuzz.log 2>&1; then
-    add 1 0; echo "ok - $(tail -1 _build/fuzz.log)"
+step "fuzzing (${FUZZ_SECONDS:-20}s per target; tests/fuzz/run.sh)"
+for t in cluster_spec nccl_xml model plan siteconf feedback report rules child; do
+  if FUZZ_SECONDS=${FUZZ_SECONDS:-20} FUZZ_WORKDIR=_build/fuzz sh tests/fuzz/run.sh _build/asan "$t" >_build/fuzz-$t.log 2>&1; then
+    add 1 0; echo "ok - fuzz $(grep "^run.sh: $t:" _build/fuzz-$t.log | head -1 | sed 's/^run.sh: //')"
   else
-    tail -30 _build/fuzz.log; add 0 1; echo "not ok - fuzz $t"
+    tail -30 _build/fuzz-$t.log; add 0 1; echo "not ok - fuzz $t"
   fi
 done
 
