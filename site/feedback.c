@@ -17,6 +17,7 @@
 
 #include "autosync/feedback.h"
 #include "autosync/planner.h"
+#include "common/readfile.h"
 
 /* ------------------------------------------------------------ emitting */
 
@@ -527,6 +528,7 @@ int autosync_feedback_append(const char *path, const char *line, size_t len,
 {
 	int fd = -1, rv = -1, tries = 0;
 	struct stat st, pst;
+	off_t base;
 
 	if (!path || !line || !len || line[len - 1] != '\n' ||
 	    memchr(line, '\n', len - 1) || strlen(path) + 12 >= PATH_MAX) {
@@ -564,8 +566,10 @@ again:
 		}
 		goto again;
 	}
+	base = st.st_size;
 	if (max_bytes && st.st_size > 0 && (size_t) st.st_size + len > max_bytes) {
 		if (keep == 0) {
+			base = 0;
 			if (ftruncate(fd, 0) < 0) {
 				autosync_errprintf(errp, "%s: truncate: %s", path,
 						   strerror(errno));
@@ -583,8 +587,9 @@ again:
 		ssize_t w = write(fd, line, len);
 		if (w < 0 || (size_t) w != len) {
 			int saved = w < 0 ? errno : ENOSPC;
-			/* never leave half a record behind */
-			if (w > 0 && ftruncate(fd, st.st_size) < 0) {
+			/* never leave half a record behind (nor grow a log
+			 * that was just truncated back to its old size) */
+			if (w > 0 && ftruncate(fd, base) < 0) {
 				/* nothing more we can do */
 			}
 			errno = saved;
@@ -603,47 +608,75 @@ out:
 	return rv;
 }
 
+/* One line of at most 'cap' - 1 bytes into 'buf' (NUL-terminated); the
+ * rest of a longer line is skipped without being held. Returns its
+ * length (cap - 1 or more: too long), 0 at the end. */
+static size_t read_line(FILE *fp, char *buf, size_t cap, int *more)
+{
+	size_t n = 0, total = 0;
+	int c;
+
+	while ((c = getc(fp)) != EOF) {
+		if (n + 1 < cap)
+			buf[n++] = (char) c;
+		total++;
+		if (c == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	*more = c != EOF;
+	return total > n ? cap : total;
+}
+
 int autosync_feedback_read(const char *path, autosync_feedback_each_f fn,
 			   void *arg, void (*bad)(const char *msg, void *arg),
 			   autosync_error_t *errp)
 {
 	FILE *fp;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char *line = malloc(AUTOSYNC_FEEDBACK_MAX_LINE + 2), msg[512];
+	size_t n;
 	unsigned long lineno = 0;
-	int rv = 0;
-	autosync_feedback_rec_t *r;
+	int rv = 0, fd, more = 1;
+	autosync_feedback_rec_t *r = malloc(sizeof(*r));
 
-	if (!path || !fn) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "invalid argument");
+	if (!path || !fn || !line || !r) {
+		free(line);
+		free(r);
+		errno = path && fn ? ENOMEM : EINVAL;
+		return autosync_errprintf(errp, path && fn ? "out of memory"
+							   : "invalid argument");
 	}
-	if (!(fp = fopen(path, "re")))
-		return autosync_errprintf(errp, "%s: cannot open: %s", path,
-					  strerror(errno));
-	if (!(r = malloc(sizeof(*r)))) {
-		fclose(fp);
-		errno = ENOMEM;
-		return autosync_errprintf(errp, "out of memory");
+	/* a log is a regular file: never block on a FIFO, never read a
+	 * device without end */
+	if ((fd = asi_open_file(AT_FDCWD, path, 0, ASI_READ_OPEN_PREFIX,
+				(uid_t) -1, msg, sizeof(msg))) < 0 ||
+	    !(fp = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		free(line);
+		free(r);
+		return autosync_errprintf(errp, "%s", msg);
 	}
-	while ((n = getline(&line, &cap, fp)) >= 0) {
+	while (more && (n = read_line(fp, line, AUTOSYNC_FEEDBACK_MAX_LINE + 2,
+				      &more)) > 0) {
 		autosync_error_t e = { .text = "" };
-		char msg[AUTOSYNC_ERROR_LEN + PATH_MAX];
+		char msg2[AUTOSYNC_ERROR_LEN + PATH_MAX];
 
 		lineno++;
-		if (n == 0 || (n == 1 && line[0] == '\n'))
+		if (n == 1 && line[0] == '\n')
 			continue;
-		if ((size_t) n > AUTOSYNC_FEEDBACK_MAX_LINE) {
-			snprintf(e.text, sizeof(e.text), "line too long (%zd bytes)", n);
-		} else if (autosync_feedback_parse(line, (size_t) n, r, &e) == 0) {
+		if (n > AUTOSYNC_FEEDBACK_MAX_LINE) {
+			snprintf(e.text, sizeof(e.text), "line too long (over "
+				 "%d bytes)", AUTOSYNC_FEEDBACK_MAX_LINE);
+		} else if (autosync_feedback_parse(line, n, r, &e) == 0) {
 			if ((rv = fn(r, arg)) != 0)
 				break;
 			continue;
 		}
 		if (bad) {
-			snprintf(msg, sizeof(msg), "%s:%lu: %s", path, lineno, e.text);
-			bad(msg, arg);
+			snprintf(msg2, sizeof(msg2), "%s:%lu: %s", path, lineno,
+				 e.text);
+			bad(msg2, arg);
 		}
 	}
 	free(line);
