@@ -157,9 +157,13 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 	if (topo_busid_parse(busid, &dom, &bus, &dev, &fn) < 0)
 		return bad(c, n, "bad busid '%.40s'", S(busid));
 	topo_busid_norm(d->busid, sizeof(d->busid), busid);
-	if (!cl || parse_hex(cl, 0xffffff, cls24) < 0)
-		return bad(c, n, "bad or missing class '%.40s'", S(cl));
-	if (strlen(cl) <= 6 && *cls24 <= 0xffff) /* "0x0302": 16-bit form */
+	/* NCCL completes a <pci> without a class from sysfs; here its
+	 * children say what it is (walk_pci) */
+	if (!cl || !*cl)
+		*cls24 = 0;
+	else if (parse_hex(cl, 0xffffff, cls24) < 0)
+		return bad(c, n, "bad class '%.40s'", S(cl));
+	else if (strlen(cl) <= 6 && *cls24 <= 0xffff) /* "0x0302": 16-bit */
 		*cls24 <<= 8;
 	d->class_id = (unsigned)(*cls24 >> 8);
 	d->progif = (unsigned)(*cls24 & 0xff);
@@ -181,7 +185,9 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 			      &v) == 0)
 			d->subdevice = (unsigned)v;
 	}
-	if (ls) {
+	/* an empty link_speed or link_width (cloud VMs with passthrough
+	 * GPUs dump them so) is unknown, as a missing one */
+	if (ls && *ls) {
 		char *end;
 		double g;
 
@@ -191,7 +197,7 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 			return bad(c, n, "bad link_speed '%.40s'", S(ls));
 		d->gts = g;
 	}
-	if (lw) {
+	if (lw && *lw) {
 		long w;
 
 		if (parse_int(lw, 0, 64, &w) < 0)
@@ -247,7 +253,7 @@ static int add_net(struct nctx *c, const struct xnode *net,
 		else
 			snprintf(n->netdev, sizeof(n->netdev), "%s", name);
 	}
-	if (speed) {
+	if (speed && *speed) {
 		char *end;
 		double s;
 
@@ -258,7 +264,7 @@ static int add_net(struct nctx *c, const struct xnode *net,
 		if (s > 0)
 			n->speed = s * 1e6 / 8; /* Mb/s */
 	}
-	if (port) {
+	if (port && *port) {
 		long p;
 
 		if (parse_int(port, 0, 255, &p) < 0)
@@ -392,6 +398,9 @@ static int walk_pci(struct nctx *c, const struct xnode *n, int cpu, int parent,
 			has_pci_child = 1;
 	}
 	cls = d.class_id;
+	if (!cls) /* no class in the file: what its children make it */
+		cls = d.class_id = gpu ? 0x0302 : nic ? 0x0200
+				   : has_pci_child ? 0x0604 : 0;
 	if (gpu || (!nic && (cls >> 8) == 0x03 &&
 		    (!d.has_ids || d.vendor == 0x10de))) {
 		rv = add_gpu_elem(c, n, gpu, &d);

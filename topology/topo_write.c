@@ -30,7 +30,7 @@ static void gbs(char *buf, size_t len, double bps)
 	if (bps > 0)
 		snprintf(buf, len, "%.1fGB/s", bps / 1e9);
 	else
-		snprintf(buf, len, "-");
+		snprintf(buf, len, "unknown");
 }
 
 int autosync_topo_write_text(const autosync_topo_t *t, FILE *fp,

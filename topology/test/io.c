@@ -376,9 +376,9 @@ static void bad_inputs(void)
 	    "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"zz\" "
 	    "class=\"0x030200\"/></cpu></system>",
 	    SIZE_MAX, "busid");
-	bad("NCCL no class",
+	bad("NCCL bad class",
 	    "<system version=\"1\"><cpu numaid=\"0\"><pci "
-	    "busid=\"0000:01:00.0\"/></cpu></system>",
+	    "busid=\"0000:01:00.0\" class=\"0xzz\"/></cpu></system>",
 	    SIZE_MAX, "class");
 	/* found by the fuzzer: hwloc's own mask parser asserts on this */
 	bad("NCCL affinity with empty words",
@@ -449,6 +449,43 @@ static void bad_inputs(void)
 		   err.text);
 	}
 	free(buf);
+
+	/* what NCCL accepts loads here: empty link_speed / link_width / speed
+	 * (cloud VMs with passthrough GPUs) and <pci> without a class
+	 * (hand-written files NCCL completes from sysfs); unknown stays so */
+	write_str(tmp("cloud.xml"),
+		  "<system version=\"1\">\n <cpu numaid=\"0\" "
+		  "affinity=\"000000ff\" arch=\"x86_64\">\n"
+		  "  <pci busid=\"0000:10:00.0\" link_speed=\"\" link_width=\"\">\n"
+		  "   <pci busid=\"0000:11:00.0\" class=\"0x030200\" "
+		  "vendor=\"0x10de\" link_speed=\"\" link_width=\"\">"
+		  "<gpu dev=\"0\" sm=\"80\"/></pci>\n"
+		  "   <pci busid=\"0000:12:00.0\"><gpu dev=\"1\" sm=\"80\"/></pci>\n"
+		  "   <pci busid=\"0000:13:00.0\" link_speed=\"\"><nic><net "
+		  "name=\"mlx5_0\" dev=\"0\" speed=\"\" port=\"1\" latency=\"\"/>"
+		  "</nic></pci>\n  </pci>\n </cpu>\n</system>\n",
+		  SIZE_MAX);
+	t = autosync_topo_load_file(tmp("cloud.xml"), &err);
+	ok(t != NULL, "NCCL XML with empty link_speed/link_width/speed and "
+	   "class-less <pci>: loads (%s)", err.text);
+	if (t) {
+		FILE *mem;
+		char *text = NULL;
+		size_t tl = 0;
+		ok(autosync_topo_ngpus(t) == 2 && autosync_topo_nnics(t) == 1,
+		   "a class-less <pci> with <gpu> is a GPU, with <nic> a NIC");
+		ok(autosync_topo_gpu(t, 0)->pcie_bw == 0 &&
+			   autosync_topo_nic(t, 0)->speed == 0,
+		   "empty speeds stay unknown (0)");
+		ok(!strcmp(autosync_topo_gpu(t, 0)->pcie_switch, "0000:10:00.0"),
+		   "the class-less parent is their PCIe switch");
+		mem = open_memstream(&text, &tl);
+		ok(mem && autosync_topo_write_text(t, mem, &err) == 0 &&
+			   fclose(mem) == 0 && strstr(text, " unknown "),
+		   "autosync topo says the link speed is unknown");
+		free(text);
+		autosync_topo_destroy(t);
+	}
 
 	/* a GPU-less NCCL file and a GPU-less hwloc file are valid */
 	write_str(tmp("nogpu.xml"),

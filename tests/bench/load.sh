@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# load.sh [STEPS] [ROUNDS] - a benchmark, not a test: STEPS (default 200)
+# job steps submitted at once on the test cluster, each planning
+# bert-large on 3 nodes and reporting two step times, then every feedback
+# record checked (none lost, none torn); and the step-start overhead as a
+# ratio, measured interleaved (plugin not registered / registered but not
+# asked / planning) over ROUNDS (default 20) rounds, with spreads.
+# Needs the test cluster (tests/run-integration.sh BUILDDIR started it).
+set -euo pipefail
+steps=${1:-200}
+rounds=${2:-20}
+lib=/var/lib/autosync-test
+dropin=/etc/slurm/plugstack.conf.d/autosync-test.conf
+log=$lib/feedback/feedback.jsonl
+[ -f "$dropin" ] || { echo "no $dropin: start the test cluster first (tests/run-integration.sh)" >&2; exit 1; }
+saved=$(cat "$dropin")
+trap 'printf "%s\n" "$saved" > "$dropin"' EXIT
+clean=$(compgen -e | { grep -E '^(SLURM_|AUTOSYNC_)' || true; } | sed 's/^/-u /' | tr '\n' ' ')
+work=$(mktemp -d /tmp/autosync-load.XXXXXX)
+cd "$work"
+
+echo "# $(date -u +%FT%TZ) $(uname -srm), $(nproc) CPUs; slurmd: $(sinfo -h -N -o %N | paste -sd,)"
+echo "# 1. $steps steps at once: srun -N3 -n3 --autosync-model=bert-large, each task reports 0.25 s and 0.5 s"
+before=$(wc -l < "$log" 2>/dev/null || echo 0)
+t0=$(date +%s.%N)
+for i in $(seq "$steps"); do
+  env $clean srun -N3 -n3 --autosync-model=bert-large \
+    bash -c 'printf "0.25\n0.5\n" > "$AUTOSYNC_REPORT"; echo "$SLURM_JOB_ID ${AUTOSYNC_PLAN_HASH-none}"' \
+    > "out.$i" 2>&1 &
+done
+wait
+t1=$(date +%s.%N)
+jobs=$(cat out.* | awk '$2 != "none" {print $1}' | sort -u)
+unplanned=$(cat out.* | awk '$2 == "none"' | wc -l)
+sleep 1
+tail -n +"$((before + 1))" "$log" > records.jsonl
+python3 - "$jobs" records.jsonl <<'PY'
+import json, sys
+jobs = set(int(j) for j in sys.argv[1].split())
+whole = torn = mine = good = 0
+for line in open(sys.argv[2]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        torn += 1
+        continue
+    whole += 1
+    if r.get("job") in jobs:
+        mine += 1
+        good += r.get("measured_count") == 2 and abs(r.get("measured_mean_s", 0) - 0.375) < 1e-9
+print(f"steps planned: {len(jobs)}; records: {whole} whole, {torn} torn; of these steps: {mine} "
+      f"(want {3 * len(jobs)}), {good} with both step times")
+PY
+printf 'tasks without a plan: %d; wall time for all: %.1f s\n' "$unplanned" "$(echo "$t1 - $t0" | bc -l)"
+is_down=$(sinfo -h -N -o '%T' | grep -Ecv '^(idle|mixed|allocated)$' || true)
+echo "nodes down or drained afterwards: $is_down"
+
+echo "# 2. step-start overhead, $rounds interleaved rounds of srun -N3 -n3 true"
+t() { local s e; s=$(date +%s.%N); env $clean "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
+stats() {  # median min q1 q3 max
+  sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2;
+    printf "%.3f %.3f %.3f %.3f %.3f", m, a[1], a[int(NR/4)+1], a[int(3*NR/4)+1], a[NR]}'; }
+: > off.txt; : > on.txt; : > plan.txt
+for i in $(seq "$rounds"); do
+  printf '#%s\n' "plugin disabled" > "$dropin"; t srun -N3 -n3 true >> off.txt
+  printf '%s\n' "$saved" > "$dropin"; t srun -N3 -n3 true >> on.txt
+  t srun -N3 -n3 --gpus-per-node=2 --autosync-model=bert-large true >> plan.txt
+done
+read -r m_off lo_off q1_off q3_off hi_off < <(stats < off.txt)
+read -r m_on lo_on q1_on q3_on hi_on < <(stats < on.txt)
+read -r m_plan lo_plan q1_plan q3_plan hi_plan < <(stats < plan.txt)
+printf '%-40s median %.3f s (min %.3f, IQR %.3f-%.3f, max %.3f)\n' "plugin not registered" $m_off $lo_off $q1_off $q3_off $hi_off
+printf '%-40s median %.3f s (min %.3f, IQR %.3f-%.3f, max %.3f)  ratio %.3f\n' "registered, autosync not asked" $m_on $lo_on $q1_on $q3_on $hi_on "$(echo "$m_on / $m_off" | bc -l)"
+printf '%-40s median %.3f s (min %.3f, IQR %.3f-%.3f, max %.3f)  ratio %.3f\n' "planning bert-large on every node" $m_plan $lo_plan $q1_plan $q3_plan $hi_plan "$(echo "$m_plan / $m_off" | bc -l)"
+echo "# raw per-round seconds (off on plan):"
+paste off.txt on.txt plan.txt | sed 's/^/# /'
+cd /; rm -rf "$work"
