@@ -50,9 +50,10 @@ static void usage(FILE *fp)
 		"  -N, --nodes N          nodes in the job (default: from "
 		"SLURM_/OMPI_/PET_/WORLD_ variables)\n"
 		"      --local-rank R     this process's local rank (default: "
+		"LOCAL_RANK,\n"
+		"                         OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, "
 		"SLURM_LOCALID,\n"
-		"                         OMPI_COMM_WORLD_LOCAL_RANK, LOCAL_RANK, "
-		"MPI_LOCALRANKID, PMIX_RANK)\n"
+		"                         PMIX_RANK)\n"
 		"      --plugin-dir DIR   where the NCCL plugins are (default "
 		"$AUTOSYNC_NCCL_PLUGIN_DIR,\n"
 		"                         the site's nccl_plugin_dir when it "
@@ -108,12 +109,14 @@ static long env_num(const char *name)
 	return v;
 }
 
-/* The local rank: the first of these that is set, else 0. */
+/* The local rank: the first of these that is set, else 0. A per-node
+ * launcher's own numbering (torchrun's LOCAL_RANK) comes before Slurm's:
+ * its workers all inherit the task's SLURM_LOCALID. */
 static int local_rank(void)
 {
 	static const char *const vars[] = {
-		"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK",
-		"MPI_LOCALRANKID", "PMIX_RANK",
+		"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+		"SLURM_LOCALID", "PMIX_RANK",
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {

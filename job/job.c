@@ -32,7 +32,7 @@ struct autosync_job {
 	char *network, *calibration, *dir, *plugin_dir;
 	int plugins, plugins_set;
 	int baseline;
-	unsigned nodes, gpus_per_node;
+	unsigned nodes, gpus_per_node, tasks;
 	int fw, compress, ncal;
 	unsigned long budget;
 	autosync_getenv_f getenv;
@@ -232,6 +232,15 @@ int autosync_job_set_nodes(autosync_job_t *j, unsigned nodes,
 		return autosync_errprintf(errp, "job: nodes must be at least 1");
 	}
 	j->nodes = nodes;
+	return 0;
+}
+
+int autosync_job_set_tasks_per_node(autosync_job_t *j, unsigned tasks,
+				    autosync_error_t *errp)
+{
+	if (settable(j, errp) < 0)
+		return -1;
+	j->tasks = tasks;
 	return 0;
 }
 
@@ -736,6 +745,16 @@ static int rank_env(autosync_job_t *j, autosync_error_t *errp)
 	if (!j->topo)
 		return 0;
 	n = autosync_topo_ngpus(j->topo);
+	/* a task that hosts several GPU ranks (torchrun under srun): what
+	 * is right for one of them is wrong for the others, so no rank gets
+	 * a NIC of its own here; whatever runs per process chooses */
+	if (j->tasks && j->tasks < n) {
+		note(j, AUTOSYNC_LOG_INFO, "%u task(s) for %u GPUs on this node: "
+		     "no per-rank NIC choice (autosync launch under torchrun, "
+		     "or NCCL with the topology file, choose per process)",
+		     j->tasks, n);
+		return 0;
+	}
 	if (n == 0 && autosync_topo_nnics(j->topo) > 0)
 		n = 1; /* GPU-less node: rank 0 gets the first fabric NIC */
 	if (n > AUTOSYNC_JOB_MAX_RANKS)
@@ -885,6 +904,10 @@ static void summarise(autosync_job_t *j)
 				j->rank_view[r * MAX_RANK_ENV + i].value);
 		fprintf(fp, "\n");
 	}
+	if (j->topo && j->tasks && j->tasks < autosync_topo_ngpus(j->topo))
+		fprintf(fp, "autosync:   %u task(s) for %u GPUs: no per-rank NIC "
+			"choice; each process chooses its own\n", j->tasks,
+			autosync_topo_ngpus(j->topo));
 	if (j->nskipped) {
 		fprintf(fp, "autosync:   kept the user's");
 		for (size_t i = 0; i < j->nskipped; i++)

@@ -122,6 +122,7 @@ static int run_pipeline(const struct as_child_in *in, autosync_job_t *j,
 		       autosync_job_set_plan_file(j, in->plan_file, err) < 0 ||
 		       autosync_job_set_nodes(j, in->nnodes ? in->nnodes : 1,
 					      err) < 0 ||
+		       autosync_job_set_tasks_per_node(j, in->ntasks, err) < 0 ||
 		       (in->cwd && in->cwd[0] &&
 			autosync_job_set_cwd(j, in->cwd, err) < 0) ||
 		       autosync_job_set_dir(j, in->jobdir, err) < 0 ||

@@ -24,6 +24,7 @@ struct as_child_in {
 	const char *model;		 /* catalog name or path; "" none */
 	const char *plan_file;		 /* --autosync=PATH, or NULL */
 	unsigned nnodes;		 /* nodes in the step (>= 1) */
+	unsigned ntasks;		 /* tasks on this node, 0 unknown */
 	const char *cwd;		 /* for relative paths; may be NULL */
 	const char *jobdir;		 /* the user's job directory */
 	char *const *env;  /* the job's environment, NAME=VALUE; borrowed */

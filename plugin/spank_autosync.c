@@ -445,9 +445,12 @@ static int plan_step(spank_t sp, autosync_error_t *err)
 {
 	char **env = NULL, cwd[PATH_MAX];
 	struct as_child_in in;
+	uint32_t ntasks = 0;
 
 	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
 		env = NULL;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS)
+		ntasks = 0;
 	if (spank_getenv(sp, "PWD", cwd, sizeof(cwd)) != ESPANK_SUCCESS)
 		cwd[0] = '\0';
 	in = (struct as_child_in) {
@@ -456,6 +459,7 @@ static int plan_step(spank_t sp, autosync_error_t *err)
 		.plan_file = context.mode == AS_MODE_PLAN ? context.args.plan_path
 							  : NULL,
 		.nnodes = context.nnodes,
+		.ntasks = ntasks,
 		.cwd = cwd,
 		.jobdir = context.jobdir,
 		.env = env,

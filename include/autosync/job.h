@@ -99,6 +99,12 @@ int autosync_job_set_baseline(autosync_job_t *j, int baseline,
  * autosync_job_set_network() names them). */
 int autosync_job_set_nodes(autosync_job_t *j, unsigned nodes,
 			   autosync_error_t *errp);
+/* Tasks on this node (0 = unknown, the default). Fewer tasks than GPUs
+ * means a task hosts several GPU ranks (torchrun under srun): then no rank
+ * gets a NIC or path choice of its own, only what is right for the whole
+ * node (the plan, the topology file). */
+int autosync_job_set_tasks_per_node(autosync_job_t *j, unsigned tasks,
+				    autosync_error_t *errp);
 /* Working directory for relative paths (default: none; paths as given). */
 int autosync_job_set_cwd(autosync_job_t *j, const char *cwd,
 			 autosync_error_t *errp);

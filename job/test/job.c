@@ -200,6 +200,24 @@ static void test_juwels(void)
 	autosync_job_destroy(o2);
 	user_set[0] = NULL;
 
+	/* one task hosting all four GPU ranks (torchrun under srun) */
+	{
+		autosync_job_t *t1 = autosync_job_create(&err);
+		autosync_job_set_getenv(t1, fake_env, &in);
+		ok(autosync_job_set_site(t1, site, &err) == 0 &&
+			   autosync_job_set_model(t1, "bert-large", &err) == 0 &&
+			   autosync_job_set_nodes(t1, 3, &err) == 0 &&
+			   autosync_job_set_tasks_per_node(t1, 1, &err) == 0 &&
+			   autosync_job_run(t1, &err) == 0,
+		   "1 task for 4 GPUs: planned (%s)", err.text);
+		ok(autosync_job_nranks(t1) == 0 && autosync_job_rank_nenv(t1, 0) == 0 &&
+			   env_of(t1, "NCCL_TOPO_FILE") && !strcmp(hash_of(t1), hash_of(o)),
+		   "the same plan and the topology file, but no rank's NIC");
+		ok(strstr(autosync_job_summary(t1), "1 task(s) for 4 GPUs: no per-rank NIC choice") != NULL,
+		   "the summary says why");
+		autosync_job_destroy(t1);
+	}
+
 	/* a subset of the GPUs */
 	in.step_gpus = "2,3";
 	in.cuda_visible_devices = "2,3";

@@ -100,12 +100,14 @@ static long env_long(const char *name, long def, long min, long max)
 	return v;
 }
 
-/* Local rank 0 (or an unknown local rank) writes the node's report. */
+/* Local rank 0 (or an unknown local rank) writes the node's report. A
+ * per-node launcher's numbering (torchrun's LOCAL_RANK) comes before
+ * Slurm's: its workers all inherit the task's SLURM_LOCALID. */
 static int local_rank(void)
 {
 	static const char *const vars[] = {
-		"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK",
-		"MPI_LOCALRANKID", "PMIX_LOCAL_RANK",
+		"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+		"SLURM_LOCALID", "PMIX_LOCAL_RANK",
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)

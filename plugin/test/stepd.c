@@ -34,7 +34,7 @@
 struct spank_handle {
 	spank_context_t ctx;
 	char *env[MAX_ENV + 1];
-	uint32_t job, step, nnodes, nodeid, task, gtask;
+	uint32_t job, step, nnodes, nodeid, task, gtask, ntasks;
 	uid_t uid;
 	gid_t gid;
 };
@@ -159,6 +159,9 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 		break;
 	case S_TASK_ID:
 		*va_arg(ap, int *) = (int) sp->task;
+		break;
+	case S_JOB_LOCAL_TASK_COUNT:
+		*va_arg(ap, uint32_t *) = sp->ntasks;
 		break;
 	case S_TASK_GLOBAL_ID:
 		*va_arg(ap, uint32_t *) = sp->gtask;
@@ -320,6 +323,7 @@ static void run_step(struct step *s)
 	H.step = 0;
 	H.nnodes = 2;
 	H.nodeid = 1;
+	H.ntasks = s->ntasks;
 	H.uid = user;
 	H.gid = group;
 	H.env[0] = strdup("PATH=/usr/bin:/bin");
@@ -411,6 +415,13 @@ static void test_normal(void)
 		   "it holds the task's two step times and the job's identity");
 	}
 	diag("user_init took %.1f ms", s.user_init_ms);
+	/* one task for the two GPUs (torchrun under srun): no rank's NIC */
+	s.ntasks = 1;
+	s.task_cmd = NULL;
+	run_step(&s);
+	ok(has(s.tasks[0], "AUTOSYNC_PLAN=") && has(s.tasks[0], "NCCL_TOPO_FILE=") &&
+		   !has(s.tasks[0], "NCCL_IB_HCA"),
+	   "one task for 2 GPUs: the plan and topology file, no per-rank NIC");
 }
 
 static void test_unasked(void)

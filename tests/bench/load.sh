@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# load.sh [STEPS] [ROUNDS] - a benchmark, not a test: STEPS (default 200)
+# load.sh [STEPS] [ROUNDS] [OTHER.so] - a benchmark, not a test: STEPS (default 200)
 # job steps submitted at once on the test cluster, each planning
 # bert-large on 3 nodes and reporting two step times, then every feedback
 # record checked (none lost, none torn); and the step-start overhead as a
 # ratio, measured interleaved (plugin not registered / registered but not
-# asked / planning) over ROUNDS (default 20) rounds, with spreads.
+# asked / planning, and planning with OTHER.so, another build of the
+# plugin, when given) over ROUNDS (default 20) rounds, with spreads.
 # Needs the test cluster (tests/run-integration.sh BUILDDIR started it).
 set -euo pipefail
 steps=${1:-200}
 rounds=${2:-20}
+other=${3:-}
 lib=/var/lib/autosync-test
 dropin=/etc/slurm/plugstack.conf.d/autosync-test.conf
 log=$lib/feedback/feedback.jsonl
@@ -20,6 +22,7 @@ work=$(mktemp -d /tmp/autosync-load.XXXXXX)
 cd "$work"
 
 echo "# $(date -u +%FT%TZ) $(uname -srm), $(nproc) CPUs; slurmd: $(sinfo -h -N -o %N | paste -sd,)"
+if [ "$steps" -gt 0 ]; then
 echo "# 1. $steps steps at once: srun -N3 -n3 --autosync-model=bert-large, each task reports 0.25 s and 0.5 s"
 before=$(wc -l < "$log" 2>/dev/null || echo 0)
 t0=$(date +%s.%N)
@@ -30,8 +33,10 @@ for i in $(seq "$steps"); do
 done
 wait
 t1=$(date +%s.%N)
-jobs=$(cat out.* | awk '$2 != "none" {print $1}' | sort -u)
-unplanned=$(cat out.* | awk '$2 == "none"' | wc -l)
+jobs=$(cat out.* | awk '/^[0-9]+ [0-9a-f]+$/ {print $1}' | sort -u)
+unplanned=$(cat out.* | awk '/^[0-9]+ none$/' | wc -l)
+diag=$(cat out.* | grep -Ev '^[0-9]+ ([0-9a-f]+|none)$' | grep -Ev 'queued and waiting|has been allocated' | sort | uniq -c | head -5 || true)
+[ -z "$diag" ] || { echo "other output of the steps:"; echo "$diag"; }
 sleep 1
 tail -n +"$((before + 1))" "$log" > records.jsonl
 python3 - "$jobs" records.jsonl <<'PY'
@@ -54,17 +59,27 @@ PY
 printf 'tasks without a plan: %d; wall time for all: %.1f s\n' "$unplanned" "$(echo "$t1 - $t0" | bc -l)"
 is_down=$(sinfo -h -N -o '%T' | grep -Ecv '^(idle|mixed|allocated)$' || true)
 echo "nodes down or drained afterwards: $is_down"
+fi
 
 echo "# 2. step-start overhead, $rounds interleaved rounds of srun -N3 -n3 true"
-t() { local s e; s=$(date +%s.%N); env $clean "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
+t() { local s e; s=$(date +%s.%N); env $clean "$@" >/dev/null 2>&1 || true; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
 stats() {  # median min q1 q3 max
   sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2;
-    printf "%.3f %.3f %.3f %.3f %.3f", m, a[1], a[int(NR/4)+1], a[int(3*NR/4)+1], a[NR]}'; }
-: > off.txt; : > on.txt; : > plan.txt
+    printf "%.3f %.3f %.3f %.3f %.3f\n", m, a[1], a[int(NR/4)+1], a[int(3*NR/4)+1], a[NR]}'; }
+: > off.txt; : > on.txt; : > plan.txt; : > other.txt
+if [ -n "$other" ]; then
+  install -m 0755 "$other" "$lib/other-spank_autosync.so"
+  other_line=$(sed "s|^required [^ ]*|required $lib/other-spank_autosync.so|" <<<"$saved")
+fi
 for i in $(seq "$rounds"); do
-  printf '#%s\n' "plugin disabled" > "$dropin"; t srun -N3 -n3 true >> off.txt
-  printf '%s\n' "$saved" > "$dropin"; t srun -N3 -n3 true >> on.txt
+  printf '#%s\n' "plugin disabled" > "$dropin"; sleep 0.2; t srun -N3 -n3 true >> off.txt
+  printf '%s\n' "$saved" > "$dropin"; sleep 0.2; t srun -N3 -n3 true >> on.txt
   t srun -N3 -n3 --gpus-per-node=2 --autosync-model=bert-large true >> plan.txt
+  if [ -n "$other" ]; then
+    printf '%s\n' "$other_line" > "$dropin"; sleep 0.2
+    t srun -N3 -n3 --gpus-per-node=2 --autosync-model=bert-large true >> other.txt
+    printf '%s\n' "$saved" > "$dropin"
+  fi
 done
 read -r m_off lo_off q1_off q3_off hi_off < <(stats < off.txt)
 read -r m_on lo_on q1_on q3_on hi_on < <(stats < on.txt)
@@ -72,6 +87,11 @@ read -r m_plan lo_plan q1_plan q3_plan hi_plan < <(stats < plan.txt)
 printf '%-40s median %.3f s (min %.3f, IQR %.3f-%.3f, max %.3f)\n' "plugin not registered" $m_off $lo_off $q1_off $q3_off $hi_off
 printf '%-40s median %.3f s (min %.3f, IQR %.3f-%.3f, max %.3f)  ratio %.3f\n' "registered, autosync not asked" $m_on $lo_on $q1_on $q3_on $hi_on "$(echo "$m_on / $m_off" | bc -l)"
 printf '%-40s median %.3f s (min %.3f, IQR %.3f-%.3f, max %.3f)  ratio %.3f\n' "planning bert-large on every node" $m_plan $lo_plan $q1_plan $q3_plan $hi_plan "$(echo "$m_plan / $m_off" | bc -l)"
-echo "# raw per-round seconds (off on plan):"
-paste off.txt on.txt plan.txt | sed 's/^/# /'
+if [ -n "$other" ]; then
+  read -r m_o lo_o q1_o q3_o hi_o < <(stats < other.txt)
+  printf '%-40s median %.3f s (min %.3f, IQR %.3f-%.3f, max %.3f)  ratio %.3f\n' "planning, $(basename "$other")" $m_o $lo_o $q1_o $q3_o $hi_o "$(echo "$m_o / $m_off" | bc -l)"
+  printf 'this build / the other, planning: %.3f\n' "$(echo "$m_plan / $m_o" | bc -l)"
+fi
+echo "# raw per-round seconds (off on plan${other:+ other}):"
+paste off.txt on.txt plan.txt ${other:+other.txt} | sed 's/^/# /'
 cd /; rm -rf "$work"

@@ -35,7 +35,7 @@ is "$out" "=mlx5_1:1 1" "the local rank from OMPI_COMM_WORLD_LOCAL_RANK"
 out=$(LOCAL_RANK=3 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_IB_HCA"' 2>&1)
 is "$out" "=mlx5_3:1" "... from LOCAL_RANK (torchrun)"
 out=$(SLURM_LOCALID=0 LOCAL_RANK=3 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_IB_HCA"' 2>&1)
-is "$out" "=mlx5_0:1" "SLURM_LOCALID comes first"
+is "$out" "=mlx5_3:1" "torchrun's LOCAL_RANK before the task's SLURM_LOCALID (its workers all inherit it)"
 out=$(PMIX_RANK=1 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_IB_HCA"' 2>&1)
 is "$out" "=mlx5_1:1" "... PMIX_RANK last"
 

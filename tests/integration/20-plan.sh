@@ -27,6 +27,18 @@ is "$out" "0 =mlx5_0:1
 2 =mlx5_2:1
 3 =mlx5_3:1" "4 GPUs on one node: 4 different NICs, as the topology dictates"
 
+# torchrun under srun: one task hosts the node's four GPU ranks, so no rank
+# NIC is injected (local rank 0's would be every worker's); each worker's
+# own `autosync launch` chooses its NIC
+out=$(as_user srun -N1 --ntasks-per-node=1 --gpus-per-node=4 --autosync-model=bert-large bash -c '
+  echo "task ${NCCL_IB_HCA-unset} $(test -r "$NCCL_TOPO_FILE" && echo topo) ${AUTOSYNC_PLAN_HASH:+plan}"
+  for r in 0 1 2 3; do LOCAL_RANK=$r '"$AUTOSYNC"' launch --config '"$IT_SITE"' --no-tuner --no-profiler --model bert-large -- sh -c "echo worker \$LOCAL_RANK \$NCCL_IB_HCA"; done' 2>&1 | grep -E "^(task|worker)")
+is "$out" "task unset topo plan
+worker 0 =mlx5_0:1
+worker 1 =mlx5_1:1
+worker 2 =mlx5_2:1
+worker 3 =mlx5_3:1" "1 task for 4 GPUs: no per-rank NIC injected; each worker's autosync launch picks its own (4-GPU/4-NIC node)"
+
 # the plan file is the CLI's plan file
 out=$(as_user srun -N1 -n1 --gpus=2 --autosync-model=resnet50 bash -c 'grep -c "^autosync_plan: 1$" "$AUTOSYNC_PLAN"; grep -c "class=\"0x0302" "$NCCL_TOPO_FILE"; stat -c %a "$(dirname "$AUTOSYNC_PLAN")"' 2>&1)
 is "$out" "1
