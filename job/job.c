@@ -843,27 +843,31 @@ static int record_skipped(autosync_job_t *j, autosync_error_t *errp)
 
 /* ---------------------------------------------------- phase: summary */
 
-static const char *best_baseline(const autosync_plan_t *plan, double *best_t)
+/* what the framework would have done without autosync, from the plan's
+ * own comparison table */
+static const char *default_baseline(const autosync_plan_t *plan,
+				    const char *framework, double *t)
 {
-	const char *best = NULL;
+	const char *name = autosync_baseline_name(
+	    autosync_baseline_default(autosync_framework_from_name(framework)));
 
-	for (size_t i = 0; i < autosync_plan_nbaselines(plan); i++) {
+	for (size_t i = 0; name && i < autosync_plan_nbaselines(plan); i++) {
 		const autosync_plan_baseline_t *b = autosync_plan_baseline(plan, i);
-		if (b->applicable && (!best || b->step_time < *best_t)) {
-			best = b->name;
-			*best_t = b->step_time;
+		if (!strcmp(b->name, name)) {
+			*t = b->step_time;
+			return name;
 		}
 	}
-	return best;
+	return NULL;
 }
 
 static void summarise(autosync_job_t *j)
 {
 	autosync_plan_summary_t s;
-	const char *best;
-	double best_t = 0;
+	const char *def;
+	double def_t = 0;
 	size_t len = 0;
-	char q[512];
+	char q[1024];
 	FILE *fp = open_memstream(&j->summary, &len);
 
 	if (!fp)
@@ -880,10 +884,12 @@ static void summarise(autosync_job_t *j)
 		s.step_time * 1e3, s.fwd_time * 1e3,
 		s.bwd_time * 1e3, s.exposed_comm * 1e3,
 		autosync_plan_nbuckets(j->plan));
-	if ((best = best_baseline(j->plan, &best_t)) && s.step_time > 0)
-		fprintf(fp, "autosync:   best applicable baseline %s: %.3f ms "
-			"(plan is %.3fx faster)\n", best, best_t * 1e3,
-			best_t / s.step_time);
+	if ((def = default_baseline(j->plan, s.framework, &def_t)) &&
+	    s.step_time > 0)
+		fprintf(fp, "autosync:   the framework's default %s: %.3f ms "
+			"(plan is %.3fx faster)\n", def, def_t * 1e3,
+			def_t / s.step_time);
+	fprintf(fp, "autosync:   reason: %s\n", asi_quote(s.reason, q, sizeof(q)));
 	fprintf(fp, "autosync:   plan %s/%s (hash %s), topology %s\n",
 		j->dir ? j->dir : NO_DIR, AUTOSYNC_JOB_PLAN_FILE,
 		autosync_plan_hash(j->plan), j->topo_hash[0] ? j->topo_hash : "-");

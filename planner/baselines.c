@@ -51,6 +51,21 @@ int autosync_baseline_applicable(int b, int fw)
 	return ok[b][fw];
 }
 
+int autosync_baseline_default(int fw)
+{
+	static const int def[AUTOSYNC_FW_N] = {
+	    [AUTOSYNC_FW_GENERIC] = AUTOSYNC_BASELINE_DDP,
+	    [AUTOSYNC_FW_PYTORCH_DDP] = AUTOSYNC_BASELINE_DDP,
+	    [AUTOSYNC_FW_HOROVOD] = AUTOSYNC_BASELINE_HOROVOD,
+	    [AUTOSYNC_FW_AUTODIST] = AUTOSYNC_BASELINE_PARALLAX,
+	};
+	if (fw < 0 || fw >= AUTOSYNC_FW_N) {
+		errno = EINVAL;
+		return -1;
+	}
+	return def[fw];
+}
+
 static const struct bcfg AR = {AUTOSYNC_SYNC_ALLREDUCE,
 			       AUTOSYNC_ALGO_AUTO,
 			       AUTOSYNC_COMPRESS_NONE,

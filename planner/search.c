@@ -1,7 +1,8 @@
 /* search.c - the planner object and the deterministic search: baselines,
  * a sweep of the framework's own knobs, an exact dynamic program over
  * bucket boundaries, per-tensor PS/all-reduce choice for sparse tensors
- * and PS server counts; never worse than the best applicable baseline. */
+ * and PS server counts; the framework's default stays unless a plan is
+ * predicted faster by more than its family's no-harm margin. */
 #include "config.h"
 
 #include <errno.h>
@@ -343,20 +344,71 @@ out:
 }
 
 /* ------------------------------------------------------------ search */
+/* The no-harm margin of a strategy: the widest of the families it belongs
+ * to, each as wide as the simulator was seen to be optimistic for it. */
+struct margin {
+	double m;
+	const char *family;
+};
+
+static void widen(struct margin *M, double m, const char *family)
+{
+	if (m > M->m) {
+		M->m = m;
+		M->family = family;
+	}
+}
+
+static void family_margin(const autosync_costs_t *k, const struct strategy *s,
+			  const struct simres *r, struct margin *M)
+{
+	size_t small = 0, ar = 0;
+
+	M->m = k->uncertainty;
+	M->family = "bucketed all-reduce";
+	for (size_t b = 0; b < s->nb && b < r->nb; b++) {
+		if (!(r->bytes[b] > 0))
+			continue;
+		if (s->cfg[b].compress != AUTOSYNC_COMPRESS_NONE)
+			widen(M, k->margin_compression, "compression");
+		if (s->cfg[b].kind == AUTOSYNC_SYNC_PS) {
+			widen(M, k->margin_ps, "parameter server");
+			continue;
+		}
+		if (s->cfg[b].algo == AUTOSYNC_ALGO_TREE)
+			widen(M, k->margin_tree, "tree all-reduce");
+		ar++;
+		if (r->bytes[b] < k->small_bucket_bytes)
+			small++;
+	}
+	/* per-call costs dominate once a quarter of the buckets are small */
+	if (small > 8 && small * 4 > ar)
+		widen(M, k->margin_small_buckets, "many small buckets");
+}
+
+static double score(double t, const struct margin *M)
+{
+	return M->m < 1 ? t / (1.0 - M->m) : INFINITY;
+}
+
 struct search {
 	autosync_planner_t *p;
 	struct simctx x;
 	struct simres r;
 	struct strategy best;
-	double best_t;
+	double best_t;		/* predicted step time of 'best' */
+	double best_score;	/* best_t / (1 - its margin): what is compared */
+	struct margin best_m;
 	const struct caps *cap;
 	int exhausted;
 };
 
-/* simulate 's'; keep it when strictly better (ties keep the earlier one,
- * which keeps the search deterministic) */
+/* simulate 's'; keep it when its margin-widened time is strictly better
+ * (ties keep the earlier one, which keeps the search deterministic) */
 static int consider(struct search *S, struct strategy *s)
 {
+	struct margin m;
+
 	if (S->p->evals >= S->p->budget) {
 		S->exhausted = 1;
 		return 0;
@@ -364,10 +416,13 @@ static int consider(struct search *S, struct strategy *s)
 	S->p->evals++;
 	if (planner_simulate(&S->x, s, &S->r, 0) < 0)
 		return -1;
-	if (S->r.step < S->best_t) {
+	family_margin(&S->p->k, s, &S->r, &m);
+	if (score(S->r.step, &m) < S->best_score) {
 		if (planner_strategy_copy(&S->best, s, S->x.m->n) < 0)
 			return -1;
 		S->best_t = S->r.step;
+		S->best_score = score(S->r.step, &m);
+		S->best_m = m;
 	}
 	return 0;
 }
@@ -741,16 +796,139 @@ static int ps_sweep(struct search *S)
 	return 0;
 }
 
+/* 1. every baseline, simulated (the comparison table and the incumbent) */
+static int run_baselines(struct search *S, struct strategy *base,
+			 double *base_t, struct margin *base_m,
+			 autosync_error_t *errp)
+{
+	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
+		if (planner_build_baseline(&S->x, b, &base[b], errp) < 0)
+			return -1;
+		if (planner_simulate(&S->x, &base[b], &S->r, 0) < 0)
+			goto nomem;
+		S->p->evals++;
+		base_t[b] = S->r.step;
+		family_margin(&S->p->k, &base[b], &S->r, &base_m[b]);
+	}
+	return 0;
+nomem:
+	errno = ENOMEM;
+	return autosync_errprintf(errp, "planner: out of memory");
+}
+
+/* the searches for one compression setting: the framework's knobs, the
+ * dynamic program (per bucket or per job algorithm), and sparse gradients
+ * fused with the dense ones as dense gradients */
+static int search_comp(struct search *S, int c)
+{
+	int pb = S->cap->custom && S->cap->per_bucket_algo;
+	int mask = 1 | (c ? 1 << c : 0);
+
+	if (sweep(S, c) < 0)
+		return -1;
+	for (int dense = 0; dense < 2; dense++) {
+		if (dense && !(S->cap->custom && S->cap->densify &&
+			       has_sparse(S->p->m)))
+			break;
+		if (pb && dp_plan(S, -1, mask, dense) < 0)
+			return -1;
+		/* compression per bucket needs the per-bucket program */
+		for (int a = 0; !c && S->cap->custom && !pb &&
+				a < AUTOSYNC_ALGO_NALGOS; a++)
+			if (algo_ok(S, a) && dp_plan(S, a, 1, dense) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* 2. the search, without compression, then PS, then compression when
+ * allowed. Every candidate is compared by its margin-widened time, so a
+ * family the simulator is optimistic about must win by more. */
+static int run_search(struct search *S)
+{
+	if (search_comp(S, AUTOSYNC_COMPRESS_NONE) < 0)
+		return -1;
+	if (S->cap->ps && ps_sweep(S) < 0)
+		return -1;
+	for (int c = 1; c < AUTOSYNC_COMPRESS_N; c++)
+		if (comp_ok(S, c) && search_comp(S, c) < 0)
+			return -1;
+	return 0;
+}
+
+/* 3. no harm: the incumbent is what the framework does untuned; another
+ * plan (searched, or another baseline the framework can run) replaces it
+ * only when predicted faster by more than its family's margin. Returns the
+ * baseline to use, or -1 for the searched plan. */
+static int choose(struct search *S, const double *base_t,
+		  const struct margin *base_m, char *reason, size_t len)
+{
+	autosync_planner_t *p = S->p;
+	int inc = autosync_baseline_default(p->fw), pick = -1;
+	double best = S->best_score, t = S->best_t;
+	const struct margin *m = &S->best_m;
+	const char *name = S->best.name;
+
+	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++)
+		if (b != inc && autosync_baseline_applicable(b, p->fw) &&
+		    score(base_t[b], &base_m[b]) < best) {
+			best = score(base_t[b], &base_m[b]);
+			pick = b;
+		}
+	if (pick >= 0) {
+		t = base_t[pick];
+		m = &base_m[pick];
+		name = autosync_baseline_name(pick);
+	}
+	if (!(best < base_t[inc])) {
+		snprintf(reason, len,
+			 "kept %s, the framework's default (%.6g s): the "
+			 "best other plan, %s (%.6g s), is %.3g%% faster, "
+			 "within the %.3g%% margin for %s; %lu evaluations%s",
+			 autosync_baseline_name(inc), base_t[inc], name, t,
+			 t > 0 ? (base_t[inc] / t - 1) * 100 : 0, m->m * 100,
+			 m->family, p->evals,
+			 S->exhausted ? " (budget exhausted)" : "");
+		return inc;
+	}
+	snprintf(reason, len,
+		 "%s: predicted %.6g s, %.4gx the speed of the framework's "
+		 "default %s (%.6g s), beyond the %.3g%% margin for %s; %lu "
+		 "evaluations%s",
+		 name, t, t > 0 ? base_t[inc] / t : 0,
+		 autosync_baseline_name(inc), base_t[inc], m->m * 100,
+		 m->family, p->evals, S->exhausted ? " (budget exhausted)" : "");
+	return pick;
+}
+
+/* the comparison table every plan carries */
+static int add_baselines(autosync_plan_t *plan, const double *base_t, int fw)
+{
+	plan_baseline_t *pb = calloc(AUTOSYNC_BASELINE_N, sizeof(*pb));
+
+	if (!pb)
+		return -1;
+	free(plan->base);
+	plan->base = pb;
+	plan->nbase = AUTOSYNC_BASELINE_N;
+	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
+		if (!(pb[b].name = planner_xstrdup(autosync_baseline_name(b))))
+			return -1;
+		pb[b].step_time = base_t[b];
+		pb[b].applicable = autosync_baseline_applicable(b, fw);
+	}
+	return 0;
+}
+
 autosync_plan_t *autosync_planner_run(autosync_planner_t *p, autosync_error_t *errp)
 {
 	struct search S;
 	struct strategy base[AUTOSYNC_BASELINE_N];
 	double base_t[AUTOSYNC_BASELINE_N];
-	int bbest = -1, chosen_baseline = -1;
-	double t_plain;
+	struct margin base_m[AUTOSYNC_BASELINE_N];
 	autosync_plan_t *plan = NULL;
-	char reason[400];
-	int ok = 0;
+	char reason[512];
+	int ok = 0, pick;
 
 	if (ready_check(p, errp) < 0)
 		return NULL;
@@ -759,129 +937,26 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p, autosync_error_t *e
 	p->evals = 0;
 	S.p = p;
 	S.cap = &fw_caps[p->fw];
-	S.best_t = INFINITY;
+	S.best_t = S.best_score = INFINITY;
 	if (planner_simctx_init(&S.x, p->m, &p->c, &p->k, p->fw, errp) < 0)
 		return NULL;
 	if (planner_strategy_init(&S.best, p->m->n) < 0)
 		goto nomem;
-	/* 1. every baseline (always simulated, for the comparison table) */
-	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
-		if (planner_build_baseline(&S.x, b, &base[b], errp) < 0)
-			goto out;
-		if (planner_simulate(&S.x, &base[b], &S.r, 0) < 0)
-			goto nomem;
-		p->evals++;
-		base_t[b] = S.r.step;
-		if (autosync_baseline_applicable(b, p->fw) &&
-		    (bbest < 0 || base_t[b] < base_t[bbest]))
-			bbest = b;
-	}
-	/* 2. the search, without compression */
-	if (sweep(&S, AUTOSYNC_COMPRESS_NONE) < 0)
+	if (run_baselines(&S, base, base_t, base_m, errp) < 0)
+		goto out;
+	if (run_search(&S) < 0)
 		goto nomem;
-	if (S.cap->custom) {
-		if (S.cap->per_bucket_algo && dp_plan(&S, -1, 1, 0) < 0)
-			goto nomem;
-		for (int a = 0;
-		     a < AUTOSYNC_ALGO_NALGOS && !S.cap->per_bucket_algo; a++)
-			if (algo_ok(&S, a) && dp_plan(&S, a, 1, 0) < 0)
-				goto nomem;
-	}
-	/* sparse gradients fused with the dense ones, as dense gradients */
-	if (S.cap->custom && S.cap->densify && has_sparse(p->m)) {
-		if (S.cap->per_bucket_algo && dp_plan(&S, -1, 1, 1) < 0)
-			goto nomem;
-		for (int a = 0;
-		     a < AUTOSYNC_ALGO_NALGOS && !S.cap->per_bucket_algo; a++)
-			if (algo_ok(&S, a) && dp_plan(&S, a, 1, 1) < 0)
-				goto nomem;
-	}
-	if (S.cap->ps && ps_sweep(&S) < 0)
+	if ((pick = choose(&S, base_t, base_m, reason, sizeof(reason))) >= 0 &&
+	    planner_strategy_copy(&S.best, &base[pick], p->m->n) < 0)
 		goto nomem;
-	t_plain = S.best_t;
-	/* 3. compression (opt-in): kept only when it wins by more than the
-	 * model's uncertainty */
-	if (p->compress) {
-		struct strategy keep;
-		double keep_t = S.best_t;
-		memset(&keep, 0, sizeof(keep));
-		if (planner_strategy_copy(&keep, &S.best, p->m->n) < 0)
-			goto nomem;
-		for (int c = 1; c < AUTOSYNC_COMPRESS_N; c++) {
-			if (!comp_ok(&S, c))
-				continue;
-			if (sweep(&S, c) < 0 ||
-			    (S.cap->custom && S.cap->per_bucket_algo &&
-			     dp_plan(&S, -1, 1 | (1 << c), 0) < 0) ||
-			    (S.cap->custom && S.cap->per_bucket_algo &&
-			     S.cap->densify && has_sparse(p->m) &&
-			     dp_plan(&S, -1, 1 | (1 << c), 1) < 0)) {
-				planner_strategy_free(&keep);
-				goto nomem;
-			}
-		}
-		if (!(S.best_t < keep_t * (1.0 - p->k.uncertainty))) {
-			if (planner_strategy_copy(&S.best, &keep, p->m->n) <
-			    0) {
-				planner_strategy_free(&keep);
-				goto nomem;
-			}
-			S.best_t = keep_t;
-		}
-		planner_strategy_free(&keep);
-	}
-	(void)t_plain;
-	/* 4. never worse than the best applicable baseline; no-harm: a gain
-	 * below the model's uncertainty keeps that baseline */
-	if (bbest >= 0 &&
-	    !(S.best_t < base_t[bbest] * (1.0 - p->k.uncertainty)))
-		chosen_baseline = bbest;
-	if (chosen_baseline >= 0) {
-		if (planner_strategy_copy(&S.best, &base[chosen_baseline],
-					  p->m->n) < 0)
-			goto nomem;
-		snprintf(reason, sizeof(reason),
-			 "kept baseline %s: the best searched plan (%.6g s) is "
-			 "not faster "
-			 "by more than the model uncertainty %.3g%%; %lu "
-			 "evaluations",
-			 autosync_baseline_name(chosen_baseline), S.best_t,
-			 p->k.uncertainty * 100, p->evals);
-	} else {
-		snprintf(reason, sizeof(reason),
-			 "%s: predicted %.6g s, %.4gx the speed of the best "
-			 "applicable baseline "
-			 "%s (%.6g s); %lu evaluations%s",
-			 S.best.name, S.best_t,
-			 bbest >= 0 && S.best_t > 0 ? base_t[bbest] / S.best_t
-						    : 0,
-			 bbest >= 0 ? autosync_baseline_name(bbest) : "(none)",
-			 bbest >= 0 ? base_t[bbest] : 0, p->evals,
-			 S.exhausted ? " (budget exhausted)" : "");
-	}
 	plog(p, AUTOSYNC_LOG_INFO, "planner: %s", reason);
 	if (planner_simulate(&S.x, &S.best, &S.r, 1) < 0)
 		goto nomem;
 	if (!(plan = planner_plan_from_strategy(&S.x, &S.best, &S.r, reason,
 						errp)))
 		goto out;
-	/* the comparison table */
-	{
-		plan_baseline_t *pb = calloc(AUTOSYNC_BASELINE_N, sizeof(*pb));
-		if (!pb)
-			goto nomem;
-		free(plan->base);
-		plan->base = pb;
-		plan->nbase = AUTOSYNC_BASELINE_N;
-		for (int b = 0; b < AUTOSYNC_BASELINE_N; b++) {
-			if (!(pb[b].name =
-				  planner_xstrdup(autosync_baseline_name(b))))
-				goto nomem;
-			pb[b].step_time = base_t[b];
-			pb[b].applicable =
-			    autosync_baseline_applicable(b, p->fw);
-		}
-	}
+	if (add_baselines(plan, base_t, p->fw) < 0)
+		goto nomem;
 	/* what the NCCL tuner plugin applies (hashes the plan) */
 	plan->s.nccl_calibrate = p->nccl_calibrate;
 	if (autosync_plan_derive_nccl(plan, &p->k, errp) < 0)

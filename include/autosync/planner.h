@@ -190,6 +190,15 @@ typedef struct autosync_costs {
 	double
 	    sparse_index_bytes; /* bytes per row index                    8 */
 	double uncertainty;	/* relative model uncertainty (no-harm)  0.02 */
+	/* No-harm margins: a plan replaces the framework's default only when
+	 * predicted faster by more than the margin of every family it belongs
+	 * to (docs/planner.md, "No harm"); wider where measurements showed
+	 * the simulator optimistic. */
+	double margin_small_buckets; /* many buckets < small_bucket_bytes 0.35 */
+	double margin_ps;	     /* parameter server buckets          0.25 */
+	double margin_tree;	     /* explicit tree all-reduce          0.50 */
+	double margin_compression;   /* 16-bit compressed buckets         0.40 */
+	double small_bucket_bytes;   /* a "small" bucket, bytes         1 MiB */
 	double oversubscription; /* fabric uplink oversubscription when the
 				    job spans more than nodes_per_switch
 				    nodes (divides the NIC bandwidth)  1 */
@@ -336,6 +345,10 @@ const char *autosync_baseline_name(int b);
 int autosync_baseline_from_name(const char *name);
 /* 1 when framework 'fw' can execute baseline 'b'. */
 int autosync_baseline_applicable(int b, int fw);
+/* What framework 'fw' does when nobody tunes it: the incumbent every plan
+ * must beat (ddp-default for generic and pytorch-ddp, horovod-default,
+ * parallax for autodist); -1 with EINVAL for an unknown framework. */
+int autosync_baseline_default(int fw);
 
 /* ============================================================== planner */
 
@@ -374,8 +387,10 @@ void autosync_planner_set_nccl_calibrate(autosync_planner_t *p, int on);
 int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
 				autosync_error_t *errp);
 
-/* Search. Returns a new plan whose predicted step time is never above the
- * best applicable baseline's; the caller frees it with
+/* Search. Returns a new plan: the framework's default
+ * (autosync_baseline_default) unless another plan is predicted faster than
+ * it by more than that plan's no-harm margin (autosync_costs_t margin_*);
+ * the caller frees it with
  * autosync_plan_destroy(). Deterministic: same inputs, same plan bytes. */
 autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 				      autosync_error_t *errp);

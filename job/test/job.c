@@ -151,6 +151,9 @@ static void test_juwels(void)
 	ok(autosync_job_nskipped(o) == 0, "nothing skipped");
 	ok(strstr(autosync_job_summary(o), "autosync: plan for bert-large on 3 node(s) x 4 GPU(s)") != NULL,
 	   "summary first line");
+	ok(strstr(autosync_job_summary(o), "\nautosync:   reason: ") != NULL &&
+	       strstr(autosync_job_summary(o), "\nautosync:   the framework's default ddp-default: ") != NULL,
+	   "the summary gives the reason line and compares with the framework's default");
 	ok(autosync_job_feedback(o, rec, &err) == 0 && rec->predicted > 0 &&
 		   rec->nbuckets > 0 && rec->nbaselines == 5 &&
 		   !strcmp(rec->model, "bert-large") && rec->nodes == 3 &&

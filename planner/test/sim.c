@@ -525,6 +525,10 @@ static void properties(void)
 					 * uncertainty) is not monotone by
 					 * design; test the search itself */
 					k.uncertainty = 0;
+					k.margin_small_buckets = 0;
+					k.margin_ps = 0;
+					k.margin_tree = 0;
+					k.margin_compression = 0;
 					c.nic_bw *= f;
 					c.intra_bw *= f;
 					p = planner(m, c, k, fw);
@@ -769,6 +773,193 @@ static void determinism(void)
 	autosync_model_destroy(m);
 }
 
+/* The margin of a plan's widest family, computed from the public bucket
+ * view, independently of the planner's own bookkeeping. */
+static double plan_margin(const autosync_plan_t *pl, const autosync_costs_t *k)
+{
+	double m = k->uncertainty;
+	size_t small = 0, ar = 0;
+
+	for (size_t i = 0; i < autosync_plan_nbuckets(pl); i++) {
+		const autosync_bucket_t *b = autosync_plan_bucket(pl, i);
+		if (!(b->bytes > 0))
+			continue;
+		if (b->compress != AUTOSYNC_COMPRESS_NONE)
+			m = fmax(m, k->margin_compression);
+		if (b->kind == AUTOSYNC_SYNC_PS) {
+			m = fmax(m, k->margin_ps);
+			continue;
+		}
+		if (b->algo == AUTOSYNC_ALGO_TREE)
+			m = fmax(m, k->margin_tree);
+		ar++;
+		small += b->bytes < k->small_bucket_bytes;
+	}
+	if (small > 8 && small * 4 > ar)
+		m = fmax(m, k->margin_small_buckets);
+	return m;
+}
+
+/* No harm is measured against what the framework does untuned: the plan
+ * is that default, or predicted faster than it by more than the margin of
+ * every family it belongs to. */
+static void no_harm(void)
+{
+	static const char *models[] = {"resnet50", "vgg16", "bert-large",
+				       "gpt2", "ncf"};
+	static const struct {
+		unsigned nodes;
+		double nic_bw;
+	} nets[] = {{4, 12.5e9}, {16, 1.25e9}, {2, 0.125e9}};
+	static const int want_def[AUTOSYNC_FW_N] = {
+	    AUTOSYNC_BASELINE_DDP, AUTOSYNC_BASELINE_DDP,
+	    AUTOSYNC_BASELINE_HOROVOD, AUTOSYNC_BASELINE_PARALLAX};
+	autosync_error_t err = {""};
+	int def_ok = 1, never_worse = 1, margin_ok = 1, kept = 0, moved = 0,
+	    narrow = 0;
+
+	for (int fw = 0; fw < AUTOSYNC_FW_N; fw++)
+		def_ok &= autosync_baseline_default(fw) == want_def[fw];
+	errno = 0;
+	ok(def_ok && autosync_baseline_default(AUTOSYNC_FW_N) == -1 &&
+	       errno == EINVAL,
+	   "the incumbent: ddp-default for generic and pytorch-ddp, "
+	   "horovod-default, parallax for autodist");
+	for (size_t mi = 0; mi < sizeof(models) / sizeof(models[0]); mi++) {
+		autosync_model_t *m =
+		    autosync_model_open(models[mi], catalog, &err);
+		if (!m) {
+			ok(0, "%s: %s", models[mi], err.text);
+			continue;
+		}
+		for (size_t ni = 0; ni < sizeof(nets) / sizeof(nets[0]); ni++)
+			for (int fw = 0; fw < AUTOSYNC_FW_N; fw++) {
+				autosync_cluster_t c = cluster(nets[ni].nodes, 8);
+				autosync_costs_t k;
+				autosync_planner_t *p;
+				autosync_plan_t *pl;
+				autosync_plan_summary_t s;
+				const char *inc =
+				    autosync_baseline_name(want_def[fw]);
+				double t_inc = -1;
+				autosync_costs_default(&k);
+				c.nic_bw = nets[ni].nic_bw;
+				p = planner(m, c, k, fw);
+				autosync_planner_set_compression(p, 1);
+				pl = autosync_planner_run(p, &err);
+				if (!pl || autosync_plan_summary(pl, &s) < 0) {
+					ok(0, "plan: %s", err.text);
+					autosync_planner_destroy(p);
+					continue;
+				}
+				for (size_t b = 0;
+				     b < autosync_plan_nbaselines(pl); b++)
+					if (!strcmp(autosync_plan_baseline(pl, b)
+							->name, inc))
+						t_inc = autosync_plan_baseline(pl, b)
+							    ->step_time;
+				if (!(s.step_time <= t_inc)) {
+					never_worse = 0;
+					diag("%s fw %d %u nodes: %g > %s %g",
+					     models[mi], fw, nets[ni].nodes,
+					     s.step_time, inc, t_inc);
+				}
+				if (!strcmp(s.strategy, inc)) {
+					kept++;
+				} else if (!(s.step_time <
+					     t_inc * (1 - plan_margin(pl, &k)))) {
+					margin_ok = 0;
+					diag("%s fw %d %u nodes: %s %g is not "
+					     "beyond its margin %g over %g",
+					     models[mi], fw, nets[ni].nodes,
+					     s.strategy, s.step_time,
+					     plan_margin(pl, &k), t_inc);
+				} else {
+					moved++;
+				}
+				autosync_plan_destroy(pl);
+				autosync_planner_destroy(p);
+				/* the same search with every family at the
+				 * model's plain uncertainty: how often it
+				 * would leave the default inside a family's
+				 * margin */
+				{
+					autosync_costs_t k0 = k;
+					k0.margin_small_buckets = k0.margin_ps =
+					    k0.margin_tree =
+						k0.margin_compression =
+						    k.uncertainty;
+					p = planner(m, c, k0, fw);
+					autosync_planner_set_compression(p, 1);
+					pl = autosync_planner_run(p, NULL);
+					if (pl &&
+					    autosync_plan_summary(pl, &s) == 0 &&
+					    strcmp(s.strategy, inc) &&
+					    !(s.step_time <
+					      t_inc * (1 - plan_margin(pl, &k))))
+						narrow++;
+					autosync_plan_destroy(pl);
+					autosync_planner_destroy(p);
+				}
+			}
+		autosync_model_destroy(m);
+	}
+	ok(narrow > 0, "with one margin for every family, %d plans would "
+	   "have left the default inside a wider family's margin", narrow);
+	ok(never_worse, "never predicted slower than the framework's default");
+	ok(margin_ok && kept > 0 && moved > 0,
+	   "a plan leaves the default only beyond its family's margin "
+	   "(%d kept, %d moved)", kept, moved);
+}
+
+/* The cases that kept a per-tensor or fusion-0 plan inside the model's
+ * own uncertainty: the default stays, and the reason says which margin
+ * applied. */
+static void no_harm_cases(void)
+{
+	static const struct {
+		const char *model;
+		int fw;
+		const char *strategy;
+	} cases[] = {
+	    {"gpt2", AUTOSYNC_FW_PYTORCH_DDP, "ddp-default"},
+	    {"vgg16", AUTOSYNC_FW_PYTORCH_DDP, "ddp-default"},
+	    {"gpt2", AUTOSYNC_FW_HOROVOD, "horovod-default"},
+	    {"bert-large", AUTOSYNC_FW_HOROVOD, "horovod-default"},
+	};
+	autosync_error_t err = {""};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		autosync_model_t *m =
+		    autosync_model_open(cases[i].model, catalog, &err);
+		autosync_costs_t k;
+		autosync_planner_t *p;
+		autosync_plan_t *pl;
+		autosync_plan_summary_t s;
+		autosync_costs_default(&k);
+		if (!m) {
+			ok(0, "%s: %s", cases[i].model, err.text);
+			continue;
+		}
+		p = planner(m, cluster(4, 8), k, cases[i].fw);
+		pl = autosync_planner_run(p, &err);
+		memset(&s, 0, sizeof(s));
+		if (!pl || autosync_plan_summary(pl, &s) < 0)
+			s.reason = err.text;
+		ok(pl && s.strategy &&
+		       !strcmp(s.strategy, cases[i].strategy) &&
+		       !strncmp(s.reason, "kept ", 5) &&
+		       strstr(s.reason, "the framework's default") &&
+		       strstr(s.reason, "margin for "),
+		   "%s, %s: keeps %s and says which margin applied (%s)",
+		   cases[i].model, autosync_framework_name(cases[i].fw),
+		   cases[i].strategy, s.reason);
+		autosync_plan_destroy(pl);
+		autosync_planner_destroy(p);
+		autosync_model_destroy(m);
+	}
+}
+
 int main(void)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR");
@@ -784,5 +975,7 @@ int main(void)
 	capabilities();
 	budget();
 	determinism();
+	no_harm();
+	no_harm_cases();
 	return done_testing();
 }

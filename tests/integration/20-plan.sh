@@ -111,6 +111,7 @@ skipped_env:-NCCL_TOPO_FILE-AUTOSYNC_DDP_BUCKET_CAP_MB-NCCL_IB_HCA" "users' NCCL
 # --- --autosync-explain, --autosync=PATH -------------------------------
 out=$(as_user srun -N3 -n3 --gpus-per-node=2 --autosync-model=bert-large --autosync-explain true 2>&1)
 like "$out" "^autosync: plan for bert-large on 3 node\\(s\\) x 2 GPU\\(s\\), framework pytorch-ddp$" "--autosync-explain: the summary on the terminal"
+like "$out" "^autosync:   reason: (kept [a-z-]+, the framework.s default|autosync-[a-z-]+: predicted).* margin for " "--autosync-explain prints the reason line, with the margin that applied"
 is "$(grep -c '^autosync: plan for' <<<"$out")" 1 "once per step"
 like "$(srun --help 2>&1)" "--autosync-explain" "--autosync-explain is in srun --help"
 
