@@ -54,6 +54,7 @@ struct autosync_job {
 	autosync_env_t *rank_env; /* [nranks][MAX_RANK_ENV] */
 	autosync_var_t *rank_view; /* [nranks][MAX_RANK_ENV] */
 	size_t nskipped;
+	int autotune; /* HOROVOD_AUTOTUNE: no HOROVOD_ variable set */
 	char *skipped[AUTOSYNC_JOB_MAX_ENV + MAX_RANK_ENV];
 	char topo_hash[17];
 	char *summary;
@@ -93,6 +94,7 @@ static void free_outputs(autosync_job_t *j)
 	for (size_t i = 0; i < j->nskipped; i++)
 		free(j->skipped[i]);
 	j->nskipped = 0;
+	j->autotune = 0;
 	free(j->rank_n);
 	free(j->rank_env);
 	free(j->rank_view);
@@ -702,6 +704,14 @@ static int add_plugins(autosync_job_t *j, autosync_error_t *errp)
 	return 0;
 }
 
+/* Horovod autotunes when HOROVOD_AUTOTUNE is a positive integer. */
+static int horovod_autotune(const autosync_job_t *j)
+{
+	const char *v = j->getenv("HOROVOD_AUTOTUNE", j->env_arg);
+
+	return v && strtol(v, NULL, 10) > 0;
+}
+
 /* What every task gets, in a fixed order. */
 static int job_env(autosync_job_t *j, autosync_error_t *errp)
 {
@@ -729,6 +739,11 @@ static int job_env(autosync_job_t *j, autosync_error_t *errp)
 			    "may set (NCCL_*, AUTOSYNC_*, HOROVOD_*; no "
 			    "plugin or configuration file)",
 			    asi_quote(v->name, q, sizeof(q)));
+		}
+		/* Horovod's autotuner tunes what a fixed value would pin */
+		if (!strncmp(v->name, "HOROVOD_", 8) && horovod_autotune(j)) {
+			j->autotune = 1;
+			continue;
 		}
 		if (add_env(j, v->name, v->value, 0, errp) < 0)
 			return -1;
@@ -914,6 +929,10 @@ static void summarise(autosync_job_t *j)
 		fprintf(fp, "autosync:   %u task(s) for %u GPUs: no per-rank NIC "
 			"choice; each process chooses its own\n", j->tasks,
 			autosync_topo_ngpus(j->topo));
+	if (j->autotune)
+		fprintf(fp, "autosync:   HOROVOD_AUTOTUNE is set: Horovod's "
+			"autotuner keeps its fusion threshold and cycle time; "
+			"autosync sets no HOROVOD_ variable\n");
 	if (j->nskipped) {
 		fprintf(fp, "autosync:   kept the user's");
 		for (size_t i = 0; i < j->nskipped; i++)

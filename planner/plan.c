@@ -181,10 +181,6 @@ void planner_plan_set_env(const struct simctx *x, const struct strategy *s,
 		if (!mixed && algo == AUTOSYNC_ALGO_HIER)
 			planner_plan_add_env(
 			    plan, "HOROVOD_HIERARCHICAL_ALLREDUCE", "1");
-		if (s->job_compress != AUTOSYNC_COMPRESS_NONE)
-			planner_plan_add_env(
-			    plan, "AUTOSYNC_HOROVOD_COMPRESSION",
-			    autosync_compress_name(s->job_compress));
 		break;
 	default:
 		break;

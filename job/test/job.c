@@ -22,6 +22,7 @@ struct in {
 	const char *cuda_visible_devices, *step_gpus;
 	const autosync_siteconf_t *site;
 	unsigned nnodes;
+	const char *framework, *horovod_autotune;
 };
 
 static const char *fake_env(const char *name, void *arg)
@@ -32,6 +33,8 @@ static const char *fake_env(const char *name, void *arg)
 		return in->cuda_visible_devices;
 	if (!strcmp(name, "SLURM_STEP_GPUS"))
 		return in->step_gpus;
+	if (!strcmp(name, "HOROVOD_AUTOTUNE"))
+		return in->horovod_autotune;
 	for (int i = 0; user_set[i]; i++)
 		if (!strcmp(user_set[i], name))
 			return "the user's";
@@ -51,6 +54,8 @@ static autosync_job_t *run_job(const struct in *in, autosync_error_t *err)
 	    autosync_job_set_model(j, in->model, err) < 0 ||
 	    autosync_job_set_plan_file(j, in->plan_file, err) < 0 ||
 	    autosync_job_set_nodes(j, in->nnodes, err) < 0 ||
+	    (in->framework &&
+	     autosync_job_set_framework(j, autosync_framework_from_name(in->framework), err) < 0) ||
 	    autosync_job_set_cwd(j, in->cwd, err) < 0 ||
 	    autosync_job_set_dir(j, in->jobdir, err) < 0 ||
 	    autosync_job_run(j, err) < 0 || autosync_job_write_files(j, err) < 0) {
@@ -418,6 +423,43 @@ static void test_inputs(void)
 	ok(access(jd, F_OK) < 0, "removed");
 }
 
+/* A job that set HOROVOD_AUTOTUNE keeps Horovod's autotuner: no
+ * HOROVOD_ variable pins what it tunes, and the summary says why. */
+static void test_horovod_autotune(void)
+{
+	autosync_siteconf_t *site = site_with("hwloc-juwels-booster-4xA100-4xHDR.xml", NULL);
+	autosync_error_t err = { .text = "" };
+	static const char *const vals[] = { NULL, "0", "1" };
+	char jd[1100];
+	struct in in = {
+		.model = "gpt2", .site = site, .nnodes = 4, .framework = "horovod",
+		.step_gpus = "0,1,2,3", .cuda_visible_devices = "0,1,2,3",
+		.jobdir = jd,
+	};
+
+	snprintf(jd, sizeof(jd), "%s/hvd", dir);
+	mkdir(jd, 0700);
+	for (size_t i = 0; i < 3; i++) {
+		autosync_job_t *o;
+		int on = i == 2;
+		in.horovod_autotune = vals[i];
+		o = run_job(&in, &err);
+		ok(o != NULL, "horovod plan, HOROVOD_AUTOTUNE=%s (%s)",
+		   vals[i] ? vals[i] : "(unset)", err.text);
+		if (!o)
+			continue;
+		ok(on == (env_of(o, "HOROVOD_FUSION_THRESHOLD") == NULL &&
+			  env_of(o, "HOROVOD_CYCLE_TIME") == NULL),
+		   on ? "autotune: no HOROVOD_ variable" : "no autotune: fusion and cycle time set");
+		ok(on == (strstr(autosync_job_summary(o), "HOROVOD_AUTOTUNE is set: Horovod's "
+							  "autotuner keeps") != NULL),
+		   on ? "the summary says autosync stepped aside" : "no step-aside line");
+		ok(env_of(o, "AUTOSYNC_PLAN_HASH") != NULL, "the plan is still written and named");
+		autosync_job_destroy(o);
+	}
+	autosync_siteconf_destroy(site);
+}
+
 static void test_report(void)
 {
 	autosync_feedback_rec_t *r = calloc(1, sizeof(*r));
@@ -450,6 +492,7 @@ int main(void)
 	test_nccl_plugins();
 	test_fabric_nics();
 	test_inputs();
+	test_horovod_autotune();
 	test_report();
 	{
 		char cmd[128];

@@ -816,7 +816,7 @@ static void no_harm(void)
 	    AUTOSYNC_BASELINE_HOROVOD, AUTOSYNC_BASELINE_PARALLAX};
 	autosync_error_t err = {""};
 	int def_ok = 1, never_worse = 1, margin_ok = 1, kept = 0, moved = 0,
-	    narrow = 0;
+	    narrow = 0, hvd_ok = 1;
 
 	for (int fw = 0; fw < AUTOSYNC_FW_N; fw++)
 		def_ok &= autosync_baseline_default(fw) == want_def[fw];
@@ -864,6 +864,18 @@ static void no_harm(void)
 					     models[mi], fw, nets[ni].nodes,
 					     s.step_time, inc, t_inc);
 				}
+				if (fw == AUTOSYNC_FW_HOROVOD) {
+					for (size_t b = 0;
+					     b < autosync_plan_nbuckets(pl); b++)
+						hvd_ok &= autosync_plan_bucket(pl, b)
+							      ->compress ==
+							  AUTOSYNC_COMPRESS_NONE;
+					for (size_t e = 0;
+					     e < autosync_plan_nenv(pl); e++)
+						hvd_ok &= !!strcmp(
+						    autosync_plan_env(pl, e)->name,
+						    "AUTOSYNC_HOROVOD_COMPRESSION");
+				}
 				if (!strcmp(s.strategy, inc)) {
 					kept++;
 				} else if (!(s.step_time <
@@ -907,6 +919,8 @@ static void no_harm(void)
 	ok(narrow > 0, "with one margin for every family, %d plans would "
 	   "have left the default inside a wider family's margin", narrow);
 	ok(never_worse, "never predicted slower than the framework's default");
+	ok(hvd_ok, "Horovod plans never compress (nothing outside its code "
+		   "sets Horovod's compression) nor export a variable for it");
 	ok(margin_ok && kept > 0 && moved > 0,
 	   "a plan leaves the default only beyond its family's margin "
 	   "(%d kept, %d moved)", kept, moved);
