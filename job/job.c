@@ -55,6 +55,8 @@ struct autosync_job {
 	autosync_var_t *rank_view; /* [nranks][MAX_RANK_ENV] */
 	size_t nskipped;
 	int autotune; /* HOROVOD_AUTOTUNE: no HOROVOD_ variable set */
+	unsigned batch;	     /* 0: the model file's */
+	double step_compute; /* s, 0: none */
 	char *skipped[AUTOSYNC_JOB_MAX_ENV + MAX_RANK_ENV];
 	char topo_hash[17];
 	char *summary;
@@ -339,6 +341,29 @@ int autosync_job_set_budget(autosync_job_t *j, unsigned long evals,
 	return 0;
 }
 
+int autosync_job_set_batch(autosync_job_t *j, unsigned batch,
+			   autosync_error_t *errp)
+{
+	if (settable(j, errp) < 0)
+		return -1;
+	j->batch = batch;
+	return 0;
+}
+
+int autosync_job_set_step_compute(autosync_job_t *j, double seconds,
+				  autosync_error_t *errp)
+{
+	if (settable(j, errp) < 0)
+		return -1;
+	if (!(seconds >= 0 && seconds <= 3600)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "step compute: %g s is not in "
+					  "0 to 3600 s", seconds);
+	}
+	j->step_compute = seconds;
+	return 0;
+}
+
 int autosync_job_set_nccl_plugins(autosync_job_t *j, const char *dir,
 				  int which, autosync_error_t *errp)
 {
@@ -504,6 +529,21 @@ static int load_model(autosync_job_t *j, autosync_error_t *errp)
 	j->model = autosync_model_parse(buf, len, full, &err);
 	free(buf);
 	return j->model ? 0 : autosync_errprintf(errp, "model: %s", err.text);
+}
+
+/* what the caller knows better than the model file */
+static int adjust_model(autosync_job_t *j, autosync_error_t *errp)
+{
+	autosync_error_t err = { .text = "" };
+
+	if (j->batch &&
+	    autosync_model_set_batch(j->model, j->batch,
+				     autosync_model_tokens(j->model), &err) < 0)
+		return autosync_errprintf(errp, "batch size: %s", err.text);
+	if (j->step_compute > 0 &&
+	    autosync_model_set_step_compute(j->model, j->step_compute, &err) < 0)
+		return autosync_errprintf(errp, "step compute: %s", err.text);
+	return 0;
 }
 
 static int load_plan_file(autosync_job_t *j, autosync_error_t *errp)
@@ -965,7 +1005,8 @@ int autosync_job_run(autosync_job_t *j, autosync_error_t *errp)
 	if (j->plan_file) {
 		if (load_plan_file(j, errp) < 0)
 			return -1;
-	} else if (load_model(j, errp) < 0 || search(j, errp) < 0) {
+	} else if (load_model(j, errp) < 0 || adjust_model(j, errp) < 0 ||
+		   search(j, errp) < 0) {
 		return -1;
 	}
 	if (job_env(j, errp) < 0 || rank_env(j, errp) < 0 ||

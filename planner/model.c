@@ -367,6 +367,11 @@ const char *autosync_model_framework(const autosync_model_t *m)
 	return m ? m->framework : NULL;
 }
 
+unsigned autosync_model_tokens(const autosync_model_t *m)
+{
+	return m ? m->tokens : 0;
+}
+
 unsigned autosync_model_batch(const autosync_model_t *m)
 {
 	return m ? m->batch : 0;
@@ -417,7 +422,19 @@ const char *autosync_model_compute_source(const autosync_model_t *m)
 	static const char *const names[] = {"estimated", "flops", "time"};
 	if (!m)
 		return NULL;
-	return names[m->compute_src];
+	return m->step_compute > 0 ? "measured" : names[m->compute_src];
+}
+
+int autosync_model_set_step_compute(autosync_model_t *m, double seconds,
+				    autosync_error_t *errp)
+{
+	if (!m || !(seconds >= 0 && seconds <= 3600)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "model_set_step_compute: a "
+					  "step's compute is 0 (none) to 3600 s");
+	}
+	m->step_compute = seconds;
+	return 0;
 }
 
 const char *autosync_model_hash(const autosync_model_t *m)

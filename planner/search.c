@@ -922,6 +922,21 @@ static int add_baselines(autosync_plan_t *plan, const double *base_t, int fw)
 	return 0;
 }
 
+/* where the compute the plan overlaps with came from, when it is a guess
+ * or a measurement rather than the model's own FLOPs or times */
+static void compute_note(const autosync_model_t *m, char *reason, size_t len)
+{
+	size_t n = strlen(reason);
+
+	if (m->step_compute > 0)
+		snprintf(reason + n, len - n, "; compute: %.6g ms per step, "
+			 "measured", m->step_compute * 1e3);
+	else if (m->compute_src == 0)
+		snprintf(reason + n, len - n, "; compute: estimated from "
+			 "parameter counts (no FLOPs in the model file); export "
+			 "the model with autosync_export to measure them");
+}
+
 autosync_plan_t *autosync_planner_run(autosync_planner_t *p, autosync_error_t *errp)
 {
 	struct search S;
@@ -929,7 +944,7 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p, autosync_error_t *e
 	double base_t[AUTOSYNC_BASELINE_N];
 	struct margin base_m[AUTOSYNC_BASELINE_N];
 	autosync_plan_t *plan = NULL;
-	char reason[512];
+	char reason[768];
 	int ok = 0, pick;
 
 	if (ready_check(p, errp) < 0)
@@ -951,6 +966,7 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p, autosync_error_t *e
 	if ((pick = choose(&S, base_t, base_m, reason, sizeof(reason))) >= 0 &&
 	    planner_strategy_copy(&S.best, &base[pick], p->m->n) < 0)
 		goto nomem;
+	compute_note(p->m, reason, sizeof(reason));
 	plog(p, AUTOSYNC_LOG_INFO, "planner: %s", reason);
 	if (planner_simulate(&S.x, &S.best, &S.r, 1) < 0)
 		goto nomem;

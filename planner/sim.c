@@ -172,6 +172,26 @@ double planner_link_bw(const autosync_cluster_t *c, double b_in, double b_node)
 	return c->gpus_per_node > 1 && b_in < b_node ? b_in : b_node;
 }
 
+/* a measured step's compute replaces the estimate's total, keeping how it
+ * divides among layers and between forward and backward */
+static void measured_compute(struct simctx *x, const autosync_model_t *m,
+			     size_t nl)
+{
+	double total = x->t_fwd, f;
+
+	for (size_t l = 0; l < nl; l++)
+		total += x->layer_bwd[l];
+	if (!(m->step_compute > 0) || !(total > 0))
+		return;
+	f = m->step_compute / total;
+	x->t_fwd = 0;
+	for (size_t l = 0; l < nl; l++) {
+		x->layer_fwd[l] *= f;
+		x->layer_bwd[l] *= f;
+		x->t_fwd += x->layer_fwd[l];
+	}
+}
+
 int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
 			const autosync_cluster_t *c, const autosync_costs_t *k,
 			int fw, autosync_error_t *errp)
@@ -217,6 +237,7 @@ int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
 		x->layer_bwd[l] = bw_t;
 		x->t_fwd += fw_t;
 	}
+	measured_compute(x, m, nl);
 	/* backward runs the layers in reverse order of first use */
 	t = x->t_fwd;
 	{

@@ -54,7 +54,8 @@ autosync_model_t *autosync_model_scale(const autosync_model_t *m, double scale,
 			T->sparse && T->ndim >= 1, rows, errp) < 0)
 			goto fail;
 	}
-	if (autosync_model_set_batch(s, m->batch, m->tokens, errp) < 0)
+	if (autosync_model_set_batch(s, m->batch, m->tokens, errp) < 0 ||
+	    autosync_model_set_step_compute(s, m->step_compute, errp) < 0)
 		goto fail;
 	for (size_t l = 0; l < m->nl; l++) {
 		const autosync_layer_compute_t *L = &m->l[l];

@@ -150,6 +150,13 @@ int autosync_job_set_nccl_calibrate(autosync_job_t *j, int on,
 /* Search budget in simulator evaluations (0: the planner's default). */
 int autosync_job_set_budget(autosync_job_t *j, unsigned long evals,
 			    autosync_error_t *errp);
+/* Per-GPU batch size (0: the model file's). */
+int autosync_job_set_batch(autosync_job_t *j, unsigned batch,
+			   autosync_error_t *errp);
+/* A measured step's forward + backward compute, in seconds (0: none; see
+ * autosync_model_set_step_compute). */
+int autosync_job_set_step_compute(autosync_job_t *j, double seconds,
+				  autosync_error_t *errp);
 
 /* Which of autosync's NCCL plugins the tasks are pointed at. */
 enum {

@@ -148,6 +148,7 @@ void autosync_model_destroy(autosync_model_t *m);
 const char *autosync_model_name(const autosync_model_t *m);
 const char *autosync_model_framework(const autosync_model_t *m); /* "" */
 unsigned autosync_model_batch(const autosync_model_t *m);
+unsigned autosync_model_tokens(const autosync_model_t *m); /* per sample */
 size_t autosync_model_ntensors(const autosync_model_t *m);
 const autosync_tensor_t *autosync_model_tensor(const autosync_model_t *m,
 					       size_t i);
@@ -156,8 +157,15 @@ const autosync_layer_compute_t *autosync_model_layer(const autosync_model_t *m,
 						     size_t i);
 uint64_t autosync_model_params(const autosync_model_t *m); /* elements */
 uint64_t autosync_model_bytes(const autosync_model_t *m);
-/* "flops", "time" or "estimated" (FLOPs from parameter counts). */
+/* "flops", "time", "measured" (autosync_model_set_step_compute) or
+ * "estimated" (FLOPs from parameter counts: 2 x parameters x tokens per
+ * sample, far too low for convolutions and attention). */
 const char *autosync_model_compute_source(const autosync_model_t *m);
+/* A measured step's forward + backward compute time, in seconds (0 to
+ * 3600; 0 = none): every layer's time is scaled so that they add up to it,
+ * keeping their proportions. The optimizer is not included. */
+int autosync_model_set_step_compute(autosync_model_t *m, double seconds,
+				    autosync_error_t *errp);
 /* 16 hex digits: FNV-1a 64 of the canonical tensor list; static per model. */
 const char *autosync_model_hash(const autosync_model_t *m);
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ struct in {
 	const autosync_siteconf_t *site;
 	unsigned nnodes;
 	const char *framework, *horovod_autotune;
+	unsigned batch;
+	double step_compute;
 };
 
 static const char *fake_env(const char *name, void *arg)
@@ -54,6 +57,8 @@ static autosync_job_t *run_job(const struct in *in, autosync_error_t *err)
 	    autosync_job_set_model(j, in->model, err) < 0 ||
 	    autosync_job_set_plan_file(j, in->plan_file, err) < 0 ||
 	    autosync_job_set_nodes(j, in->nnodes, err) < 0 ||
+	    autosync_job_set_batch(j, in->batch, err) < 0 ||
+	    autosync_job_set_step_compute(j, in->step_compute, err) < 0 ||
 	    (in->framework &&
 	     autosync_job_set_framework(j, autosync_framework_from_name(in->framework), err) < 0) ||
 	    autosync_job_set_cwd(j, in->cwd, err) < 0 ||
@@ -455,6 +460,24 @@ static void test_horovod_autotune(void)
 							  "autotuner keeps") != NULL),
 		   on ? "the summary says autosync stepped aside" : "no step-aside line");
 		ok(env_of(o, "AUTOSYNC_PLAN_HASH") != NULL, "the plan is still written and named");
+		autosync_job_destroy(o);
+	}
+	/* what the caller knows better than the model file */
+	in.horovod_autotune = NULL;
+	in.batch = 4;
+	in.step_compute = 0.05;
+	{
+		autosync_job_t *o = run_job(&in, &err);
+		autosync_plan_summary_t s;
+		ok(o && autosync_plan_summary(autosync_job_plan(o), &s) == 0 &&
+			   s.batch == 4 && fabs(s.fwd_time + s.bwd_time - 0.05) < 1e-12 &&
+			   strstr(s.reason, "compute: 50 ms per step, measured"),
+		   "batch size and a measured step compute reach the plan (%s)", err.text);
+		autosync_job_destroy(o);
+		in.step_compute = -1;
+		o = run_job(&in, &err);
+		ok(!o && strstr(err.text, "step compute: -1 s is not in 0 to 3600 s"),
+		   "a negative step compute is refused (%s)", err.text);
 		autosync_job_destroy(o);
 	}
 	autosync_siteconf_destroy(site);

@@ -974,6 +974,64 @@ static void no_harm_cases(void)
 	}
 }
 
+/* A model without FLOPs plans on a guess and says so; a measured step
+ * compute replaces the guess's total and keeps its proportions. */
+static void step_compute(void)
+{
+	autosync_model_t *m =
+	    parse("autosync_model: 1\nname: noflops\ntensors:\n"
+		  "  - {name: a.w, layer: a, dtype: float32, shape: [4000000]}\n"
+		  "  - {name: b.w, layer: b, dtype: float32, shape: [1000000]}\n");
+	autosync_model_t *sc;
+	autosync_error_t err = {""};
+	autosync_costs_t k;
+	autosync_planner_t *p;
+	autosync_plan_t *pl;
+	autosync_plan_summary_t s;
+	double f0[2], b0[2], f1[2], b1[2], fw, bw;
+
+	autosync_costs_default(&k);
+	is(autosync_model_compute_source(m), "estimated", "no FLOPs: estimated");
+	p = planner(m, cluster(2, 8), k, AUTOSYNC_FW_PYTORCH_DDP);
+	pl = autosync_planner_run(p, &err);
+	ok(pl && autosync_plan_summary(pl, &s) == 0 &&
+	       strstr(s.reason, "; compute: estimated from parameter counts "
+				"(no FLOPs in the model file); export the "
+				"model with autosync_export to measure them"),
+	   "the reason says the compute is a guess");
+	autosync_plan_destroy(pl);
+	autosync_planner_compute_times(p, NULL, NULL, NULL, f0, b0, NULL);
+	autosync_planner_destroy(p);
+
+	errno = 0;
+	ok(autosync_model_set_step_compute(m, -1, &err) == -1 &&
+	       errno == EINVAL &&
+	       autosync_model_set_step_compute(m, 3601, NULL) == -1,
+	   "a step compute outside 0..3600 s is refused (%s)", err.text);
+	ok(autosync_model_set_step_compute(m, 0.020, &err) == 0,
+	   "a measured 20 ms step compute");
+	is(autosync_model_compute_source(m), "measured", "compute: measured");
+	p = planner(m, cluster(2, 8), k, AUTOSYNC_FW_PYTORCH_DDP);
+	autosync_planner_compute_times(p, &fw, &bw, NULL, f1, b1, NULL);
+	ok(fabs(fw + bw - 0.020) < 1e-12, "forward + backward = 20 ms (%g)",
+	   fw + bw);
+	ok(fabs(f1[0] / f1[1] - f0[0] / f0[1]) < 1e-9 &&
+	       fabs(b1[0] / f1[0] - b0[0] / f0[0]) < 1e-9,
+	   "the layers keep their proportions");
+	pl = autosync_planner_run(p, &err);
+	ok(pl && autosync_plan_summary(pl, &s) == 0 &&
+	       strstr(s.reason, "; compute: 20 ms per step, measured") &&
+	       fabs(s.fwd_time + s.bwd_time - 0.020) < 1e-12,
+	   "the plan uses it and says so");
+	autosync_plan_destroy(pl);
+	autosync_planner_destroy(p);
+	sc = autosync_model_scale(m, 4, &err);
+	is(sc ? autosync_model_compute_source(sc) : err.text, "measured",
+	   "a scaled copy keeps the measurement");
+	autosync_model_destroy(sc);
+	autosync_model_destroy(m);
+}
+
 int main(void)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR");
@@ -991,5 +1049,6 @@ int main(void)
 	determinism();
 	no_harm();
 	no_harm_cases();
+	step_compute();
 	return done_testing();
 }
