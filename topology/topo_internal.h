@@ -10,8 +10,10 @@
 #include "autosync/topology.h"
 
 #define BUSID_LEN 24
-#define TOPO_MAX_GPUS 4096 /* per node; refused above */
-#define TOPO_MAX_NICS 4096
+/* per node, refused above: the cluster description allows 1..1024 GPUs per
+ * node (docs/cluster-spec.md), so a bigger node could never be planned */
+#define TOPO_MAX_GPUS 1024
+#define TOPO_MAX_NICS 1024
 
 enum topo_source { SRC_LIVE, SRC_HWLOC_XML, SRC_NCCL_XML };
 

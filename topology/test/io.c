@@ -336,6 +336,31 @@ static void bad(const char *what, const char *content, size_t len,
 	autosync_topo_destroy(t);
 }
 
+/* 1,025 GPUs on one node: more than a cluster description may hold */
+static void too_many_gpus(void)
+{
+	size_t cap = 1 << 20, n = 0;
+	char *x = malloc(cap);
+
+	if (!x)
+		bail_out("malloc");
+	n += (size_t)snprintf(x + n, cap - n, "<system version=\"1\">\n  <cpu "
+			      "numaid=\"0\" affinity=\"ffffffff\" "
+			      "arch=\"x86_64\" vendor=\"GenuineIntel\" "
+			      "familyid=\"6\" modelid=\"106\">\n");
+	for (unsigned g = 0; g < 1025; g++)
+		n += (size_t)snprintf(
+		    x + n, cap - n,
+		    "    <pci busid=\"0000:%02x:%02x.%x\" class=\"0x030000\" "
+		    "link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">"
+		    "<gpu dev=\"%u\" sm=\"80\" rank=\"%u\" gdr=\"1\"/></pci>\n",
+		    1 + g / 256, (g / 8) % 32, g % 8, g, g);
+	n += (size_t)snprintf(x + n, cap - n, "  </cpu>\n</system>\n");
+	bad("1025 GPUs on a node", x, n, "1025 GPUs and 0 NICs: more than one "
+					  "node can hold (1024, 1024)");
+	free(x);
+}
+
 static void bad_inputs(void)
 {
 	autosync_error_t err = {.text = ""};
@@ -906,6 +931,7 @@ int main(void)
 	writers(NULL);
 	live();
 	bad_inputs();
+	too_many_gpus();
 
 	{
 		const char *names[] = {
