@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -587,6 +588,152 @@ static void test_jobdirs(const char *fixtures)
 	   "step is planned in a directory with a random name");
 }
 
+/* a site config in the test directory: the common lines, then 'lines' */
+static void site_conf(const char *name, const char *fixtures, unsigned budget_ms,
+		      const char *lines, char *args, size_t len)
+{
+	char p[1300];
+	FILE *fp;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (!(fp = fopen(p, "w")))
+		bail_out("%s", p);
+	fprintf(fp, "topology_xml: %s/hwloc-juwels-booster-4xA100-4xHDR.xml\n"
+		"plan_budget_ms: %u\n%s", fixtures, budget_ms, lines);
+	fclose(fp);
+	chmod(p, 0644);
+	snprintf(args, len, "config=%s", p);
+}
+
+/* kill every child of this process but the killer, after 'ms' */
+static pid_t killer(unsigned ms)
+{
+	pid_t parent = getpid(), k = fork();
+	char path[64], buf[512];
+
+	if (k != 0)
+		return k;
+	usleep(ms * 1000);
+	for (int pid = 2; pid < 4194304; pid++) {
+		FILE *fp;
+		char *rp;
+		int ppid;
+		if (pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if (!(fp = fopen(path, "r")))
+			continue;
+		if (fgets(buf, sizeof(buf), fp) && (rp = strrchr(buf, ')')) &&
+		    sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == parent)
+			kill(pid, SIGKILL);
+		fclose(fp);
+	}
+	_exit(0);
+}
+
+/* Faults where every job must still run: the log cannot be written, the
+ * disk is full, the planning child is killed, the simulator's constants or
+ * the catalog are corrupt. */
+static void test_faults(const char *fixtures)
+{
+	const char *src = getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".";
+	char args[1600], lines[4000], p[1300], model[1300];
+	struct step s = { .model = "resnet50", .ntasks = 1, .args = args,
+			  .task_cmd = "[ -z \"$AUTOSYNC_REPORT\" ] || "
+				      "printf \"0.25\\n\" > \"$AUTOSYNC_REPORT\"" };
+
+	/* the feedback log's directory is a file */
+	put("notadir", "x\n", 0644);
+	snprintf(lines, sizeof(lines), "catalog_dir: %s/planner/catalog\n"
+		 "runtime_dir: %s\nfeedback:\n  path: %s/notadir/feedback.jsonl\n",
+		 src, runtime, dir);
+	site_conf("f1.yaml", fixtures, 500, lines, args, sizeof(args));
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && has(s.tasks[0], "AUTOSYNC_PLAN=") &&
+		   has(logbuf, "autosync: feedback: ") && has(logbuf, "notadir"),
+	   "an unwritable feedback log: the step is planned and runs, the "
+	   "lost record is logged");
+
+	/* a full disk under the runtime directory and the log */
+	snprintf(p, sizeof(p), "%s/full", dir);
+	mkdir(p, 0755);
+	{
+		char cmd[4200];
+		snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k,mode=0755 "
+			 "autosync-full %s 2>/dev/null && dd if=/dev/zero of=%s/fill "
+			 "bs=4k 2>/dev/null; mkdir -p %s/run; true", p, p, p);
+		if (system(cmd) != 0 || !has(p, "full"))
+			diag("%s", cmd);
+	}
+	snprintf(model, sizeof(model), "%s/full/run", dir);
+	{
+		struct stat st;
+		int mounted = stat(model, &st) == 0;
+		char fill[1400];
+		snprintf(fill, sizeof(fill), "%s/full/fill", dir);
+		mounted = mounted && stat(fill, &st) == 0 && st.st_size >= 32768;
+		if (!mounted) {
+			skip(1, "no tmpfs to fill (mount refused here)");
+		} else {
+			snprintf(lines, sizeof(lines),
+				 "catalog_dir: %s/planner/catalog\nruntime_dir: %s/full/run\n"
+				 "feedback:\n  path: %s/full/feedback.jsonl\n", src, dir, dir);
+			site_conf("f2.yaml", fixtures, 500, lines, args, sizeof(args));
+			run_step(&s);
+			ok(has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
+				   has(logbuf, "disk full"),
+			   "a full disk: the step runs without autosync, one warning "
+			   "says the disk is full");
+			snprintf(fill, sizeof(fill), "umount %s/full", dir);
+			if (system(fill) != 0)
+				diag("%s failed", fill);
+		}
+	}
+
+	/* the planning child killed (the OOM killer, an admin) mid-plan */
+	put("slow.yaml", "autosync_model: 1\nname: slow\ntensors:\n"
+			 "  - {name: w, shape: [4], dtype: float32, repeat: 2000000}\n", 0644);
+	snprintf(lines, sizeof(lines), "catalog_dir: %s/planner/catalog\n"
+		 "runtime_dir: %s\n", src, runtime);
+	site_conf("f3.yaml", fixtures, 5000, lines, args, sizeof(args));
+	{
+		struct step k = { .model = model, .ntasks = 1, .args = args };
+		pid_t kp;
+		snprintf(model, sizeof(model), "%s/slow.yaml", dir);
+		kp = killer(300);
+		run_step(&k);
+		waitpid(kp, NULL, 0);
+		ok(has(k.tasks[0], "rc=0") && !has(k.tasks[0], "AUTOSYNC_PLAN=") &&
+			   has(logbuf, "the planning child died of signal 9"),
+		   "a planning child killed mid-plan: the step runs without "
+		   "autosync, the death is logged (user_init %.0f ms)", k.user_init_ms);
+	}
+
+	/* corrupt cost constants */
+	put("cal.yaml", "launch: fast\n", 0644);
+	snprintf(lines, sizeof(lines), "catalog_dir: %s/planner/catalog\n"
+		 "runtime_dir: %s\ncalibration: %s/cal.yaml\n", src, runtime, dir);
+	site_conf("f4.yaml", fixtures, 500, lines, args, sizeof(args));
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
+		   has(logbuf, "cal.yaml:1"),
+	   "corrupt simulator constants: the step runs, the warning names the "
+	   "file and line");
+
+	/* a corrupt catalog model */
+	snprintf(p, sizeof(p), "%s/cat", dir);
+	mkdir(p, 0755);
+	put("cat/resnet50.yaml", "autosync_model: 1\nname: resnet50\ntensors: 12\n", 0644);
+	snprintf(lines, sizeof(lines), "catalog_dir: %s/cat\nruntime_dir: %s\n", dir,
+		 runtime);
+	site_conf("f5.yaml", fixtures, 500, lines, args, sizeof(args));
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
+		   has(logbuf, "resnet50.yaml:3"),
+	   "a corrupt catalog model: the step runs, the warning names the file "
+	   "and line");
+}
+
 static void load_plugin(const char *so)
 {
 	void *h = dlopen(so, RTLD_NOW | RTLD_GLOBAL);
@@ -639,6 +786,7 @@ int main(void)
 	test_hostile_env();
 	test_hostile_reports();
 	test_jobdirs(fixtures);
+	test_faults(fixtures);
 	{
 		char cmd[1400];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
