@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "autosync/job.h"
@@ -238,6 +239,84 @@ out:
 	close(dfd);
 	errno = saved;
 	return rv;
+}
+
+int autosync_jobdir_write(const char *dir, const char *name, const void *data,
+			  size_t len, autosync_error_t *errp)
+{
+	if (!dir || !name || (!data && len) || strchr(name, '/')) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "jobdir_write: invalid argument");
+	}
+	return job_write_in(dir, name, data, len, errp);
+}
+
+void autosync_jobdir_unlink(const char *dir, const char *name)
+{
+	int dfd;
+
+	if (!dir || !name || strchr(name, '/'))
+		return;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	(void) unlinkat(dfd, name, 0);
+	close(dfd);
+}
+
+/* remove the entries of the directory 'name' in 'bfd' and then it, all
+ * through handles: nothing is followed, whoever owns it */
+static int remove_at(int bfd, const char *name)
+{
+	int dfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+
+	if (dfd < 0)
+		return -1;
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !S_ISDIR(st.st_mode))
+			(void) unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+	return unlinkat(bfd, name, AT_REMOVEDIR);
+}
+
+unsigned autosync_jobdir_prune(const char *base, long max_age,
+			       unsigned max_remove, unsigned max_scan)
+{
+	int bfd = base ? open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		       : -1;
+	time_t now = time(NULL);
+	unsigned removed = 0, scanned = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (bfd < 0)
+		return 0;
+	if (!(d = fdopendir(bfd))) {
+		close(bfd);
+		return 0;
+	}
+	while (removed < max_remove && scanned++ < max_scan && (e = readdir(d))) {
+		struct stat st;
+		if (strncmp(e->d_name, "autosync-", 9) ||
+		    fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime <= max_age)
+			continue;
+		if (remove_at(bfd, e->d_name) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }
 
 void autosync_jobdir_remove(const char *dir)

@@ -305,6 +305,13 @@ static autosync_siteconf_t *site(void)
 	return context.site;
 }
 
+/* how long job directories stay after their step (site config) */
+static long keep_seconds(void)
+{
+	return site() ? autosync_siteconf_keep_job_files(site()) : 86400;
+}
+
+
 /* Work out, in slurmstepd, whether this step is autosync's and who it is
  * for. Returns 0 when there is nothing to do, 1 when there is. */
 static int remote_mode(spank_t sp)
@@ -413,6 +420,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	snprintf(name, sizeof(name), "autosync-%u-%u.%u.%u",
 		 (unsigned) context.uid, context.job_id, context.step,
 		 context.nodeid);
+	/* directories kept past their steps: the old ones go, a bounded
+	 * number per step start */
+	if (rd[0] || autosync_jobdir_base(base, NULL) == 0)
+		(void) autosync_jobdir_prune(base, keep_seconds(), 16, 4096);
 	if ((rd[0] ? 0 : autosync_jobdir_base(base, &err)) < 0 ||
 	    autosync_jobdir_create(base, name, context.uid, context.gid,
 				   context.jobdir, sizeof(context.jobdir),
@@ -610,33 +621,50 @@ static void finish_step(void)
 	char pwbuf[4096], *line = NULL;
 	size_t len = 0;
 
-	if (!log[0] || !context.out.record || !(r = calloc(1, sizeof(*r))))
+	if (!context.out.record || !(r = calloc(1, sizeof(*r))))
 		return;
 	if (autosync_feedback_parse(context.out.record,
-				    strlen(context.out.record), r, &err) == 0) {
-		r->time = (int64_t) time(NULL);
-		r->job = context.job_id;
-		r->step = context.step;
-		r->uid = (uint32_t) context.uid;
-		r->user[0] = '\0';
-		if (getpwuid_r(context.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 &&
-		    pwp)
-			snprintf(r->user, sizeof(r->user), "%s", pw.pw_name);
-		snprintf(r->node, sizeof(r->node), "%s", context.node);
-		read_report(r);
-	}
-	if (!err.text[0] &&
-	    (autosync_feedback_format(r, &line, &len, &err) < 0 ||
-	     autosync_feedback_append(log, line, len,
-				      autosync_siteconf_feedback_max_bytes(site()),
-				      autosync_siteconf_feedback_keep(site()),
-				      &err) < 0))
-		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
-	else if (err.text[0])
+				    strlen(context.out.record), r, &err) < 0) {
 		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: the planning "
 		     "child's record: %s", err.text);
+		free(r);
+		return;
+	}
+	r->time = (int64_t) time(NULL);
+	r->job = context.job_id;
+	r->step = context.step;
+	r->uid = (uint32_t) context.uid;
+	r->user[0] = '\0';
+	if (getpwuid_r(context.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp)
+		snprintf(r->user, sizeof(r->user), "%s", pw.pw_name);
+	snprintf(r->node, sizeof(r->node), "%s", context.node);
+	read_report(r);
+	if (autosync_feedback_format(r, &line, &len, &err) < 0)
+		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
+	else if (log[0] &&
+		 autosync_feedback_append(log, line, len,
+					  autosync_siteconf_feedback_max_bytes(site()),
+					  autosync_siteconf_feedback_keep(site()),
+					  &err) < 0)
+		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
+	/* the step's own record, beside its plan, for the user */
+	if (line && context.jobdir[0] && keep_seconds() > 0 &&
+	    autosync_jobdir_write(context.jobdir, AUTOSYNC_JOB_FEEDBACK_FILE,
+				  line, len, &err) < 0)
+		plog(AUTOSYNC_LOG_INFO, "autosync: job %u step %u: %s",
+		     context.job_id, context.step, err.text);
 	free(line);
 	free(r);
+}
+
+/* At the end of a step: the job directory stays for the site's time (the
+ * report, which the record now holds, goes), or goes at once. */
+static void leave_jobdir(void)
+{
+	if (keep_seconds() > 0)
+		autosync_jobdir_unlink(context.jobdir, AUTOSYNC_JOB_REPORT_FILE);
+	else
+		autosync_jobdir_remove(context.jobdir);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -648,7 +676,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		if (context.planned)
 			finish_step();
 		if (context.jobdir[0])
-			autosync_jobdir_remove(context.jobdir);
+			leave_jobdir();
 	}
 	as_child_out_free(&context.out);
 	autosync_siteconf_destroy(context.site);

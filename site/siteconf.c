@@ -39,6 +39,7 @@ struct autosync_siteconf {
 	size_t feedback_max;
 	unsigned feedback_keep;
 	unsigned budget_ms;
+	long keep_job_files; /* s */
 	size_t max_model;
 	/* network: which fields the file set */
 	int has_bw, has_lat, has_nics, has_nps;
@@ -289,6 +290,43 @@ static int h_bool(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 	}
 	problem(c, v, "'%s': bad value '%s' (expected true or false)", key,
 		q(s, b, sizeof(b)));
+	return -1;
+}
+
+/* Durations: an integer with s, m, h or d (a bare number is seconds), at
+ * most 90 days; 0 is allowed. */
+static int h_duration(struct ctx *c, const char *key, yaml_node_t *v,
+		      void *dst)
+{
+	static const struct {
+		const char *sfx;
+		long mul;
+	} sfx[] = { { "", 1 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
+		    { "d", 86400 } };
+	const long max = 90L * 86400;
+	const char *s;
+	char num[16], b[80];
+	size_t n = 0;
+
+	if (want_scalar(c, key, v, &s) < 0)
+		return -1;
+	while (s[n] >= '0' && s[n] <= '9' && n < sizeof(num) - 1) {
+		num[n] = s[n];
+		n++;
+	}
+	num[n] = '\0';
+	for (size_t i = 0; n && i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		unsigned long long x;
+		if (strcmp(s + n, sfx[i].sfx))
+			continue;
+		if (parse_uint(num, (unsigned long long) max, &x) < 0 ||
+		    (long) x > max / sfx[i].mul)
+			break;
+		*(long *) dst = (long) x * sfx[i].mul;
+		return 0;
+	}
+	problem(c, v, "'%s': bad value '%s' (expected a duration such as 0, "
+		"3600, 30m, 12h or 7d, at most 90d)", key, q(s, b, sizeof(b)));
 	return -1;
 }
 
@@ -562,6 +600,7 @@ static const struct key top_keys[] = {
 	{ "catalog_dir", h_path, offsetof(autosync_siteconf_t, catalog_dir), NULL },
 	{ "calibration", h_path, offsetof(autosync_siteconf_t, calibration), NULL },
 	{ "runtime_dir", h_path, offsetof(autosync_siteconf_t, runtime_dir), NULL },
+	{ "keep_job_files", h_duration, offsetof(autosync_siteconf_t, keep_job_files), NULL },
 	{ "topology_xml", h_path, offsetof(autosync_siteconf_t, topology_xml), NULL },
 	{ "plan_budget_ms", h_budget, offsetof(autosync_siteconf_t, budget_ms), NULL },
 	{ "max_model_bytes", h_size, offsetof(autosync_siteconf_t, max_model), NULL },
@@ -635,6 +674,7 @@ static void set_defaults(autosync_siteconf_t *s)
 	s->feedback_max = 64u << 20;
 	s->feedback_keep = 3;
 	s->budget_ms = 50;
+	s->keep_job_files = 86400;
 	s->max_model = 16u << 20;
 	snprintf(s->nccl_plugin_dir, sizeof(s->nccl_plugin_dir), "%s",
 		 AUTOSYNC_LIBDIR);
@@ -800,6 +840,7 @@ GETTER(const char *, feedback_path, feedback_path)
 GETTER(size_t, feedback_max_bytes, feedback_max)
 GETTER(unsigned, feedback_keep, feedback_keep)
 GETTER(unsigned, plan_budget_ms, budget_ms)
+GETTER(long, keep_job_files, keep_job_files)
 GETTER(size_t, max_model_bytes, max_model)
 GETTER(size_t, nfabric_nics, nfabric)
 GETTER(int, nccl_plugins, nccl_plugins)

@@ -50,6 +50,8 @@ extern "C" {
 #define AUTOSYNC_JOB_PLAN_FILE "plan.yaml"
 #define AUTOSYNC_JOB_TOPO_FILE "nccl-topo.xml"
 #define AUTOSYNC_JOB_REPORT_FILE "report"
+/* the job's own feedback record (one JSON line), kept with the plan */
+#define AUTOSYNC_JOB_FEEDBACK_FILE "feedback.json"
 
 /* Bounds of what a job may set. */
 #define AUTOSYNC_JOB_MAX_ENV 32	      /* job-wide variables */
@@ -246,6 +248,20 @@ int autosync_jobdir_base(const char *path, autosync_error_t *errp);
 /* Remove the non-directory entries of 'dir' and the directory itself,
  * without following any symbolic link. Best effort. */
 void autosync_jobdir_remove(const char *dir);
+/* Write 'data' to 'dir'/'name' atomically (a temporary file created with
+ * O_EXCL | O_NOFOLLOW, then renamed); mode 0644. */
+int autosync_jobdir_write(const char *dir, const char *name, const void *data,
+			  size_t len, autosync_error_t *errp);
+/* Remove 'name' from 'dir' (not following a link), if there. */
+void autosync_jobdir_unlink(const char *dir, const char *name);
+/*
+ * Remove the job directories in 'base' ("autosync-*") not modified for
+ * more than 'max_age' seconds, at most 'max_remove' of them and looking at
+ * no more than 'max_scan' entries, so that a step start stays bounded.
+ * Returns how many were removed.
+ */
+unsigned autosync_jobdir_prune(const char *base, long max_age,
+			       unsigned max_remove, unsigned max_scan);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,10 @@ const char *autosync_siteconf_feedback_path(const autosync_siteconf_t *s);
 size_t autosync_siteconf_feedback_max_bytes(const autosync_siteconf_t *s);
 unsigned autosync_siteconf_feedback_keep(const autosync_siteconf_t *s);
 unsigned autosync_siteconf_plan_budget_ms(const autosync_siteconf_t *s);
+/* Seconds a step's job directory (its plan and its own feedback record)
+ * is kept after the step ends, for the user to read; 0 = removed at the
+ * end of the step. Default 1 day. */
+long autosync_siteconf_keep_job_files(const autosync_siteconf_t *s);
 size_t autosync_siteconf_max_model_bytes(const autosync_siteconf_t *s);
 /* 1: point NCCL at autosync's tuner and profiler plugins
  * (NCCL_TUNER_PLUGIN, NCCL_PROFILER_PLUGIN) found in nccl_plugin_dir

@@ -634,6 +634,91 @@ static pid_t killer(unsigned ms)
 /* Faults where every job must still run: the log cannot be written, the
  * disk is full, the planning child is killed, the simulator's constants or
  * the catalog are corrupt. */
+/* the job directory a task was given (from its AUTOSYNC_PLAN) */
+static void jobdir_of(const char *task, char *out, size_t len)
+{
+	const char *p = strstr(task, "AUTOSYNC_PLAN=");
+	size_t n;
+
+	out[0] = '\0';
+	if (!p)
+		return;
+	p += 14;
+	n = strcspn(p, "\n");
+	if (n >= len)
+		return;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	if (strrchr(out, '/'))
+		*strrchr(out, '/') = '\0';
+}
+
+static int exists_in(const char *d, const char *name)
+{
+	char p[1400];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", d, name);
+	return lstat(p, &st) == 0;
+}
+
+/* The plan and the step's own record outlive the step for the site's
+ * time; older directories go when a later step starts. */
+static void test_keep(void)
+{
+	struct step s = { .model = "resnet50", .ntasks = 1,
+			  .task_cmd = "printf \"0.125\\n\" > \"$AUTOSYNC_REPORT\"" };
+	char jd[1400], old[1300], young[1300], target[1300], link[1300];
+	struct timespec ts[2] = { { .tv_sec = time(NULL) - 3 * 86400 },
+				  { .tv_sec = time(NULL) - 3 * 86400 } };
+	struct stat st;
+	FILE *fp;
+
+	run_step(&s);
+	jobdir_of(s.tasks[0], jd, sizeof(jd));
+	ok(jd[0] && exists_in(jd, "plan.yaml") && exists_in(jd, "feedback.json") &&
+		   !exists_in(jd, "report") && stat(jd, &st) == 0 && st.st_uid == user &&
+		   (st.st_mode & 0777) == 0700,
+	   "after the step: the user's job directory keeps plan.yaml and "
+	   "feedback.json, the report is gone");
+	snprintf(old, sizeof(old), "%s/feedback.json", jd);
+	if ((fp = fopen(old, "r"))) {
+		char l[65536] = "";
+		if (!fgets(l, sizeof(l), fp))
+			l[0] = '\0';
+		fclose(fp);
+		ok(has(l, "\"measured_count\": 1") && has(l, "\"strategy\": \"") &&
+			   has(l, "\"uid\": 65534"),
+		   "the step's own record: its strategy and measurement");
+	} else {
+		ok(0, "the step's own record: %s", old);
+	}
+	/* older than the site's day: removed at the next step start; a
+	 * link named like one is not followed */
+	snprintf(old, sizeof(old), "%s/autosync-4242-1.0.0", runtime);
+	snprintf(young, sizeof(young), "%s/autosync-4242-2.0.0", runtime);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(link, sizeof(link), "%s/autosync-4242-3.0.0", runtime);
+	mkdir(old, 0700);
+	mkdir(young, 0700);
+	mkdir(target, 0700);
+	put("target/precious", "x\n", 0644);
+	snprintf(jd, sizeof(jd), "%s/plan.yaml", old);
+	if ((fp = fopen(jd, "w")))
+		fclose(fp);
+	if (symlink(target, link) < 0)
+		bail_out("symlink");
+	utimensat(AT_FDCWD, old, ts, 0);
+	utimensat(AT_FDCWD, link, ts, AT_SYMLINK_NOFOLLOW);
+	run_step(&s);
+	ok(!exists_in(runtime, "autosync-4242-1.0.0") &&
+		   exists_in(runtime, "autosync-4242-2.0.0"),
+	   "a directory older than keep_job_files is removed at a step start, "
+	   "a younger one stays");
+	ok(exists_in(target, "precious"), "a link in the runtime dir is not followed");
+	unlink(link);
+}
+
 static void test_faults(const char *fixtures)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".";
@@ -787,6 +872,7 @@ int main(void)
 	test_hostile_reports();
 	test_jobdirs(fixtures);
 	test_faults(fixtures);
+	test_keep();
 	{
 		char cmd[1400];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

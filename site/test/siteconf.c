@@ -63,6 +63,8 @@ static void test_example(void)
 	is(autosync_siteconf_catalog_dir(s), "/usr/share/autosync/models",
 	   "catalog_dir");
 	ok(autosync_siteconf_plan_budget_ms(s) == 50, "budget");
+	ok(autosync_siteconf_keep_job_files(s) == 86400,
+	   "keep_job_files: a day by default");
 	ok(autosync_siteconf_max_model_bytes(s) == 16u << 20, "max_model_bytes");
 	ok(autosync_siteconf_feedback_max_bytes(s) == 64u << 20, "feedback max");
 	ok(autosync_siteconf_nfabric_nics(s) == 4, "4 fabric NICs");
@@ -73,6 +75,35 @@ static void test_example(void)
 	near(c.inter_lat, 2e-6, 1e-12, "2us");
 	ok(c.nics_per_node == 4 && c.nodes_per_switch == 16, "nics, nps");
 	autosync_siteconf_destroy(s);
+}
+
+static void test_durations(void)
+{
+	static const struct {
+		const char *v;
+		long want; /* -1: refused */
+	} cases[] = {
+		{ "0", 0 },	   { "3600", 3600 }, { "30m", 1800 },
+		{ "12h", 43200 }, { "7d", 604800 }, { "90d", 7776000 },
+		{ "91d", -1 },	   { "1w", -1 },    { "-1", -1 },
+		{ "h", -1 },	   { "1.5h", -1 },
+	};
+	char text[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		autosync_error_t err = { .text = "" };
+		autosync_siteconf_t *s;
+		snprintf(text, sizeof(text), "keep_job_files: %s\n", cases[i].v);
+		s = autosync_siteconf_load(write_tmp("keep.yaml", text), &err);
+		if (cases[i].want < 0)
+			ok(!s && strstr(err.text, ":1: 'keep_job_files': bad value") &&
+				   strstr(err.text, "at most 90d"),
+			   "keep_job_files: %s refused (%s)", cases[i].v, err.text);
+		else
+			ok(s && autosync_siteconf_keep_job_files(s) == cases[i].want,
+			   "keep_job_files: %s = %ld s", cases[i].v, cases[i].want);
+		autosync_siteconf_destroy(s);
+	}
 }
 
 static void test_bad(void)
@@ -169,6 +200,7 @@ int main(void)
 		bail_out("mkdtemp");
 	test_example();
 	test_bad();
+	test_durations();
 	{
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

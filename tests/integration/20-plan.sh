@@ -44,9 +44,17 @@ out=$(as_user srun -N1 -n1 --gpus=2 --autosync-model=resnet50 bash -c 'grep -c "
 is "$out" "1
 2
 700" "a versioned plan file, an NCCL XML with the 2 allocated GPUs, a private job directory"
-out=$(as_user srun -N1 -n1 --autosync-model=resnet50 bash -c 'ls -d "$(dirname "$AUTOSYNC_PLAN")"' 2>&1)
+# after the step: its plan and its own feedback record stay for the user
+# (keep_job_files, default 1 day); the report goes
+out=$(as_user srun -N1 -n1 -w node1 --autosync-model=resnet50 bash -c 'echo 0.125 > "$AUTOSYNC_REPORT"; dirname "$AUTOSYNC_PLAN"' 2>&1)
 sleep 0.5
-check "the job directory is removed at the end of the step" test ! -e "$out"
+is "$(as_user ls "$out" 2>&1 | paste -sd' ')" "feedback.json plan.yaml" "after the step the job directory keeps the plan and the step's own record, not the report"
+like "$(as_user cat "$out/feedback.json" 2>&1)" '"strategy": "[^"]+".*"measured_count": 1[,}]' "the user reads the step's strategy and measurement there"
+use_site nokeep "keep_job_files: 0"
+out=$(as_user srun -N1 -n1 --autosync-model=resnet50 bash -c 'dirname "$AUTOSYNC_PLAN"' 2>&1)
+sleep 0.5
+check "keep_job_files: 0 removes the job directory at the end of the step" test ! -e "$out"
+reset_plugin_args
 
 # --- autosync plan shows what the plugin does ------------------------------
 # A step on 2 nodes x 2 GPUs: node 1's plan file and every task's NCCL_* and
