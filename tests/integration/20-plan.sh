@@ -48,7 +48,7 @@ is "$out" "1
 # (keep_job_files, default 1 day); the report goes
 out=$(as_user srun -N1 -n1 -w node1 --autosync-model=resnet50 bash -c 'echo 0.125 > "$AUTOSYNC_REPORT"; dirname "$AUTOSYNC_PLAN"' 2>&1)
 sleep 0.5
-is "$(as_user ls "$out" 2>&1 | paste -sd' ')" "feedback.json plan.yaml" "after the step the job directory keeps the plan and the step's own record, not the report"
+is "$(as_user ls "$out" 2>&1 | paste -sd' ')" "feedback.json nccl-topo.xml plan.yaml" "after the step the job directory keeps the plan, the topology file and the step's own record, not the report"
 like "$(as_user cat "$out/feedback.json" 2>&1)" '"strategy": "[^"]+".*"measured_count": 1[,}]' "the user reads the step's strategy and measurement there"
 use_site nokeep "keep_job_files: 0"
 out=$(as_user srun -N1 -n1 --autosync-model=resnet50 bash -c 'dirname "$AUTOSYNC_PLAN"' 2>&1)
