@@ -66,6 +66,13 @@ static void usage(FILE *fp)
 	    "                           rescales NCCL's latency constants to its links\n"
 	    "      --budget N           search budget in simulator evaluations "
 	    "(20000)\n"
+	    "      --batch-size N       per-GPU batch size (default: the model "
+	    "file's)\n"
+	    "      --compute-ms MS      a measured step's forward + backward "
+	    "compute; the\n"
+	    "                           layers' times are scaled to it (for "
+	    "model files\n"
+	    "                           without FLOPs)\n"
 	    "  -b, --baseline NAME      emit that baseline instead of "
 	    "searching: ddp-default,\n"
 	    "                           horovod-default, ps-loadbalanced, "
@@ -176,14 +183,37 @@ static int parse_uint(const char *s, const char *what, unsigned long max,
 	return 0;
 }
 
+/* a measured step compute in milliseconds: (0, 3600000] */
+static int parse_ms(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !(v > 0 && v <= 3600e3)) {
+		fprintf(stderr, "autosync plan: --compute-ms: '%s' is not a "
+			"time in milliseconds in (0, 3600000]\n", s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 		   const autosync_model_t *m, int explain)
 {
 	autosync_plan_summary_t s;
 	const autosync_cluster_t *c;
-	double best_base = -1;
+	const char *def;
+	double def_t = -1;
 
 	autosync_plan_summary(plan, &s);
+	/* what the job would run without autosync */
+	def = autosync_baseline_name(autosync_baseline_default(
+	    autosync_framework_from_name(s.framework)));
+	if (!def)
+		def = "";
 	c = &s.cluster;
 	fprintf(out,
 		"%sautosync plan for %s (%llu parameters, %zu tensors, batch "
@@ -214,13 +244,12 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 			b->step_time * 1e3,
 			s.step_time > 0 ? b->step_time / s.step_time : 0,
 			b->applicable ? "yes" : "no");
-		if (b->applicable && (best_base < 0 || b->step_time < best_base))
-			best_base = b->step_time;
+		if (!strcmp(b->name, def))
+			def_t = b->step_time;
 	}
-	if (best_base > 0)
-		fprintf(out,
-			"%sspeed-up over the best applicable baseline: %.3fx\n",
-			pfx, best_base / s.step_time);
+	if (def_t > 0 && s.step_time > 0)
+		fprintf(out, "%sspeed-up over the framework's default (%s): "
+			"%.3fx\n", pfx, def, def_t / s.step_time);
 	for (size_t i = 0; i < autosync_plan_nenv(plan); i++)
 		fprintf(out, "%s%s %s=%s\n", pfx, i ? "   " : "env:",
 			autosync_plan_env(plan, i)->name,
@@ -291,7 +320,8 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 struct plan_opts {
 	const char *model, *catalog, *network, *topo, *keep, *fwname, *calib;
 	const char *baseline, *dir;
-	unsigned long nodes, gpus, budget;
+	unsigned long nodes, gpus, budget, batch;
+	double compute_ms;
 	int compress, ncal;
 };
 
@@ -324,6 +354,8 @@ static int setup_job(autosync_job_t *j, const struct plan_opts *o,
 	    autosync_job_set_compression(j, o->compress, err) < 0 ||
 	    (o->ncal && autosync_job_set_nccl_calibrate(j, 1, err) < 0) ||
 	    autosync_job_set_budget(j, o->budget, err) < 0 ||
+	    autosync_job_set_batch(j, (unsigned) o->batch, err) < 0 ||
+	    autosync_job_set_step_compute(j, o->compute_ms / 1e3, err) < 0 ||
 	    autosync_job_set_baseline(j, b, err) < 0 ||
 	    (o->dir && autosync_job_set_dir(j, o->dir, err) < 0))
 		return -1;
@@ -358,6 +390,8 @@ int autosync_cmd_plan(int argc, char **argv)
 	    {"allow-compression", no_argument, NULL, 'z'},
 	    {"nccl-calibrate", no_argument, NULL, 'K'},
 	    {"budget", required_argument, NULL, 'B'},
+	    {"batch-size", required_argument, NULL, 'S'},
+	    {"compute-ms", required_argument, NULL, 'M'},
 	    {"baseline", required_argument, NULL, 'b'},
 	    {"explain", no_argument, NULL, 'e'},
 	    {"timeline", required_argument, NULL, 't'},
@@ -424,6 +458,15 @@ int autosync_cmd_plan(int argc, char **argv)
 		case 'B':
 			if (parse_uint(optarg, "--budget", 100000000,
 				       &o.budget) < 0)
+				return 2;
+			break;
+		case 'S':
+			if (parse_uint(optarg, "--batch-size", 1u << 24,
+				       &o.batch) < 0)
+				return 2;
+			break;
+		case 'M':
+			if (parse_ms(optarg, &o.compute_ms) < 0)
 				return 2;
 			break;
 		case 'b':

@@ -302,6 +302,22 @@ static void cli(void)
 		 "grep -qx '  nccl_calibrate: true' %s/k.yaml",
 		 exe, catalog, dir, dir);
 	ok(run(cmd) == 0, "--nccl-calibrate marks the plan");
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' plan --config none --catalog '%s' --model gpt2 --batch-size 4 "
+		 "--compute-ms 30 > %s/c.out && grep -q '^# autosync plan for gpt2 .*, batch 4) ' "
+		 "%s/c.out && grep -q '^# predicted step [0-9.]* ms (forward 10.000, backward "
+		 "20.000, ' %s/c.out && grep -q '^# reason: .*; compute: 30 ms per step, "
+		 "measured$' %s/c.out && grep -q \"^# speed-up over the framework's default "
+		 "(ddp-default): [0-9.]*x$\" %s/c.out",
+		 exe, catalog, dir, dir, dir, dir, dir);
+	ok(run(cmd) == 0, "--batch-size and --compute-ms reach the plan; the report "
+	   "compares with the framework's default");
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' plan --config none --catalog '%s' --model gpt2 --compute-ms 0 "
+		 "2>%s/err; test $? = 2 && grep -qx \"autosync plan: --compute-ms: '0' is "
+		 "not a time in milliseconds in (0, 3600000]\" %s/err",
+		 exe, catalog, dir, dir);
+	ok(run(cmd) == 0, "--compute-ms 0: usage error 2, says why");
 	{
 		const char *fx = getenv("AUTOSYNC_FIXTURES");
 		const char *src = getenv("AUTOSYNC_SRCDIR");
