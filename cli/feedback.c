@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #include "autosync/feedback.h"
 #include "autosync/siteconf.h"
@@ -25,6 +27,7 @@ struct summary {
 
 struct ctx {
 	int64_t since;
+	unsigned long job; /* --job: 0 = all */
 	const char *model;
 	int quiet;
 	unsigned long shown;
@@ -35,10 +38,19 @@ struct ctx {
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: autosync feedback [--file LOG | --config SITE.yaml] "
-		"[--since WHEN] [--model NAME] [--summary]\n"
-		"List feedback records (plan, prediction, measurement) and "
-		"summarise\npredicted against measured step times per model.\n"
+		"usage: autosync feedback [--file LOG | --config SITE.yaml | "
+		"--job ID] [--since WHEN]\n"
+		"                         [--model NAME] [--summary]\n"
+		"List feedback records (plan, strategy, prediction, measurement) "
+		"and\nsummarise predicted against measured step times per "
+		"model.\n"
+		"  --job ID         the records a job's steps left on this node, "
+		"in their job\n"
+		"                   directories (kept for the site's "
+		"keep_job_files)\n"
+		"  --dir DIR        where those are (default: the site's "
+		"runtime_dir, else\n"
+		"                   /run/autosync)\n"
 		"  --file LOG       the feedback log (default: the site config's "
 		"feedback.path)\n"
 		"  --config FILE    site config (default %s/autosync/autosync.yaml)\n"
@@ -102,7 +114,8 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 	struct tm tm;
 	time_t t = (time_t) r->time;
 
-	if (r->time < c->since || (c->model && strcmp(c->model, r->model)))
+	if (r->time < c->since || (c->model && strcmp(c->model, r->model)) ||
+	    (c->job && r->job != c->job))
 		return 0;
 	for (size_t i = 0; i < c->nmodels; i++)
 		if (!strcmp(c->models[i].model, r->model))
@@ -124,9 +137,9 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 	if (c->quiet)
 		return 0;
 	if (!c->shown++)
-		printf("%-20s %-14s %-8s %-16s %7s %12s %12s %8s\n", "time",
-		       "job.step", "node", "model", "nodesxg", "predicted_ms",
-		       "measured_ms", "error");
+		printf("%-20s %-14s %-8s %-16s %7s %-22s %12s %12s %8s\n",
+		       "time", "job.step", "node", "model", "nodesxg",
+		       "strategy", "predicted_ms", "measured_ms", "error");
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	{
@@ -143,8 +156,10 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 				 (r->predicted - r->measured_mean) /
 					 r->measured_mean * 100);
 		}
-		printf("%-20s %-14s %-8s %-16s %7s %12.3f %12s %8s\n", when, js,
-		       r->node, r->model, ng, r->predicted * 1e3, meas, err);
+		printf("%-20s %-14s %-8s %-16s %7s %-22s %12.3f %12s %8s\n",
+		       when, js, r->node, r->model, ng,
+		       r->strategy[0] ? r->strategy : "-", r->predicted * 1e3,
+		       meas, err);
 	}
 	return 0;
 }
@@ -155,6 +170,52 @@ static void bad_line(const char *msg, void *arg)
 	fprintf(stderr, "autosync: skipped %s\n", msg);
 }
 
+/* "autosync-<uid>-<job>.<step>.<node>[.random]": this job's, and the
+ * caller's unless root */
+static int job_entry(const char *name, unsigned long job)
+{
+	unsigned long uid, j;
+	int n = 0;
+
+	if (sscanf(name, "autosync-%lu-%lu.%n", &uid, &j, &n) != 2 || !n)
+		return 0;
+	return j == job && (getuid() == 0 || uid == (unsigned long) getuid());
+}
+
+/* The records a job's steps left in their job directories under 'base'. */
+static int read_job(const char *base, struct ctx *c, autosync_error_t *err)
+{
+	DIR *d = opendir(base);
+	struct dirent *e;
+	char path[4096];
+	int found = 0;
+
+	if (!d)
+		return autosync_errprintf(err, "%s: %s", base, strerror(errno));
+	while ((e = readdir(d))) {
+		if (!job_entry(e->d_name, c->job))
+			continue;
+		if ((size_t) snprintf(path, sizeof(path), "%s/%s/%s", base,
+				      e->d_name, "feedback.json") >= sizeof(path) ||
+		    access(path, R_OK) < 0)
+			continue; /* still running, or not planned */
+		if (autosync_feedback_read(path, each, c, bad_line, err) < 0) {
+			closedir(d);
+			return -1;
+		}
+		found++;
+	}
+	closedir(d);
+	if (!found) {
+		errno = ENOENT;
+		return autosync_errprintf(err, "no records of job %lu in %s "
+					  "(a job's directories stay on the "
+					  "nodes that ran it, for the site's "
+					  "keep_job_files)", c->job, base);
+	}
+	return 0;
+}
+
 int autosync_cmd_feedback(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -163,12 +224,14 @@ int autosync_cmd_feedback(int argc, char **argv)
 		{ "since", required_argument, NULL, 's' },
 		{ "model", required_argument, NULL, 'm' },
 		{ "summary", no_argument, NULL, 'S' },
+		{ "job", required_argument, NULL, 'j' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	autosync_error_t err = { .text = "" };
 	struct ctx *c = calloc(1, sizeof(*c));
-	const char *file = NULL, *config = NULL;
+	const char *file = NULL, *config = NULL, *jobdirs = NULL;
 	char defconf[4096], logpath[4096];
 	autosync_siteconf_t *site = NULL;
 	int opt, rv = 1;
@@ -201,6 +264,22 @@ int autosync_cmd_feedback(int argc, char **argv)
 		case 'S':
 			c->quiet = 1;
 			break;
+		case 'j': {
+			char *e;
+			errno = 0;
+			c->job = strtoul(optarg, &e, 10);
+			if (errno || e == optarg || *e || !c->job ||
+			    *optarg == '-') {
+				fprintf(stderr, "autosync: bad --job value '%s' "
+					"(expected a Slurm job id)\n", optarg);
+				rv = 2;
+				goto out;
+			}
+			break;
+		}
+		case 'd':
+			jobdirs = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			rv = 0;
@@ -216,7 +295,27 @@ int autosync_cmd_feedback(int argc, char **argv)
 		rv = 2;
 		goto out;
 	}
-	if (!file) {
+	if (c->job && !file) {
+		if (!jobdirs) {
+			snprintf(defconf, sizeof(defconf),
+				 "%s/autosync/autosync.yaml", AUTOSYNC_SYSCONFDIR);
+			if ((config || access(defconf, F_OK) == 0) &&
+			    !(site = autosync_siteconf_load(config ? config : defconf,
+							    &err))) {
+				fprintf(stderr, "autosync: %s\n", err.text);
+				goto out;
+			}
+			snprintf(logpath, sizeof(logpath), "%s",
+				 site && autosync_siteconf_runtime_dir(site)[0]
+				     ? autosync_siteconf_runtime_dir(site)
+				     : "/run/autosync");
+			jobdirs = logpath;
+		}
+		if (read_job(jobdirs, c, &err) < 0) {
+			fprintf(stderr, "autosync: %s\n", err.text);
+			goto out;
+		}
+	} else if (!file) {
 		if (!config) {
 			snprintf(defconf, sizeof(defconf),
 				 "%s/autosync/autosync.yaml", AUTOSYNC_SYSCONFDIR);
@@ -235,7 +334,7 @@ int autosync_cmd_feedback(int argc, char **argv)
 			 autosync_siteconf_feedback_path(site));
 		file = logpath;
 	}
-	if (autosync_feedback_read(file, each, c, bad_line, &err) < 0) {
+	if (file && autosync_feedback_read(file, each, c, bad_line, &err) < 0) {
 		fprintf(stderr, "autosync: %s\n", err.text);
 		goto out;
 	}

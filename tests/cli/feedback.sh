@@ -23,9 +23,27 @@ bert-large                      1         0       500.000             -        -
 is "$(cat "$TMP/err")" "autosync: skipped $log:4: not a record" "a bad line is named and skipped"
 
 out=$("$AUTOSYNC" feedback --file "$log" --since 2026-12-01 --model resnet50 2>/dev/null | head -2); rc=$?
-is "$out" "time                 job.step       node     model            nodesxg predicted_ms  measured_ms    error
-2026-12-01T10:00:00Z 8.0            node1    resnet50             3x2      110.000      100.000   +10.0%" \
-  "--since and --model filter the listing"
+is "$out" "time                 job.step       node     model            nodesxg strategy               predicted_ms  measured_ms    error
+2026-12-01T10:00:00Z 8.0            node1    resnet50             3x2 x                           110.000      100.000   +10.0%" \
+  "--since and --model filter the listing, which shows the strategy"
+
+# --job: the records a job's steps left in their job directories
+jd=$TMP/run
+mkdir -p "$jd/autosync-$(id -u)-8.0.0" "$jd/autosync-$(id -u)-8.1.0" "$jd/autosync-$(id -u)-9.0.0" "$jd/autosync-$(id -u)-81.0.0"
+rec 2026-12-01T10:00:00Z 8 resnet50 0.110 0.100 20 > "$jd/autosync-$(id -u)-8.0.0/feedback.json"
+rec 2026-12-01T10:05:00Z 8 resnet50 0.120 0.100 20 > "$jd/autosync-$(id -u)-8.1.0/feedback.json"
+rec 2026-12-01T11:00:00Z 9 bert-large 0.500 0 0 > "$jd/autosync-$(id -u)-9.0.0/feedback.json"
+rec 2026-12-01T11:00:00Z 81 bert-large 0.500 0 0 > "$jd/autosync-$(id -u)-81.0.0/feedback.json"
+out=$("$AUTOSYNC" feedback --job 8 --dir "$jd" --summary 2>&1); rc=$?
+is "$rc" 0 "--job reads the job's directories"
+is "$out" "model                     records  measured  mean_pred_ms  mean_meas_ms     MAPE
+resnet50                        2         2       115.000       100.000    15.0%" \
+  "both steps of job 8, nothing of jobs 9 or 81"
+out=$("$AUTOSYNC" feedback --job 12 --dir "$jd" 2>&1); rc=$?
+is "$rc" 1 "--job with no records fails"
+is "$out" "autosync: no records of job 12 in $jd (a job's directories stay on the nodes that ran it, for the site's keep_job_files)" "and says where it looked"
+out=$("$AUTOSYNC" feedback --job 8x 2>&1); rc=$?
+is "$rc:$out" "2:autosync: bad --job value '8x' (expected a Slurm job id)" "a bad --job is a usage error"
 out=$("$AUTOSYNC" feedback --file "$log" --since yesterday 2>&1); rc=$?
 is "$rc" 2 "a bad --since is a usage error"
 is "$out" "autosync: bad --since value 'yesterday' (expected e.g. 2026-12-01, 12h or 7d)" "and says why"
