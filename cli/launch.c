@@ -46,7 +46,10 @@ static void usage(FILE *fp)
 		"  -d, --dir DIR          private directory for the plan, NCCL "
 		"topology and report\n"
 		"                         (default $TMPDIR/autosync-launch-UID-"
-		"JOB-RANK)\n"
+		"JOB-RANK; a later\n"
+		"                         launch removes the user's older than "
+		"keep_job_files,\n"
+		"                         at least a day)\n"
 		"  -N, --nodes N          nodes in the job (default: from "
 		"SLURM_/OMPI_/PET_/WORLD_ variables)\n"
 		"      --local-rank R     this process's local rank (default: "
@@ -188,9 +191,10 @@ static void job_key(char *buf, size_t len)
 
 /* One directory per local rank: every rank writes its plan files whole,
  * never two writers in one directory. */
-static int make_dir(const struct opts *o, int rank, char *out, size_t len,
-		    autosync_error_t *err)
+static int make_dir(const struct opts *o, const autosync_siteconf_t *site,
+		    int rank, char *out, size_t len, autosync_error_t *err)
 {
+	long keep = site ? autosync_siteconf_keep_job_files(site) : 0;
 	const char *base = getenv("TMPDIR");
 	char name[160], key[80];
 
@@ -214,6 +218,11 @@ static int make_dir(const struct opts *o, int rank, char *out, size_t len,
 	}
 	if (!base || base[0] != '/')
 		base = "/tmp";
+	/* launch execs the command, so its directories outlive it: earlier
+	 * launches' go here, once older than the site's keep_job_files (at
+	 * least a day, for jobs that open new communicators late) */
+	(void) autosync_jobdir_prune(base, "autosync-launch-", getuid(),
+				     keep > 86400 ? keep : 86400, 16, 4096);
 	job_key(key, sizeof(key));
 	snprintf(name, sizeof(name), "autosync-launch-%ld-%s-%d",
 		 (long) getuid(), key, rank);
@@ -310,7 +319,7 @@ static int prepare(const struct opts *o, autosync_error_t *err)
 	int rank = o->local_rank >= 0 ? o->local_rank : local_rank(), rv = -1;
 
 	if (load_site(o, &site, err) < 0 ||
-	    make_dir(o, rank, dir, sizeof(dir), err) < 0 ||
+	    make_dir(o, site, rank, dir, sizeof(dir), err) < 0 ||
 	    !(j = autosync_job_create(err)) ||
 	    plan_job(o, site, dir, j, err) < 0)
 		goto out;

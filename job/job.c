@@ -281,6 +281,12 @@ int autosync_job_set_network(autosync_job_t *j, const char *spec,
 	autosync_cluster_t c;
 
 	autosync_cluster_default(&c);
+	/* an empty description would silently mean the built-in default */
+	if (spec && !spec[strspn(spec, " \t")]) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "network: an empty description "
+					  "(give items such as nodes=4,gpus=8)");
+	}
 	if (spec && autosync_cluster_update(&c, spec, errp) < 0)
 		return -1;
 	return set_str(j, &j->network, spec, errp);

@@ -290,8 +290,9 @@ static int remove_at(int bfd, const char *name)
 	return unlinkat(bfd, name, AT_REMOVEDIR);
 }
 
-unsigned autosync_jobdir_prune(const char *base, long max_age,
-			       unsigned max_remove, unsigned max_scan)
+unsigned autosync_jobdir_prune(const char *base, const char *prefix,
+			       uid_t owner, long max_age, unsigned max_remove,
+			       unsigned max_scan)
 {
 	int bfd = base ? open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 		       : -1;
@@ -308,9 +309,10 @@ unsigned autosync_jobdir_prune(const char *base, long max_age,
 	}
 	while (removed < max_remove && scanned++ < max_scan && (e = readdir(d))) {
 		struct stat st;
-		if (strncmp(e->d_name, "autosync-", 9) ||
+		if (!prefix || strncmp(e->d_name, prefix, strlen(prefix)) ||
 		    fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) || now - st.st_mtime <= max_age)
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime <= max_age ||
+		    (owner != (uid_t) -1 && st.st_uid != owner))
 			continue;
 		if (remove_at(bfd, e->d_name) == 0)
 			removed++;

@@ -423,7 +423,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	/* directories kept past their steps: the old ones go, a bounded
 	 * number per step start */
 	if (rd[0] || autosync_jobdir_base(base, NULL) == 0)
-		(void) autosync_jobdir_prune(base, keep_seconds(), 16, 4096);
+		(void) autosync_jobdir_prune(base, "autosync-", (uid_t) -1,
+					     keep_seconds(), 16, 4096);
 	if ((rd[0] ? 0 : autosync_jobdir_base(base, &err)) < 0 ||
 	    autosync_jobdir_create(base, name, context.uid, context.gid,
 				   context.jobdir, sizeof(context.jobdir),

@@ -255,13 +255,15 @@ int autosync_jobdir_write(const char *dir, const char *name, const void *data,
 /* Remove 'name' from 'dir' (not following a link), if there. */
 void autosync_jobdir_unlink(const char *dir, const char *name);
 /*
- * Remove the job directories in 'base' ("autosync-*") not modified for
- * more than 'max_age' seconds, at most 'max_remove' of them and looking at
+ * Remove the job directories in 'base' whose name starts with 'prefix'
+ * (e.g. "autosync-"), owned by 'owner' ((uid_t) -1: anyone), not modified
+ * for more than 'max_age' seconds: at most 'max_remove' of them, looking at
  * no more than 'max_scan' entries, so that a step start stays bounded.
  * Returns how many were removed.
  */
-unsigned autosync_jobdir_prune(const char *base, long max_age,
-			       unsigned max_remove, unsigned max_scan);
+unsigned autosync_jobdir_prune(const char *base, const char *prefix,
+			       uid_t owner, long max_age, unsigned max_remove,
+			       unsigned max_scan);
 
 #ifdef __cplusplus
 }

@@ -385,6 +385,10 @@ static void test_inputs(void)
 	ok(j != NULL, "a job with every default");
 	errno = 0;
 	ok(autosync_job_set_nodes(j, 0, &err) < 0 && errno == EINVAL, "0 nodes: EINVAL");
+	ok(autosync_job_set_network(j, "", &err) < 0 && errno == EINVAL &&
+		   !strcmp(err.text, "network: an empty description (give items such as nodes=4,gpus=8)") &&
+		   autosync_job_set_network(j, "  ", NULL) < 0,
+	   "an empty network description is an error, not the default 4x8");
 	ok(autosync_job_set_network(j, "nodes=x", &err) < 0 && strstr(err.text, "nodes"),
 	   "a bad network description is named: %s", err.text);
 	ok(autosync_job_set_framework(j, AUTOSYNC_FW_N, &err) < 0, "an unknown framework");

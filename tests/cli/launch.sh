@@ -100,6 +100,14 @@ is "$rc" 127 "a command that cannot run: 127"
 like "$out" "autosync: launch: /nonexistent/cmd: No such file or directory" "and why"
 like "$("$AUTOSYNC" launch --help)" "^usage: autosync launch" "--help"
 
+# launch execs, so its directories outlive it: the next launch removes the
+# user's own older than keep_job_files (at least a day), nothing else
+mkdir -p "$TMP/autosync-launch-$(id -u)-old-0" "$TMP/autosync-launch-$(id -u)-new-0" "$TMP/autosync-other"
+touch -d '3 days ago' "$TMP/autosync-launch-$(id -u)-old-0" "$TMP/autosync-other"
+L --plan "$TMP/plan.yaml" -q -- true
+is "$(cd "$TMP" && ls -d autosync-launch-*-old-0 autosync-launch-*-new-0 autosync-other 2>/dev/null | paste -sd' ')" \
+  "autosync-launch-$(id -u)-new-0 autosync-other" "a later launch removes the user's launch directories older than a day, nothing else"
+
 # under mpirun (Open MPI): each rank gets its own local rank's settings
 if command -v mpirun >/dev/null 2>&1; then
   out=$(mpirun --allow-run-as-root --oversubscribe -np 2 \
