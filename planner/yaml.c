@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/yamlload.h"
 #include "internal.h"
 
 char *planner_xstrdup(const char *s)
@@ -77,49 +78,24 @@ fail:
 				  strerror(saved));
 }
 
+/* a model of AUTOSYNC_MAX_TENSORS tensors in flow style needs about ten
+ * nodes per tensor */
+#define MAX_NODES ((size_t) AUTOSYNC_MAX_TENSORS * 16)
+
 int planner_ydoc_load(struct ydoc *d, const char *buf, size_t len,
 		      const char *fname, autosync_error_t *errp)
 {
-	yaml_parser_t parser;
-	int rv = -1;
-
 	memset(d, 0, sizeof(*d));
 	d->fname = fname ? fname : "(input)";
-	if (!buf) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "%s: no input", d->fname);
-	}
-	if (!yaml_parser_initialize(&parser)) {
-		errno = ENOMEM;
-		return autosync_errprintf(errp, "%s: out of memory", d->fname);
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &d->doc)) {
-		errno = EINVAL;
-		autosync_errprintf(
-		    errp, "%s:%lu:%lu: not valid YAML: %s%s%s", d->fname,
-		    (unsigned long)parser.problem_mark.line + 1,
-		    (unsigned long)parser.problem_mark.column + 1,
-		    parser.problem ? parser.problem : "error",
-		    parser.context ? " " : "",
-		    parser.context ? parser.context : "");
-		goto out;
-	}
+	if (asi_yaml_load(&d->doc, buf, len, d->fname, MAX_NODES, errp) < 0)
+		return -1;
 	d->loaded = 1;
 	if (!yaml_document_get_root_node(&d->doc)) {
 		errno = EINVAL;
-		autosync_errprintf(errp, "%s: empty document", d->fname);
-		goto out;
-	}
-	rv = 0;
-out:
-	yaml_parser_delete(&parser);
-	if (rv < 0) {
-		int saved = errno;
 		planner_ydoc_free(d);
-		errno = saved;
+		return autosync_errprintf(errp, "%s: empty document", d->fname);
 	}
-	return rv;
+	return 0;
 }
 
 void planner_ydoc_free(struct ydoc *d)

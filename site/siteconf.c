@@ -17,6 +17,7 @@
 #include "autosync/planner.h"
 #include "autosync/topology.h"
 #include "common/readfile.h"
+#include "common/yamlload.h"
 
 #define NAME_MAX_LEN 32
 
@@ -721,12 +722,11 @@ static autosync_siteconf_t *load(const char *path,
 				 autosync_siteconf_problem_f fn, void *arg,
 				 int *nproblems, autosync_error_t *errp)
 {
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	autosync_siteconf_t *s = NULL;
 	char *buf = NULL;
 	size_t len = 0;
-	int have_parser = 0, have_doc = 0;
+	int have_doc = 0;
 	struct ctx c = { .path = path, .fn = fn, .arg = arg, .first = errp };
 
 	*nproblems = 0;
@@ -739,20 +739,11 @@ static autosync_siteconf_t *load(const char *path,
 		goto out;
 	if (!(s = autosync_siteconf_create(errp)))
 		goto out;
-	if (!yaml_parser_initialize(&parser)) {
-		autosync_errprintf(errp, "out of memory");
-		goto fail;
-	}
-	have_parser = 1;
-	yaml_parser_set_input_string(&parser, (const unsigned char *) buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		autosync_errprintf(errp, "%s:%lu: not valid YAML: %s", path,
-				   (unsigned long) parser.problem_mark.line + 1,
-				   parser.problem ? parser.problem : "parse error");
+	/* a site config is a few dozen keys; the bound is generous */
+	if (asi_yaml_load(&doc, buf, len, path, 100000, errp) < 0) {
 		if (fn)
 			fn(errp ? errp->text : "not valid YAML", arg);
 		*nproblems = 1;
-		errno = EINVAL;
 		goto fail;
 	}
 	have_doc = 1;
@@ -778,8 +769,6 @@ fail:
 out:
 	if (have_doc)
 		yaml_document_delete(&doc);
-	if (have_parser)
-		yaml_parser_delete(&parser);
 	free(buf);
 	return s;
 }

@@ -54,7 +54,7 @@ unsigned autosync_dtype_size(int dtype);
 
 #define AUTOSYNC_MAX_DIMS 8
 /* Limits enforced by every loader (documented in docs/model-format.md). */
-#define AUTOSYNC_MAX_TENSORS 10000000ULL	    /* 10^7 tensors */
+#define AUTOSYNC_MAX_TENSORS 1000000ULL	    /* 10^6 tensors */
 #define AUTOSYNC_MAX_TENSOR_ELEMS 1000000000000ULL  /* 10^12 per tensor */
 #define AUTOSYNC_MAX_MODEL_ELEMS 100000000000000ULL /* 10^14 in all */
 

@@ -115,7 +115,7 @@ static void test_deadline(const autosync_siteconf_t *s)
 
 	/* 100 bytes that expand into two million tensors: seconds of work */
 	put("huge.yaml", "autosync_model: 1\nname: huge\ntensors:\n"
-			 "  - {name: w, shape: [4], dtype: float32, repeat: 2000000}\n");
+			 "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n");
 	snprintf(model, sizeof(model), "%s/huge.yaml", dir);
 	in.model = model;
 	jobdir("job-slow", jd, sizeof(jd));

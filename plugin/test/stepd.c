@@ -472,15 +472,39 @@ static void test_hostile_models(void)
 	run_step(&s);
 	ok(has(logbuf, "not a regular file") && s.user_init_ms < 60000,
 	   "/dev/zero itself: refused at once, not read");
-	/* 100 bytes that expand into two million tensors */
+	/* 100 bytes that would expand into two million tensors: refused at
+	 * once; 900,000 are allowed and take seconds to plan */
 	put("huge.yaml", "autosync_model: 1\nname: huge\ntensors:\n"
 			 "  - {name: w, shape: [4], dtype: float32, repeat: 2000000}\n", 0644);
 	snprintf(path, sizeof(path), "%s/huge.yaml", dir);
+	run_step(&s);
+	ok(has(logbuf, "tensors exceed the limit of 1000000") && has(s.tasks[0], "rc=0"),
+	   "a repeat past the tensor limit: refused before expanding (user_init %.0f ms)",
+	   s.user_init_ms);
+	put("huge.yaml", "autosync_model: 1\nname: huge\ntensors:\n"
+			 "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n", 0644);
 	run_step(&s);
 	ok(has(logbuf, "did not finish within the site's budget of 500 ms") &&
 		   has(s.tasks[0], "rc=0"),
 	   "a model that takes seconds: stopped at the budget, the step runs "
 	   "(user_init %.0f ms)", s.user_init_ms);
+	/* 40 KB of flow nesting: quadratic in libyaml, refused before it */
+	{
+		static char deep[40100];
+		size_t n = (size_t) snprintf(deep, sizeof(deep),
+					     "autosync_model: 1\nname: d\nextra: ");
+		while (n < sizeof(deep) - 2)
+			deep[n++] = '[';
+		deep[n++] = '\n';
+		deep[n] = '\0';
+		put("deep.yaml", deep, 0644);
+	}
+	snprintf(path, sizeof(path), "%s/deep.yaml", dir);
+	run_step(&s);
+	ok(has(logbuf, "deep.yaml:3: nested deeper than 64 levels") &&
+		   has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN="),
+	   "40 KB of nested brackets: refused before libyaml parses them, the "
+	   "step runs (user_init %.0f ms)", s.user_init_ms);
 	/* a key that tries to forge a log line */
 	put("forge.yaml", "autosync_model: 1\nname: x\n\"a\\nslurmstepd: error: \\e[31mforged\": 1\n"
 			  "tensors:\n  - {name: w, shape: [4], dtype: float32}\n", 0644);
@@ -777,7 +801,7 @@ static void test_faults(const char *fixtures)
 
 	/* the planning child killed (the OOM killer, an admin) mid-plan */
 	put("slow.yaml", "autosync_model: 1\nname: slow\ntensors:\n"
-			 "  - {name: w, shape: [4], dtype: float32, repeat: 2000000}\n", 0644);
+			 "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n", 0644);
 	snprintf(lines, sizeof(lines), "catalog_dir: %s/planner/catalog\n"
 		 "runtime_dir: %s\n", src, runtime);
 	site_conf("f3.yaml", fixtures, 5000, lines, args, sizeof(args));

@@ -1,0 +1,103 @@
+/* Unit tests of the bounded YAML loader: flow and block nesting, node
+ * counts, what the pre-scan must not count, and libyaml's own errors. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/yamlload.h"
+#include "tap.h"
+
+static int load(const char *text, size_t max_nodes, autosync_error_t *err)
+{
+	yaml_document_t doc;
+
+	err->text[0] = '\0';
+	if (asi_yaml_load(&doc, text, strlen(text), "t.yaml", max_nodes, err) < 0)
+		return -1;
+	yaml_document_delete(&doc);
+	return 0;
+}
+
+/* 'n' opening brackets, a scalar, 'n' closing ones */
+static char *nested(unsigned n, const char *open, const char *close)
+{
+	size_t lo = strlen(open), lc = strlen(close), len = n * (lo + lc) + 8;
+	char *s = malloc(len), *p = s;
+
+	if (!s)
+		bail_out("malloc");
+	for (unsigned i = 0; i < n; i++, p += lo)
+		memcpy(p, open, lo);
+	*p++ = '1';
+	for (unsigned i = 0; i < n; i++, p += lc)
+		memcpy(p, close, lc);
+	*p++ = '\n';
+	*p = '\0';
+	return s;
+}
+
+static unsigned depth(const char *s)
+{
+	unsigned long line = 0;
+
+	return asi_yaml_flow_depth(s, strlen(s), 1000, &line);
+}
+
+int main(void)
+{
+	autosync_error_t err = { .text = "" };
+	char *s;
+
+	plan(NO_PLAN);
+	ok(load("a: 1\nb: [1, {c: 2}]\n", 100, &err) == 0, "a small document (%s)",
+	   err.text);
+
+	s = nested(64, "[", "]");
+	ok(load(s, 1000, &err) == 0, "64 levels of flow nesting load (%s)", err.text);
+	free(s);
+	s = nested(65, "[", "]");
+	errno = 0;
+	ok(load(s, 1000, &err) == -1 && errno == EINVAL, "65 levels are refused");
+	is(err.text, "t.yaml:1: nested deeper than 64 levels", "before libyaml, naming the line");
+	free(s);
+	s = nested(200000, "{a: ", "}");
+	ok(load(s, 1u << 30, &err) == -1 &&
+		   !strcmp(err.text, "t.yaml:1: nested deeper than 64 levels"),
+	   "1.2 MB of nested mappings: refused by the linear pre-scan");
+	free(s);
+
+	ok(depth("a: \"[[[[\"\nb: '{{{{'\n# [[[[\nc: x[0]\nd: [1, [2]]\n") == 2,
+	   "quoted scalars, comments and brackets inside plain scalars are not nesting");
+	{
+		char buf[4096] = "";
+		for (int i = 0; i < 70; i++)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+				 "k%d: a[\n", i);
+		ok(load(buf, 1000, &err) == 0, "70 plain scalars with an open bracket (%s)",
+		   err.text);
+	}
+	ok(depth("x:\n  - [\n    [1],\n  ]\n") == 2,
+	   "a flow sequence over several lines");
+
+	s = nested(65, "- ", "");
+	ok(load(s, 1000, &err) == -1 &&
+		   strstr(err.text, "t.yaml:1:") && strstr(err.text, "nested deeper than 64 levels"),
+	   "65 levels of block nesting are refused (%s)", err.text);
+	free(s);
+
+	ok(load("[1, 2, 3, 4]\n", 4, &err) == -1 &&
+		   !strcmp(err.text, "t.yaml:1:11: more than 4 nodes, more than autosync "
+				     "reads in such a file"),
+	   "a node count over the bound (%s)", err.text);
+	ok(load("[1, 2, 3]\n", 4, &err) == 0, "and one at it");
+
+	ok(load("a: [1, 2\n", 100, &err) == -1 && strstr(err.text, "t.yaml:2:1: not valid YAML: "),
+	   "libyaml's own errors keep file, line and column (%s)", err.text);
+	errno = 0;
+	ok(asi_yaml_load(NULL, "", 0, "t.yaml", 1, &err) == -1 && errno == EINVAL,
+	   "no document: EINVAL");
+	return done_testing();
+}
