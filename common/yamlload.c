@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "yamlload.h"
 
 /* Where a node may start in block context: after "key:", "- ", "? " or at
@@ -180,4 +182,77 @@ int asi_yaml_load(yaml_document_t *doc, const char *buf, size_t len,
 	}
 	yaml_parser_delete(&p);
 	return rv;
+}
+
+struct key {
+	const char *s;
+	size_t len;
+	yaml_node_t *node;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+	int c;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if ((c = memcmp(x->s, y->s, x->len)))
+		return c;
+	/* equal keys in document order: the second is the one reported */
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* sort the mapping's scalar keys; equal neighbours are a repeat */
+static int check_mapping(yaml_document_t *doc, yaml_node_t *n,
+			 const char *fname, autosync_error_t *errp)
+{
+	size_t np = (size_t) (n->data.mapping.pairs.top -
+			      n->data.mapping.pairs.start), nk = 0;
+	struct key *k;
+	char q[128];
+	int rv = 0;
+
+	if (np < 2)
+		return 0;
+	if (!(k = calloc(np, sizeof(*k)))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "%s: out of memory", fname);
+	}
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+	     p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = yaml_document_get_node(doc, p->key);
+		if (!kn || kn->type != YAML_SCALAR_NODE)
+			continue;
+		k[nk].s = (const char *) kn->data.scalar.value;
+		k[nk].len = kn->data.scalar.length;
+		k[nk++].node = kn;
+	}
+	qsort(k, nk, sizeof(*k), cmp_key);
+	for (size_t i = 1; i < nk && !rv; i++)
+		if (k[i].len == k[i - 1].len &&
+		    !memcmp(k[i].s, k[i - 1].s, k[i].len)) {
+			errno = EINVAL;
+			rv = autosync_errprintf(
+			    errp, "%s:%lu: key '%s' given twice (first on line "
+			    "%lu)", fname,
+			    (unsigned long) k[i].node->start_mark.line + 1,
+			    asi_quote(k[i].s, q, sizeof(q)),
+			    (unsigned long) k[i - 1].node->start_mark.line + 1);
+		}
+	free(k);
+	return rv;
+}
+
+int asi_yaml_no_duplicates(yaml_document_t *doc, const char *fname,
+			   autosync_error_t *errp)
+{
+	fname = fname ? fname : "(input)";
+	/* nodes live in one array: every mapping is visited once, without
+	 * recursion */
+	for (yaml_node_t *n = doc->nodes.start; n && n < doc->nodes.top; n++)
+		if (n->type == YAML_MAPPING_NODE &&
+		    check_mapping(doc, n, fname, errp) < 0)
+			return -1;
+	return 0;
 }

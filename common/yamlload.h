@@ -27,6 +27,14 @@
 int asi_yaml_load(yaml_document_t *doc, const char *buf, size_t len,
 		  const char *fname, size_t max_nodes, autosync_error_t *errp);
 
+/*
+ * One policy for repeated keys, whatever the reader: a mapping anywhere in
+ * 'doc' that gives a scalar key twice is an error, "FILE:LINE: key 'K'
+ * given twice (first on line N)", EINVAL. Returns 0 or -1.
+ */
+int asi_yaml_no_duplicates(yaml_document_t *doc, const char *fname,
+			   autosync_error_t *errp);
+
 /* The linear pre-scan alone: the deepest flow nesting ('[', '{') of the
  * text, stopping once past 'max'; '*line' gets the line (1-based) where it
  * went past. Quoted scalars and comments are skipped. */

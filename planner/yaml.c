@@ -90,6 +90,12 @@ int planner_ydoc_load(struct ydoc *d, const char *buf, size_t len,
 	if (asi_yaml_load(&d->doc, buf, len, d->fname, MAX_NODES, errp) < 0)
 		return -1;
 	d->loaded = 1;
+	if (asi_yaml_no_duplicates(&d->doc, d->fname, errp) < 0) {
+		int saved = errno;
+		planner_ydoc_free(d);
+		errno = saved;
+		return -1;
+	}
 	if (!yaml_document_get_root_node(&d->doc)) {
 		errno = EINVAL;
 		planner_ydoc_free(d);

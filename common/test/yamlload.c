@@ -96,6 +96,31 @@ int main(void)
 
 	ok(load("a: [1, 2\n", 100, &err) == -1 && strstr(err.text, "t.yaml:2:1: not valid YAML: "),
 	   "libyaml's own errors keep file, line and column (%s)", err.text);
+	{
+		static const struct {
+			const char *text, *want;
+		} dups[] = {
+			{ "a: 1\nb: 2\na: 3\n", "t.yaml:3: key 'a' given twice (first on line 1)" },
+			{ "x:\n  - {n: 1, m: 2, n: 3}\n", "t.yaml:2: key 'n' given twice (first on line 2)" },
+			{ "a: 1\n\"a\": 2\n", "t.yaml:2: key 'a' given twice (first on line 1)" },
+			{ "a: 1\nb: {a: 1}\n[a]: 2\n", NULL },
+		};
+		for (size_t i = 0; i < sizeof(dups) / sizeof(dups[0]); i++) {
+			yaml_document_t doc;
+			int rv;
+			err.text[0] = '\0';
+			if (asi_yaml_load(&doc, dups[i].text, strlen(dups[i].text), "t.yaml",
+					  100, &err) < 0)
+				bail_out("%s", err.text);
+			rv = asi_yaml_no_duplicates(&doc, "t.yaml", &err);
+			yaml_document_delete(&doc);
+			if (dups[i].want)
+				ok(rv == -1 && errno == EINVAL && !strcmp(err.text, dups[i].want),
+				   "a repeated key: %s", err.text);
+			else
+				ok(rv == 0, "the same key in different mappings is no repeat");
+		}
+	}
 	errno = 0;
 	ok(asi_yaml_load(NULL, "", 0, "t.yaml", 1, &err) == -1 && errno == EINVAL,
 	   "no document: EINVAL");

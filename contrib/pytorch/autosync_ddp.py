@@ -36,6 +36,28 @@ def _scalar(v):
     return v
 
 
+def _once(seen, key, path, line):
+    """A repeated key is an error, as in autosync's own reader."""
+    if key in seen:
+        raise ValueError("%s:%d: key '%s' given twice (first on line %d)" % (path, line, key[1], seen[key]))
+    seen[key] = line
+
+
+def _loader(yaml, path):
+    """PyYAML's safe loader, refusing a key given twice in any mapping."""
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = {}
+            for k, _ in node.value:
+                key = self.construct_object(k, deep=deep)
+                try:
+                    _once(seen, ("", key), path, k.start_mark.line + 1)
+                except TypeError:
+                    pass  # an unhashable key: PyYAML says so itself
+            return super().construct_mapping(node, deep=deep)
+    return Loader
+
+
 def load_plan(path=None):
     """Read the job and env sections of a plan file (docs/plan-format.md).
     Returns {"job": {...}, "env": {...}, "strategy": str, "framework": str}
@@ -47,24 +69,28 @@ def load_plan(path=None):
         text = f.read()
     try:  # PyYAML when present
         import yaml
-        d = yaml.safe_load(text)
+    except ImportError:
+        yaml = None
+    if yaml is not None:
+        d = yaml.load(text, Loader=_loader(yaml, path))
         return {"job": d.get("job") or {}, "env": {k: str(v) for k, v in (d.get("env") or {}).items()},
                 "strategy": d.get("strategy", ""), "framework": (d.get("inputs") or {}).get("framework", "")}
-    except ImportError:
-        pass
     out = {"job": {}, "env": {}, "strategy": "", "framework": ""}
     section = None
-    for line in text.splitlines():
+    seen = {}
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if not line.startswith(" "):
             key, _, val = line.partition(":")
             section = key.strip()
+            _once(seen, ("", section), path, n)
             if section == "strategy":
                 out["strategy"] = _scalar(val)
             continue
         if section in ("job", "env") and line.startswith("  ") and not line.startswith("   "):
             key, _, val = line.strip().partition(":")
+            _once(seen, (section, _scalar(key)), path, n)
             out[section][_scalar(key)] = _scalar(val)
         elif section == "inputs" and line.strip().startswith("framework:"):
             out["framework"] = _scalar(line.split(":", 1)[1])

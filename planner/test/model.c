@@ -132,6 +132,9 @@ static void bad_files(void)
 		  "bad.yaml:6", "'a' appears twice", "duplicate name");
 	check_bad("this: is: not: yaml: [\n", "bad.yaml:1", "not valid YAML",
 		  "not YAML");
+	check_bad(HDR "  - {name: a, dtype: float32, shape: [2], dtype: float16}\n",
+		  "bad.yaml:4", "key 'dtype' given twice (first on line 4)",
+		  "a repeated key");
 	check_bad("", "bad.yaml", "empty", "empty file");
 	check_bad("- a\n- b\n", "bad.yaml:1", "mapping",
 		  "a list instead of a mapping");

@@ -170,6 +170,16 @@ static void bad_plans(void)
 	bad_plan("foo: 1\n", "bad-plan.yaml:1", "unknown key 'foo'",
 		 "unknown top-level key");
 	{
+		/* C took the first, the Python adapter the last: neither */
+		char *d = malloc(strlen(t) + 64);
+		if (!d)
+			bail_out("malloc");
+		sprintf(d, "%sstrategy: \"x\"\n", t);
+		bad_plan(d, "bad-plan.yaml:", "key 'strategy' given twice (first on line ",
+			 "a repeated top-level key");
+		free(d);
+	}
+	{
 		autosync_error_t err = {""};
 		ok(!autosync_plan_load("/nonexistent/p.yaml", &err) &&
 		       errno == ENOENT,

@@ -25,6 +25,7 @@ env:
 buckets: []
 P
 sed 's/framework: "pytorch-ddp"/framework: "generic"/; s/bucket_cap_bytes: 4194304/bucket_cap_bytes: 0/; /AUTOSYNC_DDP/d' "$T/plan.yaml" > "$T/custom.yaml"
+{ cat "$T/plan.yaml"; echo 'strategy: "other"'; } > "$T/dup.yaml"
 mkdir -p "$T/noyaml"; echo 'raise ImportError("hidden")' > "$T/noyaml/yaml.py"
 cat > "$T/t.py" <<'PYEOF'
 import os, sys
@@ -52,6 +53,12 @@ try:
     ok(False, "custom buckets of another framework refused")
 except ValueError:
     ok(True, "custom buckets of another framework refused")
+try:
+    a.load_plan(os.path.join(d, "dup.yaml"))
+    ok(False, "a repeated top-level key is refused")
+except ValueError as e:
+    ok(str(e) == os.path.join(d, "dup.yaml") + ":18: key 'strategy' given twice (first on line 6)",
+       "a repeated top-level key is refused: %s" % e)
 same = [("n1", "p", "t"), ("n1", "p", "t"), ("n2", "p", "t"), ("n3", "p", "t")]
 ok(a.compare(same) == [], "every node planned the same: no warning")
 odd = [("n1", "p", "t"), ("n2", "p", "t"), ("n3", "q", "u"), ("n3", "q", "u")]
@@ -59,6 +66,6 @@ ok(a.compare(odd) == ["autosync: node n3 has plan hash q, the others p",
                       "autosync: node n3 has topology hash u, the others t (its hardware differs)"],
    "a node with other hardware is named: %r" % a.compare(odd))
 PYEOF
-echo "1..18"
+echo "1..20"
 PYTHONPATH="$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 0 ""
-PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 9 " (without PyYAML)"
+PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 10 " (without PyYAML)"
