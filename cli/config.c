@@ -15,9 +15,11 @@ static void print_problem(const char *msg, void *arg)
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: autosync config check FILE\n"
+	fprintf(fp, "usage: autosync config check FILE\n\n"
 		    "Validate an autosync site configuration (autosync.yaml(5)) "
-		    "and print every problem as FILE:LINE: message.\n");
+		    "and print every\nproblem as FILE:LINE: message; exit 0 when "
+		    "it is valid, 1 when not.\n\n");
+	cli_help(fp, "-h, --help", "this help");
 }
 
 int autosync_cmd_config(int argc, char **argv)
@@ -29,8 +31,13 @@ int autosync_cmd_config(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (argc != 3 || strcmp(argv[1], "check")) {
-		usage(stderr);
+	if (argc >= 2 && strcmp(argv[1], "check")) {
+		static const char *const subs[] = { "check" };
+		return cli_bad_value("config", "subcommand", argv[1], subs, 1);
+	}
+	if (argc != 3) {
+		fprintf(stderr, "autosync config: usage: autosync config check "
+			"FILE\nTry 'autosync help config'.\n");
 		return 2;
 	}
 	n = autosync_siteconf_check(argv[2], print_problem, NULL, &err);

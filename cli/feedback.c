@@ -37,28 +37,30 @@ struct ctx {
 
 static void usage(FILE *fp)
 {
-	fprintf(fp,
-		"usage: autosync feedback [--file LOG | --config SITE.yaml | "
-		"--job ID] [--since WHEN]\n"
-		"                         [--model NAME] [--summary]\n"
-		"List feedback records (plan, strategy, prediction, measurement) "
-		"and\nsummarise predicted against measured step times per "
-		"model.\n"
-		"  --job ID         the records a job's steps left on this node, "
-		"in their job\n"
-		"                   directories (kept for the site's "
-		"keep_job_files)\n"
-		"  --dir DIR        where those are (default: the site's "
-		"runtime_dir, else\n"
-		"                   /run/autosync)\n"
-		"  --file LOG       the feedback log (default: the site config's "
-		"feedback.path)\n"
-		"  --config FILE    site config (default %s/autosync/autosync.yaml)\n"
-		"  --since WHEN     2026-12-01, 2026-12-01T10:00:00Z, epoch "
-		"seconds, or 30m, 12h, 7d ago\n"
-		"  --model NAME     only this model\n"
-		"  --summary        only the per-model summary\n",
-		AUTOSYNC_SYSCONFDIR);
+	char text[512];
+
+	fprintf(fp, "usage: autosync feedback [--file LOG | --config FILE | "
+		"--job ID [--dir DIR]]\n"
+		"                         [--since WHEN] [--model NAME] "
+		"[--summary]\n\n"
+		"List feedback records (plan, strategy, prediction, "
+		"measurement) and\nsummarise predicted against measured step "
+		"times per model.\n\n");
+	cli_help(fp, "    --file LOG", "the feedback log (default: the site "
+		 "config's feedback.path)");
+	snprintf(text, sizeof(text), "site config (default %s)",
+		 cli_site_config_path());
+	cli_help(fp, "-c, --config FILE", text);
+	cli_help(fp, "    --job ID", "the records a job's steps left on this "
+		 "node, in their job directories (kept for the site's "
+		 "keep_job_files)");
+	cli_help(fp, "-d, --dir DIR", "where those are (default: the site's "
+		 "runtime_dir, else /run/autosync)");
+	cli_help(fp, "    --since WHEN", "2026-12-01, 2026-12-01T10:00:00Z, "
+		 "epoch seconds, or 30m, 12h, 7d ago");
+	cli_help(fp, "-m, --model NAME", "only this model");
+	cli_help(fp, "    --summary", "only the per-model summary");
+	cli_help(fp, "-h, --help", "this help");
 }
 
 /* Parse --since; returns -1 on a bad value. */
@@ -241,7 +243,8 @@ int autosync_cmd_feedback(int argc, char **argv)
 		return 1;
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":c:m:d:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			file = optarg;
@@ -251,9 +254,9 @@ int autosync_cmd_feedback(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_since(optarg, &c->since) < 0) {
-				fprintf(stderr, "autosync: bad --since value '%s' "
-					"(expected e.g. 2026-12-01, 12h or 7d)\n",
-					optarg);
+				fprintf(stderr, "autosync feedback: --since: bad "
+					"value '%s' (expected e.g. 2026-12-01, 12h "
+					"or 7d)\n", optarg);
 				rv = 2;
 				goto out;
 			}
@@ -270,8 +273,9 @@ int autosync_cmd_feedback(int argc, char **argv)
 			c->job = strtoul(optarg, &e, 10);
 			if (errno || e == optarg || *e || !c->job ||
 			    *optarg == '-') {
-				fprintf(stderr, "autosync: bad --job value '%s' "
-					"(expected a Slurm job id)\n", optarg);
+				fprintf(stderr, "autosync feedback: --job: bad "
+					"value '%s' (expected a Slurm job id)\n",
+					optarg);
 				rv = 2;
 				goto out;
 			}
@@ -285,13 +289,13 @@ int autosync_cmd_feedback(int argc, char **argv)
 			rv = 0;
 			goto out;
 		default:
-			usage(stderr);
-			rv = 2;
+			rv = cli_bad_option("feedback", opt, argv, opts);
 			goto out;
 		}
 	}
 	if (optind != argc) {
-		usage(stderr);
+		fprintf(stderr, "autosync feedback: unexpected argument '%s'\n"
+			"Try 'autosync help feedback'.\n", argv[optind]);
 		rv = 2;
 		goto out;
 	}

@@ -20,9 +20,11 @@
 #include "cli.h"
 
 
+#define WHICH (CLI_IN_TOPOLOGY | CLI_IN_NETWORK | CLI_IN_NODES)
+
 struct opts {
-	const char *plan_file, *model, *config, *dir, *plugin_dir;
-	unsigned nnodes;  /* 0 = from the environment */
+	struct cli_input in; /* nodes 0 = from the environment */
+	const char *plan_file, *model, *catalog, *config, *dir, *plugin_dir;
 	int local_rank;	  /* -1 = from the environment */
 	int plugins;	  /* AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER */
 	FILE *log;	  /* messages; NULL = quiet */
@@ -31,44 +33,48 @@ struct opts {
 
 static void usage(FILE *fp)
 {
-	fprintf(fp,
-		"usage: autosync launch [options] -- COMMAND [ARGS...]\n"
+	char text[512];
+
+	fprintf(fp, "usage: autosync launch [options] -- COMMAND [ARGS...]\n"
 		"\n"
 		"Plan (or load a plan), set the environment the SPANK plugin "
 		"would set for\nthis rank, point NCCL at autosync's tuner and "
 		"profiler plugins, and exec\nCOMMAND. Without a plan or model "
-		"the command runs unchanged.\n"
-		"\n"
-		"  -p, --plan FILE        use this plan (autosync plan -o FILE)\n"
-		"  -m, --model NAME|FILE  plan for this model at start-up\n"
-		"  -c, --config FILE      site config (default "
-		"%s/autosync/autosync.yaml if present)\n"
-		"  -d, --dir DIR          private directory for the plan, NCCL "
-		"topology and report\n"
-		"                         (default $TMPDIR/autosync-launch-UID-"
-		"JOB-RANK; a later\n"
-		"                         launch removes the user's older than "
-		"keep_job_files,\n"
-		"                         at least a day)\n"
-		"  -N, --nodes N          nodes in the job (default: from "
-		"SLURM_/OMPI_/PET_/WORLD_ variables)\n"
-		"      --local-rank R     this process's local rank (default: "
-		"LOCAL_RANK,\n"
-		"                         OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, "
-		"SLURM_LOCALID,\n"
-		"                         PMIX_RANK)\n"
-		"      --plugin-dir DIR   where the NCCL plugins are (default "
-		"$AUTOSYNC_NCCL_PLUGIN_DIR,\n"
-		"                         the site's nccl_plugin_dir when it "
-		"enables them, or %s)\n"
-		"      --no-tuner         do not set NCCL_TUNER_PLUGIN\n"
-		"      --no-profiler      do not set NCCL_PROFILER_PLUGIN\n"
-		"  -s, --strict           fail instead of running the command "
-		"without autosync\n"
-		"  -e, --explain          print the plan summary on stderr\n"
-		"  -q, --quiet            no messages\n"
-		"  -h, --help\n",
-		AUTOSYNC_SYSCONFDIR, AUTOSYNC_LIBDIR);
+		"the command runs unchanged.\n\n");
+	cli_help(fp, "-p, --plan FILE", "use this plan (autosync plan -o "
+		 "FILE)");
+	cli_help(fp, "-m, --model NAME|FILE", "plan for this model at "
+		 "start-up");
+	cli_help(fp, "    --catalog DIR", "catalog directory (default: the "
+		 "site's catalog_dir, $AUTOSYNC_CATALOG_DIR, the installed "
+		 "catalog)");
+	snprintf(text, sizeof(text), "site config (default: %s if it "
+		 "exists)", cli_site_config_path());
+	cli_help(fp, "-c, --config FILE|none", text);
+	cli_input_usage(fp, WHICH, "the site's topology_xml, else live",
+			"the job's GPUs from CUDA_VISIBLE_DEVICES, "
+			"SLURM_STEP_GPUS, SLURM_JOB_GPUS",
+			"SLURM_NNODES, SLURM_JOB_NUM_NODES, "
+			"OMPI_COMM_WORLD_SIZE / OMPI_COMM_WORLD_LOCAL_SIZE, "
+			"PET_NNODES, WORLD_SIZE / LOCAL_WORLD_SIZE, else 1");
+	cli_help(fp, "-d, --dir DIR", "private directory for the plan, NCCL "
+		 "topology and report (default $TMPDIR/autosync-launch-UID-"
+		 "JOB-RANK; a later launch removes the user's older than "
+		 "keep_job_files, at least a day)");
+	cli_help(fp, "    --local-rank R", "this process's local rank "
+		 "(default: LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, "
+		 "MPI_LOCALRANKID, SLURM_LOCALID, PMIX_RANK)");
+	snprintf(text, sizeof(text), "where the NCCL plugins are (default "
+		 "$AUTOSYNC_NCCL_PLUGIN_DIR, the site's nccl_plugin_dir when "
+		 "it enables them, or %s)", AUTOSYNC_LIBDIR);
+	cli_help(fp, "    --plugin-dir DIR", text);
+	cli_help(fp, "    --no-tuner", "do not set NCCL_TUNER_PLUGIN");
+	cli_help(fp, "    --no-profiler", "do not set NCCL_PROFILER_PLUGIN");
+	cli_help(fp, "-s, --strict", "fail instead of running the command "
+		 "without autosync");
+	cli_help(fp, "-e, --explain", "print the plan summary on stderr");
+	cli_help(fp, "-q, --quiet", "no messages");
+	cli_help(fp, "-h, --help", "this help");
 }
 
 static void say(const struct opts *o, const char *fmt, ...)
@@ -252,6 +258,8 @@ static int load_site(const struct opts *o, autosync_siteconf_t **site,
 	char conf[PATH_MAX];
 
 	*site = NULL;
+	if (o->config && !strcmp(o->config, "none"))
+		return 0;
 	if (o->config && o->config[0])
 		return (*site = autosync_siteconf_load(o->config, err)) ? 0 : -1;
 	snprintf(conf, sizeof(conf), "%s/autosync/autosync.yaml",
@@ -270,10 +278,11 @@ static int plan_job(const struct opts *o, const autosync_siteconf_t *site,
 	autosync_job_set_log(j, job_log, (void *) o);
 	return autosync_job_set_site(j, site, err) < 0 ||
 		       autosync_job_set_model(j, o->model, err) < 0 ||
+		       (o->catalog &&
+			autosync_job_set_catalog_dir(j, o->catalog, err) < 0) ||
 		       autosync_job_set_plan_file(j, o->plan_file, err) < 0 ||
-		       autosync_job_set_nodes(j, o->nnodes ? o->nnodes
-							   : job_nodes(),
-					      err) < 0 ||
+		       autosync_job_set_nodes(j, job_nodes(), err) < 0 ||
+		       cli_input_to_job(&o->in, j, 0, err) < 0 ||
 		       (getcwd(cwd, sizeof(cwd)) &&
 			autosync_job_set_cwd(j, cwd, err) < 0) ||
 		       autosync_job_set_nccl_plugins(j, plugin_dir(o, site),
@@ -320,9 +329,18 @@ static int prepare(const struct opts *o, autosync_error_t *err)
 
 	if (load_site(o, &site, err) < 0 ||
 	    make_dir(o, site, rank, dir, sizeof(dir), err) < 0 ||
-	    !(j = autosync_job_create(err)) ||
-	    plan_job(o, site, dir, j, err) < 0)
+	    !(j = autosync_job_create(err)))
 		goto out;
+	if (plan_job(o, site, dir, j, err) < 0) {
+		char hint[2304];
+		size_t l = strlen(err->text);
+
+		cli_model_hint(o->model, o->catalog ? o->catalog
+				   : site ? autosync_siteconf_catalog_dir(site)
+					  : NULL, hint, sizeof(hint));
+		snprintf(err->text + l, sizeof(err->text) - l, "%s", hint);
+		goto out;
+	}
 	apply(o, j, rank);
 	if (o->explain)
 		fputs(autosync_job_summary(j), o->explain);
@@ -339,18 +357,26 @@ static void run(char **cmd)
 	fprintf(stderr, "autosync: launch: %s: %s\n", cmd[0], strerror(errno));
 }
 
+enum {
+	OPT_CATALOG = CLI_OPT_OWN, OPT_LOCAL_RANK, OPT_PLUGIN_DIR, OPT_NO_TUNER,
+	OPT_NO_PROFILER,
+};
+
 int autosync_cmd_launch(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "plan", required_argument, NULL, 'p' },
 		{ "model", required_argument, NULL, 'm' },
+		{ "catalog", required_argument, NULL, OPT_CATALOG },
 		{ "config", required_argument, NULL, 'c' },
+		CLI_TOPOLOGY_OPTIONS,
+		CLI_NETWORK_OPTIONS,
+		CLI_NODES_OPTIONS,
 		{ "dir", required_argument, NULL, 'd' },
-		{ "nodes", required_argument, NULL, 'N' },
-		{ "local-rank", required_argument, NULL, 'R' },
-		{ "plugin-dir", required_argument, NULL, 'P' },
-		{ "no-tuner", no_argument, NULL, 'T' },
-		{ "no-profiler", no_argument, NULL, 'F' },
+		{ "local-rank", required_argument, NULL, OPT_LOCAL_RANK },
+		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
+		{ "no-tuner", no_argument, NULL, OPT_NO_TUNER },
+		{ "no-profiler", no_argument, NULL, OPT_NO_PROFILER },
 		{ "strict", no_argument, NULL, 's' },
 		{ "explain", no_argument, NULL, 'e' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -361,56 +387,51 @@ int autosync_cmd_launch(int argc, char **argv)
 			  .plugins = AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER,
 			  .log = stderr };
 	autosync_error_t err = { .text = "" };
-	int c, strict = 0;
-	char *end;
-	long v;
+	int c, r, strict = 0;
+	unsigned long v;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+p:m:c:d:N:seqh", longopts,
+	while ((c = getopt_long(argc, argv, "+:p:m:c:" CLI_TOPOLOGY_SHORT
+				CLI_NODES_SHORT "d:seqh", longopts,
 				NULL)) != -1) {
+		if ((r = cli_input_option("launch", WHICH, c, optarg,
+					  &o.in)) < 0)
+			return 2;
+		if (r)
+			continue;
 		switch (c) {
 		case 'p': o.plan_file = optarg; break;
 		case 'm': o.model = optarg; break;
+		case OPT_CATALOG: o.catalog = optarg; break;
 		case 'c': o.config = optarg; break;
 		case 'd': o.dir = optarg; break;
-		case 'N':
-		case 'R':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || v < (c == 'N') ||
-			    v > (1L << 20)) {
-				fprintf(stderr, "autosync: launch: bad %s '%s'\n",
-					c == 'N' ? "--nodes" : "--local-rank",
-					optarg);
+		case OPT_LOCAL_RANK:
+			if (cli_uint("launch", "--local-rank", optarg, 0,
+				     1UL << 20, &v) < 0)
 				return 2;
-			}
-			if (c == 'N')
-				o.nnodes = (unsigned) v;
-			else
-				o.local_rank = (int) v;
+			o.local_rank = (int) v;
 			break;
-		case 'P': o.plugin_dir = optarg; break;
-		case 'T': o.plugins &= ~AUTOSYNC_JOB_TUNER; break;
-		case 'F': o.plugins &= ~AUTOSYNC_JOB_PROFILER; break;
+		case OPT_PLUGIN_DIR: o.plugin_dir = optarg; break;
+		case OPT_NO_TUNER: o.plugins &= ~AUTOSYNC_JOB_TUNER; break;
+		case OPT_NO_PROFILER: o.plugins &= ~AUTOSYNC_JOB_PROFILER; break;
 		case 's': strict = 1; break;
 		case 'e': o.explain = stderr; break;
 		case 'q': o.log = NULL; break;
 		case 'h': usage(stdout); return 0;
 		default:
-			fprintf(stderr, "autosync: launch: unknown option '%s'\n",
-				argv[optind - 1]);
-			usage(stderr);
-			return 2;
+			return cli_bad_option("launch", c, argv, longopts);
 		}
 	}
+	if (cli_input_check("launch", &o.in, 1, ""))
+		return 2;
 	if (optind >= argc) {
-		fprintf(stderr, "autosync: launch: no command (autosync launch "
+		fprintf(stderr, "autosync launch: no command (autosync launch "
 			"[options] -- COMMAND ARGS...)\n");
 		return 2;
 	}
 	if (o.plan_file && o.model) {
-		fprintf(stderr, "autosync: launch: --plan and --model exclude "
+		fprintf(stderr, "autosync launch: --plan and --model exclude "
 			"each other\n");
 		return 2;
 	}

@@ -17,81 +17,64 @@
 #include "autosync/topology.h"
 #include "cli.h"
 
-/* The site config installed with autosync. */
-static const char *site_config_path(void)
-{
-	return AUTOSYNC_SYSCONFDIR "/autosync/autosync.yaml";
-}
+#define WHICH (CLI_IN_TOPOLOGY | CLI_IN_NETWORK | CLI_IN_NODES | CLI_IN_GPN)
 
 static void usage(FILE *fp)
 {
-	fprintf(
-	    fp,
-	    "usage: autosync plan --model NAME|FILE [options]\n"
-	    "\n"
-	    "Plan as the SPANK plugin does at job start (the same job pipeline), "
-	    "for the\n"
-	    "topology and network given here and the site config.\n"
-	    "\n"
-	    "  -c, --config FILE|none   site config (default: %s if it exists)\n"
-	    "  -m, --model NAME|FILE    catalog model name or model file "
-	    "(docs/model-format.md)\n"
-	    "      --catalog DIR        catalog directory (before "
-	    "$AUTOSYNC_CATALOG_DIR and\n"
-	    "                           the installed catalog)\n"
-	    "      --list               list the catalog models with their "
-	    "parameter counts\n"
-	    "      --network SPEC       cluster description, e.g.\n"
-	    "                           "
-	    "nodes=4,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us\n"
-	    "      --topology FILE|live node topology (hwloc or NCCL XML, or "
-	    "this machine) for\n"
-	    "                           the node part (default: the site's "
-	    "topology_xml, else\n"
-	    "                           none: the network description alone)\n"
-	    "      --gpus LIST          keep only these GPUs of the topology, as a job\n"
-	    "                           step on them sees it (CUDA_VISIBLE_DEVICES syntax)\n"
-	    "  -N, --nodes N            nodes (overrides the spec / topology)\n"
-	    "  -g, --gpus-per-node G    GPUs per node (overrides the spec / "
-	    "topology)\n"
-	    "  -f, --framework F        generic | pytorch-ddp | horovod | "
-	    "autodist (default:\n"
-	    "                           the model file's, else the site's "
-	    "default_framework)\n"
-	    "      --calibration FILE   cost-model constants (YAML, "
-	    "docs/planner.md)\n"
-	    "      --allow-compression  let the planner choose fp16/bf16 "
-	    "gradients\n"
-	    "      --nccl-calibrate     mark the plan so that the NCCL tuner plugin also\n"
-	    "                           rescales NCCL's latency constants to its links\n"
-	    "      --budget N           search budget in simulator evaluations "
-	    "(20000)\n"
-	    "      --batch-size N       per-GPU batch size (default: the model "
-	    "file's)\n"
-	    "      --compute-ms MS      a measured step's forward + backward "
-	    "compute; the\n"
-	    "                           layers' times are scaled to it (for "
-	    "model files\n"
-	    "                           without FLOPs)\n"
-	    "  -b, --baseline NAME      emit that baseline instead of "
-	    "searching: ddp-default,\n"
-	    "                           horovod-default, ps-loadbalanced, "
-	    "parallax,\n"
-	    "                           allreduce-per-tensor\n"
-	    "  -e, --explain            per-bucket breakdown and the inputs "
-	    "the model used\n"
-	    "  -t, --timeline FILE.svg  picture of the simulated step\n"
-	    "  -o, --output FILE        write the YAML plan there ('-' = "
-	    "stdout, the default;\n"
-	    "                           the report is then written as YAML "
-	    "comments)\n"
-	    "      --env                print the variables every task gets "
-	    "('every task:\n"
-	    "                           NAME=VALUE') and each local rank's "
-	    "('local rank R: ...')\n"
-	    "  -d, --dir DIR            the job directory the variables name "
-	    "(default <jobdir>)\n"
-	    "  -h, --help\n", site_config_path());
+	char text[512];
+
+	fprintf(fp, "usage: autosync plan --model NAME|FILE [options]\n"
+		"       autosync plan --list [--catalog DIR]\n"
+		"\n"
+		"Plan as the SPANK plugin does at job start (the same job "
+		"pipeline), for the\ntopology and network given here and the "
+		"site config.\n\n");
+	snprintf(text, sizeof(text), "site config (default: %s if it\n"
+		 "exists)", cli_site_config_path());
+	cli_help(fp, "-c, --config FILE|none", text);
+	cli_help(fp, "-m, --model NAME|FILE", "catalog model name or model "
+		 "file (docs/model-format.md)");
+	cli_help(fp, "    --catalog DIR", "catalog directory (before "
+		 "$AUTOSYNC_CATALOG_DIR and the installed catalog)");
+	cli_help(fp, "    --list", "list the catalog models with their "
+		 "parameter counts");
+	cli_input_usage(fp, WHICH, "the site's topology_xml, else\nnone: the "
+			"network description alone",
+			"all for a file, the job's for\nlive",
+			"the --network description's, else 4");
+	cli_help(fp, "-f, --framework F", "generic, pytorch-ddp, horovod or "
+		 "autodist (default: the model file's, else the site's "
+		 "default_framework)");
+	cli_help(fp, "    --calibration FILE", "cost-model constants (YAML, "
+		 "docs/planner.md)");
+	cli_help(fp, "    --allow-compression", "let the planner choose "
+		 "fp16/bf16 gradients");
+	cli_help(fp, "    --nccl-calibrate", "mark the plan so that the NCCL "
+		 "tuner plugin also rescales NCCL's latency constants to its "
+		 "links");
+	cli_help(fp, "    --budget N", "search budget in simulator "
+		 "evaluations (20000)");
+	cli_help(fp, "    --batch-size N", "per-GPU batch size (default: the "
+		 "model file's)");
+	cli_help(fp, "    --compute-ms MS", "a measured step's forward + "
+		 "backward compute; the\nlayers' times are scaled to it (for "
+		 "model files\nwithout FLOPs)");
+	cli_help(fp, "-b, --baseline NAME", "emit that baseline instead of "
+		 "searching: ddp-default, horovod-default, ps-loadbalanced, "
+		 "parallax,\nallreduce-per-tensor");
+	cli_help(fp, "-e, --explain", "per-bucket breakdown and the inputs "
+		 "the model used");
+	cli_help(fp, "-t, --timeline FILE.svg", "picture of the simulated "
+		 "step");
+	cli_help(fp, "-o, --output FILE", "write the YAML plan there ('-' = "
+		 "stdout, the default;\nthe report is then written as YAML "
+		 "comments)");
+	cli_help(fp, "    --env", "print the variables every task gets "
+		 "('every task: NAME=VALUE') and each local rank's "
+		 "('local rank R: ...')");
+	cli_help(fp, "-d, --dir DIR", "the job directory the variables name "
+		 "(default <jobdir>)");
+	cli_help(fp, "-h, --help", "this help");
 }
 
 /* --config FILE|none, or the installed site config when it exists. */
@@ -101,9 +84,9 @@ static int load_site(const char *config, autosync_siteconf_t **site,
 	*site = NULL;
 	if (config && !strcmp(config, "none"))
 		return 0;
-	if (!config && access(site_config_path(), F_OK) != 0)
+	if (!config && access(cli_site_config_path(), F_OK) != 0)
 		return 0;
-	*site = autosync_siteconf_load(config ? config : site_config_path(),
+	*site = autosync_siteconf_load(config ? config : cli_site_config_path(),
 				       err);
 	return *site ? 0 : -1;
 }
@@ -163,24 +146,6 @@ static int write_atomic(const char *path, const autosync_plan_t *plan, int svg,
 	if (rv < 0)
 		unlink(tmp);
 	return rv;
-}
-
-static int parse_uint(const char *s, const char *what, unsigned long max,
-		      unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (!*s || *end || errno || v < 1 || v > max || *s == '-') {
-		fprintf(
-		    stderr,
-		    "autosync plan: %s: '%s' is not an integer in [1, %lu]\n",
-		    what, s, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
 }
 
 /* a measured step compute in milliseconds: (0, 3600000] */
@@ -318,9 +283,10 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 
 /* The job pipeline's inputs from the command line. */
 struct plan_opts {
-	const char *model, *catalog, *network, *topo, *keep, *fwname, *calib;
-	const char *baseline, *dir;
-	unsigned long nodes, gpus, budget, batch;
+	struct cli_input in;
+	const char *model, *catalog, *calib, *dir;
+	int fw, baseline; /* -1: not given */
+	unsigned long budget, batch;
 	double compute_ms;
 	int compress, ncal;
 };
@@ -328,90 +294,109 @@ struct plan_opts {
 static int setup_job(autosync_job_t *j, const struct plan_opts *o,
 		     const autosync_siteconf_t *site, autosync_error_t *err)
 {
-	int fw = -1, b = -1;
 	char cwd[PATH_MAX];
 
-	if (o->fwname && (fw = autosync_framework_from_name(o->fwname)) < 0) {
-		errno = EINVAL;
-		return autosync_errprintf(err, "--framework: unknown framework "
-					  "'%s'", o->fwname);
-	}
-	if (o->baseline &&
-	    (b = autosync_baseline_from_name(o->baseline)) < 0) {
-		errno = EINVAL;
-		return autosync_errprintf(err, "--baseline: unknown baseline "
-					  "'%s'", o->baseline);
-	}
 	if (autosync_job_set_site(j, site, err) < 0 ||
 	    autosync_job_set_model(j, o->model, err) < 0 ||
 	    (o->catalog && autosync_job_set_catalog_dir(j, o->catalog, err) < 0) ||
 	    (getcwd(cwd, sizeof(cwd)) && autosync_job_set_cwd(j, cwd, err) < 0) ||
-	    (o->network && autosync_job_set_network(j, o->network, err) < 0) ||
-	    (o->nodes && autosync_job_set_nodes(j, (unsigned) o->nodes, err) < 0) ||
-	    autosync_job_set_gpus_per_node(j, (unsigned) o->gpus, err) < 0 ||
-	    autosync_job_set_framework(j, fw, err) < 0 ||
+	    autosync_job_set_framework(j, o->fw, err) < 0 ||
 	    (o->calib && autosync_job_set_calibration(j, o->calib, err) < 0) ||
 	    autosync_job_set_compression(j, o->compress, err) < 0 ||
 	    (o->ncal && autosync_job_set_nccl_calibrate(j, 1, err) < 0) ||
 	    autosync_job_set_budget(j, o->budget, err) < 0 ||
 	    autosync_job_set_batch(j, (unsigned) o->batch, err) < 0 ||
 	    autosync_job_set_step_compute(j, o->compute_ms / 1e3, err) < 0 ||
-	    autosync_job_set_baseline(j, b, err) < 0 ||
+	    autosync_job_set_baseline(j, o->baseline, err) < 0 ||
 	    (o->dir && autosync_job_set_dir(j, o->dir, err) < 0))
 		return -1;
-	/* a topology file describes some machine, not this process's
-	 * allocation: every GPU of it unless --gpus says otherwise */
-	if (o->topo) {
-		if (autosync_job_set_topology(j, o->topo, err) < 0 ||
-		    (!o->keep && strcmp(o->topo, "live") &&
-		     autosync_job_set_gpus(j, "all", err) < 0))
-			return -1;
-	} else if (!(site && autosync_siteconf_topology_xml(site)[0]) &&
-		   autosync_job_set_topology(j, "none", err) < 0) {
+	/* without --topology: the site's topology_xml, else none (the
+	 * network description alone); a topology file describes some
+	 * machine, not this process's allocation: all its GPUs unless --gpus
+	 * says otherwise */
+	if (!o->in.topology &&
+	    !(site && autosync_siteconf_topology_xml(site)[0]) &&
+	    autosync_job_set_topology(j, "none", err) < 0)
 		return -1;
-	}
-	return o->keep ? autosync_job_set_gpus(j, o->keep, err) : 0;
+	return cli_input_to_job(&o->in, j, 1, err);
 }
+
+static int list_models(const char *catalog)
+{
+	autosync_error_t err = {""};
+	char **names = NULL;
+	size_t n = 0;
+
+	if (autosync_catalog_list(catalog, &names, &n, &err) < 0) {
+		fprintf(stderr, "autosync plan: %s\n", err.text);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		autosync_model_t *mm = autosync_model_open(names[i], catalog,
+							   &err);
+		if (mm)
+			printf("%-20s %15llu parameters %7zu tensors\n",
+			       names[i],
+			       (unsigned long long) autosync_model_params(mm),
+			       autosync_model_ntensors(mm));
+		else
+			printf("%-20s error: %s\n", names[i], err.text);
+		autosync_model_destroy(mm);
+	}
+	autosync_catalog_free(names);
+	return 0;
+}
+
+enum {
+	OPT_CATALOG = CLI_OPT_OWN, OPT_LIST, OPT_CALIB, OPT_COMPRESS, OPT_NCAL,
+	OPT_BUDGET, OPT_BATCH, OPT_COMPUTE, OPT_ENV,
+};
 
 int autosync_cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"model", required_argument, NULL, 'm'},
 	    {"config", required_argument, NULL, 'c'},
-	    {"catalog", required_argument, NULL, 'C'},
-	    {"list", no_argument, NULL, 'L'},
-	    {"network", required_argument, NULL, 'n'},
-	    {"topology", required_argument, NULL, 'T'},
-	    {"gpus", required_argument, NULL, 'G'},
-	    {"nodes", required_argument, NULL, 'N'},
-	    {"gpus-per-node", required_argument, NULL, 'g'},
+	    {"model", required_argument, NULL, 'm'},
+	    {"catalog", required_argument, NULL, OPT_CATALOG},
+	    {"list", no_argument, NULL, OPT_LIST},
+	    CLI_TOPOLOGY_OPTIONS,
+	    CLI_NETWORK_OPTIONS,
+	    CLI_NODES_OPTIONS,
+	    CLI_GPN_OPTIONS,
 	    {"framework", required_argument, NULL, 'f'},
-	    {"calibration", required_argument, NULL, 'k'},
-	    {"allow-compression", no_argument, NULL, 'z'},
-	    {"nccl-calibrate", no_argument, NULL, 'K'},
-	    {"budget", required_argument, NULL, 'B'},
-	    {"batch-size", required_argument, NULL, 'S'},
-	    {"compute-ms", required_argument, NULL, 'M'},
+	    {"calibration", required_argument, NULL, OPT_CALIB},
+	    {"allow-compression", no_argument, NULL, OPT_COMPRESS},
+	    {"nccl-calibrate", no_argument, NULL, OPT_NCAL},
+	    {"budget", required_argument, NULL, OPT_BUDGET},
+	    {"batch-size", required_argument, NULL, OPT_BATCH},
+	    {"compute-ms", required_argument, NULL, OPT_COMPUTE},
 	    {"baseline", required_argument, NULL, 'b'},
 	    {"explain", no_argument, NULL, 'e'},
 	    {"timeline", required_argument, NULL, 't'},
 	    {"output", required_argument, NULL, 'o'},
-	    {"env", no_argument, NULL, 'E'},
+	    {"env", no_argument, NULL, OPT_ENV},
 	    {"dir", required_argument, NULL, 'd'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct plan_opts o = {0};
+	struct plan_opts o = {.fw = -1, .baseline = -1};
 	const char *config = NULL, *svg = NULL, *output = "-";
-	int explain = 0, env = 0, list = 0, opt, rc = 1;
+	int explain = 0, env = 0, list = 0, opt, r, rc = 1;
 	autosync_error_t err = {""};
 	autosync_siteconf_t *site = NULL;
 	autosync_job_t *j = NULL;
 	const autosync_plan_t *plan;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "m:c:N:g:f:b:et:o:d:h", opts,
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":c:m:" CLI_TOPOLOGY_SHORT
+				  CLI_NODES_SHORT "f:b:et:o:d:h", opts,
 				  NULL)) != -1) {
+		if ((r = cli_input_option("plan", WHICH, opt, optarg,
+					  &o.in)) < 0)
+			return 2;
+		if (r)
+			continue;
 		switch (opt) {
 		case 'm':
 			o.model = optarg;
@@ -419,58 +404,44 @@ int autosync_cmd_plan(int argc, char **argv)
 		case 'c':
 			config = optarg;
 			break;
-		case 'C':
+		case OPT_CATALOG:
 			o.catalog = optarg;
 			break;
-		case 'L':
+		case OPT_LIST:
 			list = 1;
 			break;
-		case 'n':
-			o.network = optarg;
-			break;
-		case 'T':
-			o.topo = optarg;
-			break;
-		case 'G':
-			o.keep = optarg;
-			break;
-		case 'N':
-			if (parse_uint(optarg, "--nodes", 65536, &o.nodes) < 0)
-				return 2;
-			break;
-		case 'g':
-			if (parse_uint(optarg, "--gpus-per-node", 1024,
-				       &o.gpus) < 0)
-				return 2;
-			break;
 		case 'f':
-			o.fwname = optarg;
+			if ((o.fw = cli_framework("plan", "--framework",
+						  optarg)) < 0)
+				return 2;
 			break;
-		case 'k':
+		case OPT_CALIB:
 			o.calib = optarg;
 			break;
-		case 'z':
+		case OPT_COMPRESS:
 			o.compress = 1;
 			break;
-		case 'K':
+		case OPT_NCAL:
 			o.ncal = 1;
 			break;
-		case 'B':
-			if (parse_uint(optarg, "--budget", 100000000,
-				       &o.budget) < 0)
+		case OPT_BUDGET:
+			if (cli_uint("plan", "--budget", optarg, 1, 100000000,
+				     &o.budget) < 0)
 				return 2;
 			break;
-		case 'S':
-			if (parse_uint(optarg, "--batch-size", 1u << 24,
-				       &o.batch) < 0)
+		case OPT_BATCH:
+			if (cli_uint("plan", "--batch-size", optarg, 1,
+				     1u << 24, &o.batch) < 0)
 				return 2;
 			break;
-		case 'M':
+		case OPT_COMPUTE:
 			if (parse_ms(optarg, &o.compute_ms) < 0)
 				return 2;
 			break;
 		case 'b':
-			o.baseline = optarg;
+			if ((o.baseline = cli_baseline("plan", "--baseline",
+						       optarg)) < 0)
+				return 2;
 			break;
 		case 'e':
 			explain = 1;
@@ -481,7 +452,7 @@ int autosync_cmd_plan(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
-		case 'E':
+		case OPT_ENV:
 			env = 1;
 			break;
 		case 'd':
@@ -491,76 +462,34 @@ int autosync_cmd_plan(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option("plan", opt, argv, opts);
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "autosync plan: unexpected argument '%s'\n",
-			argv[optind]);
-		usage(stderr);
+		fprintf(stderr, "autosync plan: unexpected argument '%s'\n"
+			"Try 'autosync help plan'.\n", argv[optind]);
 		return 2;
 	}
-	if (list) {
-		char **names = NULL;
-		size_t n = 0;
-		if (autosync_catalog_list(o.catalog, &names, &n, &err) < 0) {
-			fprintf(stderr, "autosync plan: %s\n", err.text);
-			return 1;
-		}
-		for (size_t i = 0; i < n; i++) {
-			autosync_model_t *mm =
-			    autosync_model_open(names[i], o.catalog, &err);
-			if (mm)
-				printf("%-20s %15llu parameters %7zu tensors\n",
-				       names[i],
-				       (unsigned long long)
-					   autosync_model_params(mm),
-				       autosync_model_ntensors(mm));
-			else
-				printf("%-20s error: %s\n", names[i], err.text);
-			autosync_model_destroy(mm);
-		}
-		autosync_catalog_free(names);
-		return 0;
-	}
+	if (list)
+		return list_models(o.catalog);
 	if (!o.model) {
-		fprintf(stderr, "autosync plan: --model is required\n");
-		usage(stderr);
+		fprintf(stderr, "autosync plan: --model is required\n"
+			"Try 'autosync help plan'.\n");
 		return 2;
-	}
-	if (o.baseline && autosync_baseline_from_name(o.baseline) < 0) {
-		fprintf(stderr,
-			"autosync plan: --baseline: unknown baseline '%s'\n",
-			o.baseline);
-		return 2;
-	}
-	if (o.fwname && autosync_framework_from_name(o.fwname) < 0) {
-		fprintf(stderr,
-			"autosync plan: --framework: unknown framework '%s'\n",
-			o.fwname);
-		return 2;
-	}
-	if (o.network) {
-		autosync_cluster_t c;
-		autosync_cluster_default(&c);
-		if (autosync_cluster_update(&c, o.network, &err) < 0) {
-			fprintf(stderr, "autosync plan: --network: %s\n",
-				err.text);
-			return 2;
-		}
 	}
 	if (load_site(config, &site, &err) < 0) {
 		fprintf(stderr, "autosync plan: %s\n", err.text);
 		return 1;
 	}
-	if (o.keep && !o.topo &&
-	    !(site && autosync_siteconf_topology_xml(site)[0])) {
-		fprintf(stderr, "autosync plan: --gpus needs --topology (or "
-			"the site config's topology_xml)\n");
-		rc = 2;
+	if ((rc = cli_input_check("plan", &o.in,
+				  site && autosync_siteconf_topology_xml(site)[0],
+				  " (or the site config's topology_xml)")) ||
+	    (rc = cli_check_model("plan", o.model,
+				  o.catalog ? o.catalog
+				  : site ? autosync_siteconf_catalog_dir(site)
+					 : NULL)))
 		goto out;
-	}
+	rc = 1;
 	if (!(j = autosync_job_create(&err)) ||
 	    setup_job(j, &o, site, &err) < 0 || autosync_job_run(j, &err) < 0) {
 		fprintf(stderr, "autosync plan: %s\n", err.text);

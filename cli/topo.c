@@ -8,171 +8,143 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hwloc.h>
-
 #include "autosync/topology.h"
 #include "cli.h"
 
-#if defined(__SANITIZE_ADDRESS__) /* gcc */
-#define AUTOSYNC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) /* clang */
-#define AUTOSYNC_ASAN 1
-#endif
-#endif
-#if defined(AUTOSYNC_ASAN)
-/* Sanitized builds only: hwloc unloads its PCI plugin when the last
- * topology is destroyed, and libpciaccess's own allocations then look
- * leaked to LeakSanitizer. Holding one topology keeps them reachable. */
-static hwloc_topology_t keep_hwloc_plugins;
-#define KEEP_HWLOC_PLUGINS()                                      \
-	do {                                                      \
-		if (!keep_hwloc_plugins &&                        \
-		    hwloc_topology_init(&keep_hwloc_plugins) < 0) \
-			keep_hwloc_plugins = NULL;                \
-	} while (0)
-#else
-#define KEEP_HWLOC_PLUGINS() \
-	do {                 \
-	} while (0)
-#endif
+#define WHICH (CLI_IN_TOPOLOGY | CLI_IN_CPUS)
 
 static void usage(FILE *fp)
 {
-	fprintf(
-	    fp,
-	    "usage: autosync topo [--input FILE] [--gpus LIST] [--cpus SET]\n"
-	    "                     [--format text|yaml] [--nccl-xml FILE] "
-	    "[--env]\n"
-	    "\n"
-	    "  -i, --input FILE     read an hwloc XML (v1/v2) or NCCL topology "
-	    "XML file\n"
-	    "                       instead of this machine (format detected "
-	    "by content)\n"
-	    "  -g, --gpus LIST      GPUs to keep, CUDA_VISIBLE_DEVICES syntax "
-	    "(indices in PCI\n"
-	    "                       bus order, GPU UUIDs or bus ids); without "
-	    "it, this\n"
-	    "                       machine is restricted by "
-	    "CUDA_VISIBLE_DEVICES and\n"
-	    "                       SLURM_STEP_GPUS / SLURM_JOB_GPUS\n"
-	    "  -c, --cpus SET       CPUs to keep (list 0-3,8 or mask 0xff)\n"
-	    "  -f, --format FMT     text (default) or yaml\n"
-	    "  -x, --nccl-xml FILE  write NCCL topology XML for NCCL_TOPO_FILE "
-	    "('-' = stdout)\n"
-	    "  -e, --env            print the NCCL environment of every local "
-	    "rank\n"
-	    "  -h, --help           this help\n");
+	fprintf(fp, "usage: autosync topo [-T FILE|live] [-g LIST|all] "
+		"[--cpus SET] [--format text|yaml]\n"
+		"                     [-x FILE] [--env]\n"
+		"\n"
+		"Show a node's GPUs, NICs, NUMA nodes, nearest NIC per GPU and "
+		"the links\nbetween GPUs, as a job step on the kept GPUs sees "
+		"them.\n\n");
+	cli_input_usage(fp, WHICH, "live", "the job's GPUs from\n"
+			"CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS"
+			"\nfor live, all for a file", NULL);
+	cli_help(fp, "    --format text|yaml", "output format (default "
+		 "text)");
+	cli_help(fp, "-x, --nccl-xml FILE", "write NCCL topology XML for "
+		 "NCCL_TOPO_FILE ('-' = stdout)");
+	cli_help(fp, "    --env", "print the NCCL environment of every local "
+		 "rank");
+	cli_help(fp, "-h, --help", "this help");
 }
 
 static void log_stderr(int level, const char *msg, void *arg)
 {
 	(void)arg;
 	if (level <= AUTOSYNC_LOG_WARNING)
-		fprintf(stderr, "autosync: topo: %s\n", msg);
+		fprintf(stderr, "autosync topo: %s\n", msg);
 }
+
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_ENV, OLD_INPUT = CLI_OPT_OLD };
 
 int autosync_cmd_topo(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"input", required_argument, NULL, 'i'},
-	    {"gpus", required_argument, NULL, 'g'},
-	    {"cpus", required_argument, NULL, 'c'},
-	    {"format", required_argument, NULL, 'f'},
+	    CLI_TOPOLOGY_OPTIONS,
+	    CLI_CPUS_OPTIONS,
+	    {"format", required_argument, NULL, OPT_FORMAT},
 	    {"nccl-xml", required_argument, NULL, 'x'},
-	    {"env", no_argument, NULL, 'e'},
+	    {"env", no_argument, NULL, OPT_ENV},
 	    {"help", no_argument, NULL, 'h'},
+	    {"input", required_argument, NULL, OLD_INPUT},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *input = NULL, *gpus = NULL, *cpus = NULL, *format = "text",
-		   *xml = NULL;
+	static const char *const formats[] = {"text", "yaml"};
+	const char *format = "text", *xml = NULL;
+	struct cli_input in = {0};
 	autosync_error_t err = {.text = ""};
 	autosync_topo_t *t = NULL;
-	int env = 0, c, rv = 1;
+	int env = 0, c, handled, none, rv = 1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:g:c:f:x:eh", opts, NULL)) !=
-	       -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":" CLI_TOPOLOGY_SHORT "x:h"
+				"i:c:f:e", opts, NULL)) != -1) {
+		/* the old short spellings: -i, -c, -f and -e mean other
+		 * things in the other commands */
 		switch (c) {
 		case 'i':
-			input = optarg;
-			break;
-		case 'g':
-			gpus = optarg;
+		case OLD_INPUT:
+			cli_deprecated("topo", c == 'i' ? "-i" : "--input",
+				       "--topology");
+			c = 'T';
 			break;
 		case 'c':
-			cpus = optarg;
+			cli_deprecated("topo", "-c", "--cpus");
+			c = CLI_OPT_CPUS;
 			break;
 		case 'f':
+			cli_deprecated("topo", "-f", "--format");
+			c = OPT_FORMAT;
+			break;
+		case 'e':
+			cli_deprecated("topo", "-e", "--env");
+			c = OPT_ENV;
+			break;
+		}
+		if ((handled = cli_input_option("topo", WHICH, c, optarg,
+						    &in)) < 0)
+			return 2;
+		if (handled)
+			continue;
+		switch (c) {
+		case OPT_FORMAT:
 			format = optarg;
 			break;
 		case 'x':
 			xml = optarg;
 			break;
-		case 'e':
+		case OPT_ENV:
 			env = 1;
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option("topo", c, argv, opts);
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "autosync: topo: unexpected argument '%s'\n",
+		fprintf(stderr, "autosync topo: unexpected argument '%s'\n",
 			argv[optind]);
-		usage(stderr);
+		fprintf(stderr, "Try 'autosync help topo'.\n");
 		return 2;
 	}
-	if (strcmp(format, "text") != 0 && strcmp(format, "yaml") != 0) {
-		fprintf(
-		    stderr,
-		    "autosync: topo: --format must be text or yaml, not '%s'\n",
-		    format);
+	if (strcmp(format, "text") != 0 && strcmp(format, "yaml") != 0)
+		return cli_bad_value("topo", "--format", format, formats, 2);
+	if (in.topology && !strcmp(in.topology, "none")) {
+		fprintf(stderr, "autosync topo: --topology none: no topology "
+			"to show\n");
 		return 2;
 	}
-	KEEP_HWLOC_PLUGINS();
-	t = input ? autosync_topo_load_file(input, &err)
-		  : autosync_topo_load_live(&err);
-	if (!t) {
-		fprintf(stderr, "autosync: topo: %s\n", err.text);
+	if (!(t = cli_load_topology(&in, "live", &none, &err))) {
+		fprintf(stderr, "autosync topo: %s\n", err.text);
 		goto out;
 	}
 	autosync_topo_set_log(t, log_stderr, NULL);
-	if (gpus || cpus || !input) {
-		int r;
-
-		if (gpus || input)
-			r = autosync_topo_restrict(t, gpus, cpus, &err);
-		else
-			r = autosync_topo_restrict_env(
-			    t, getenv("CUDA_VISIBLE_DEVICES"),
-			    getenv("SLURM_STEP_GPUS"), getenv("SLURM_JOB_GPUS"),
-			    cpus, &err);
-		if (r < 0) {
-			fprintf(stderr, "autosync: topo: %s\n", err.text);
-			goto out;
-		}
-	}
 	if (xml) {
 		FILE *fp = strcmp(xml, "-") ? fopen(xml, "w") : stdout;
 
 		if (!fp) {
-			fprintf(stderr, "autosync: topo: %s: %s\n", xml,
+			fprintf(stderr, "autosync topo: %s: %s\n", xml,
 				strerror(errno));
 			goto out;
 		}
 		if (autosync_topo_write_nccl_xml(t, fp, &err) < 0) {
-			fprintf(stderr, "autosync: topo: %s: %s\n", xml,
+			fprintf(stderr, "autosync topo: %s: %s\n", xml,
 				err.text);
 			if (fp != stdout)
 				fclose(fp);
 			goto out;
 		}
 		if (fp != stdout && fclose(fp) != 0) {
-			fprintf(stderr, "autosync: topo: %s: %s\n", xml,
+			fprintf(stderr, "autosync topo: %s: %s\n", xml,
 				strerror(errno));
 			goto out;
 		}
@@ -184,7 +156,7 @@ int autosync_cmd_topo(int argc, char **argv)
 	if ((!strcmp(format, "yaml")
 		 ? autosync_topo_write_yaml(t, stdout, &err)
 		 : autosync_topo_write_text(t, stdout, &err)) < 0) {
-		fprintf(stderr, "autosync: topo: %s\n", err.text);
+		fprintf(stderr, "autosync topo: %s\n", err.text);
 		goto out;
 	}
 	if (env) {
@@ -199,7 +171,7 @@ int autosync_cmd_topo(int argc, char **argv)
 			size_t ne = 0;
 
 			if (autosync_topo_rank_env(t, r, e, 8, &ne, &err) < 0) {
-				fprintf(stderr, "autosync: topo: %s\n",
+				fprintf(stderr, "autosync topo: %s\n",
 					err.text);
 				goto out;
 			}
@@ -217,7 +189,7 @@ int autosync_cmd_topo(int argc, char **argv)
 		}
 	}
 	if (fflush(stdout) != 0) {
-		fprintf(stderr, "autosync: topo: writing output: %s\n",
+		fprintf(stderr, "autosync topo: writing output: %s\n",
 			strerror(errno));
 		goto out;
 	}

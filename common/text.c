@@ -23,31 +23,37 @@ int asi_parse_bool(const char *s)
 	return -1;
 }
 
-/* Levenshtein distance, case-blind, of words up to 64 bytes. */
+static int same(char x, char y)
+{
+	return tolower((unsigned char) x) == tolower((unsigned char) y);
+}
+
+/* Edit distance, case-blind, of words up to 64 bytes: insertions,
+ * deletions, substitutions and swaps of two neighbours ("plna" is one
+ * edit from "plan"; optimal string alignment). */
 static size_t distance(const char *a, const char *b)
 {
-	size_t la = strlen(a), lb = strlen(b), row[65];
+	size_t la = strlen(a), lb = strlen(b), d[65][65];
 
 	if (la > 64 || lb > 64)
 		return SIZE_MAX;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
 	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
 		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j], best = diag +
-			    (tolower((unsigned char) a[i - 1]) !=
-			     tolower((unsigned char) b[j - 1]));
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
+			size_t best = d[i - 1][j - 1] + !same(a[i - 1], b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) &&
+			    same(a[i - 2], b[j - 1]) && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
 		}
-	}
-	return row[lb];
+	return d[la][lb];
 }
 
 const char *asi_suggest(const char *word, const char *const *cands, size_t n)

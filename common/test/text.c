@@ -38,6 +38,12 @@ static void test_suggest(void)
 	ok(asi_suggest("gpt2", models, nm) == NULL, "an exact match needs no suggestion");
 	is(asi_suggest("pytorch-dpp", fw, 4), "pytorch-ddp", "framework typo");
 	ok(asi_suggest(NULL, fw, 4) == NULL, "NULL word");
+	{
+		static const char *const cmds[] = { "topo", "plan", "bench", "launch" };
+		is(asi_suggest("plna", cmds, 4), "plan", "two neighbours swapped in a short word: one edit");
+		is(asi_suggest("lanuch", cmds, 4), "launch", "... in a longer one");
+		ok(asi_suggest("pnla", cmds, 4) == NULL, "two edits in a short word: no suggestion");
+	}
 	is(asi_list(fw, 4, buf, sizeof(buf)), "generic, pytorch-ddp, horovod or autodist",
 	   "a list of valid values");
 	is(asi_list(fw, 1, buf, sizeof(buf)), "generic", "a list of one");

@@ -13,8 +13,11 @@
  *
  * Scaling: '--scale S' divides every gradient by S (trial.h) and keeps
  * the compute; the plans are made for the scaled model on the cluster
- * the job really runs on ('--cluster', nodes and ranks per node taken
+ * the job really runs on ('--network', nodes and ranks per node taken
  * from MPI), so predictions and measurements describe the same thing.
+ *
+ * The options come from cli/bench.c, which reads the user's and passes
+ * them here in canonical form (the network combined with the topology).
  */
 #include "config.h"
 
@@ -39,9 +42,6 @@
 
 int autosync_rt_bench_main(int argc, char **argv);
 
-#define DEFAULT_CLUSTER \
-	"intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,lat=100us"
-
 struct strat {
 	char name[80];
 	autosync_plan_t *plan;
@@ -61,36 +61,9 @@ struct opts {
 
 static void usage(FILE *fp)
 {
-	fprintf(
-	    fp,
-	    "usage: mpirun ... autosync bench --model NAME|FILE [options]\n"
-	    "  --scale S            divide every gradient by S (default 1)\n"
-	    "  --cluster SPEC       the network (default \"%s\";\n"
-	    "                       nodes and gpus come from MPI)\n"
-	    "  --calibration FILE   simulator constants\n"
-	    "  --framework FW       capability set (default generic)\n"
-	    "  --compress           allow fp16/bf16 in autosync's plan\n"
-	    "  --strategies LIST    comma list: autosync, a baseline name,\n"
-	    "                       plan:PATH (default autosync)\n"
-	    "  --plan PATH          = --strategies plan:PATH\n"
-	    "  --baseline NAME      = --strategies NAME\n"
-	    "  --random N           also N random valid strategies (once)\n"
-	    "  --seed S             first random seed (default 1)\n"
-	    "  --random-steps N     steps per random strategy (default 3)\n"
-	    "  --steps N            timed steps per round (default 5)\n"
-	    "  --warmup N           untimed steps per round (default 1)\n"
-	    "  --rounds N           A B A B ... rounds (default 1)\n"
-	    "  --compute sleep|spin emulate compute by waiting (default) or "
-	    "busy work\n"
-	    "  --hier leader|rails  hierarchical all-reduce: via the node\n"
-	    "                       leader (default) or one ring per rail\n"
-	    "  --backend mpi|nccl   transport (default mpi; nccl needs a\n"
-	    "                       CUDA device per rank and NCCL)\n"
-	    "  --feedback PATH      append one record per strategy\n"
-	    "  --out PATH           JSON lines, one per strategy and round\n"
-	    "  --write-plans DIR    write every strategy's plan there, and\n"
-	    "                       replay.json (layer times, tensors)\n",
-	    DEFAULT_CLUSTER);
+	fprintf(fp, "usage: mpirun ... autosync bench --model NAME|FILE "
+		"--network SPEC [options]\n('autosync help bench' describes "
+		"them)\n");
 }
 
 static double now(void)
@@ -317,10 +290,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 	    {"model", required_argument, 0, 'm'},
 	    {"scale", required_argument, 0, 's'},
-	    {"cluster", required_argument, 0, 'c'},
+	    {"network", required_argument, 0, 'c'},
 	    {"calibration", required_argument, 0, 'k'},
 	    {"framework", required_argument, 0, 'f'},
-	    {"compress", no_argument, 0, 'z'},
+	    {"allow-compression", no_argument, 0, 'z'},
 	    {"strategies", required_argument, 0, 'S'},
 	    {"plan", required_argument, 0, 'p'},
 	    {"baseline", required_argument, 0, 'b'},
@@ -334,7 +307,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"hier", required_argument, 0, 'H'},
 	    {"backend", required_argument, 0, 'B'},
 	    {"feedback", required_argument, 0, 'F'},
-	    {"out", required_argument, 0, 'O'},
+	    {"output", required_argument, 0, 'O'},
 	    {"write-plans", required_argument, 0, 'W'},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0}};
@@ -347,7 +320,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->rounds = 1;
 	o->rsteps = 3;
 	o->seed = 1;
-	o->cluster = DEFAULT_CLUSTER;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		char *e = NULL, *nl;
@@ -465,7 +437,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->list = nl;
 		}
 	}
-	if (!o->model || optind < argc || o->steps < 0 || o->warmup < 0 ||
+	if (!o->model || !o->cluster || optind < argc || o->steps < 0 ||
+	    o->warmup < 0 ||
 	    o->rounds < 1 || o->nrandom < 0 || o->rsteps < 1) {
 		usage(stderr);
 		return -1;
@@ -518,7 +491,7 @@ int autosync_rt_bench_main(int argc, char **argv)
 	    !(m = autosync_model_scale(orig, o.scale, &err)))
 		FAIL("%s", err.text);
 	if (autosync_cluster_parse(&cl, o.cluster, &err) < 0)
-		FAIL("--cluster: %s", err.text);
+		FAIL("--network: %s", err.text);
 	cl.nodes = (unsigned)autosync_rt_nodes(rt);
 	cl.gpus_per_node = (unsigned)autosync_rt_local_size(rt);
 	autosync_costs_default(&k);

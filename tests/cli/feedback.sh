@@ -43,10 +43,10 @@ out=$("$AUTOSYNC" feedback --job 12 --dir "$jd" 2>&1); rc=$?
 is "$rc" 1 "--job with no records fails"
 is "$out" "autosync: no records of job 12 in $jd (a job's directories stay on the nodes that ran it, for the site's keep_job_files)" "and says where it looked"
 out=$("$AUTOSYNC" feedback --job 8x 2>&1); rc=$?
-is "$rc:$out" "2:autosync: bad --job value '8x' (expected a Slurm job id)" "a bad --job is a usage error"
+is "$rc:$out" "2:autosync feedback: --job: bad value '8x' (expected a Slurm job id)" "a bad --job is a usage error"
 out=$("$AUTOSYNC" feedback --file "$log" --since yesterday 2>&1); rc=$?
 is "$rc" 2 "a bad --since is a usage error"
-is "$out" "autosync: bad --since value 'yesterday' (expected e.g. 2026-12-01, 12h or 7d)" "and says why"
+is "$out" "autosync feedback: --since: bad value 'yesterday' (expected e.g. 2026-12-01, 12h or 7d)" "and says why"
 out=$("$AUTOSYNC" feedback --file "$TMP/none.jsonl" 2>&1); rc=$?
 is "$rc" 1 "a missing log fails"
 is "$out" "autosync: $TMP/none.jsonl: cannot open: No such file or directory" "naming the file"

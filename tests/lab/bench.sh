@@ -69,7 +69,7 @@ for rate in $RATES; do
 		d="$OUT/raw/$rate"; mkdir -p "$d"
 		log "bench $m scale 1/$sc ($rate, cluster $CLUSTER)"
 		timeout 3000 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
-			${CLUSTER:+--cluster "$CLUSTER"} --hier "$HIER" --strategies "$BASELINES" \
+			${CLUSTER:+--network "$CLUSTER"} --hier "$HIER" --strategies "$BASELINES" \
 			--rounds "$R" --steps "$S" --warmup "$WARMUP" $RND ${EXTRA:-} \
 			--out "$d/$m.jsonl" --feedback "$OUT/feedback.jsonl" \
 			--write-plans "$OUT/plans/$rate/$m" > "$d/$m.txt" 2>&1
@@ -77,7 +77,7 @@ for rate in $RATES; do
 		if [ "$DDP" = 1 ] && [ $first = 1 ]; then
 			p="$OUT/plans/$rate/$m-ddp"
 			timeout 300 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
-				${CLUSTER:+--cluster "$CLUSTER"} --framework pytorch-ddp \
+				${CLUSTER:+--network "$CLUSTER"} --framework pytorch-ddp \
 				--strategies autosync,ddp-default --steps 0 --warmup 0 \
 				--write-plans "$p" > "$d/$m-ddp-plan.txt" 2>&1
 			log "  ddp peer $m"
@@ -102,7 +102,7 @@ for rate in $RATES; do
 		for h in leader rails; do
 			log "side: hier $h, $m"
 			"$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" --hier $h \
-				--cluster "$CLUSTER" \
+				--network "$CLUSTER" \
 				--strategies autosync,ddp-default --rounds 3 --steps 3 \
 				--out "$OUT/raw/$rate/side-hier-$h.jsonl" > "$OUT/raw/$rate/side-hier-$h.txt" 2>&1
 		done

@@ -38,7 +38,7 @@ echo "1..8"
 ip netns exec asci-h1 tc qdisc show dev eth0 | grep -q tbf; t $? "uplink shaped with tbf"
 out=$(timeout 120 "$LAB" mpirun -np 4 --map-by slot "$BIN" bench --model resnet50 --scale 64 \
 	--strategies autosync,ddp-default --steps 3 --warmup 1 \
-	--feedback "$LAB_DIR/feedback.jsonl" --out "$LAB_DIR/out.jsonl" 2>&1); rc=$?
+	--feedback "$LAB_DIR/feedback.jsonl" --output "$LAB_DIR/out.jsonl" 2>&1); rc=$?
 echo "$out" | sed 's/^/# /'
 t $rc "autosync bench under mpirun across 2 namespaces (rc $rc)"
 echo "$out" | grep -q "4 ranks on 2 nodes"; t $? "MPI sees 2 nodes x 2 ranks"
