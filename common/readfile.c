@@ -60,19 +60,38 @@ int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
 		  char **bufp, size_t *lenp, char *err, size_t errlen)
 {
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, cap;
+	struct stat st;
 	int fd, saved;
 
 	if ((fd = asi_open_file(AT_FDCWD, path, max, flags, owner, err,
 				errlen)) < 0)
 		return -1;
-	if (!(buf = malloc(max + 1))) {
+	/* as much as the file holds (and one byte to see it grow), not the
+	 * limit: a generous limit must not cost memory on every read */
+	cap = fstat(fd, &st) == 0 && (size_t) st.st_size < max ? (size_t) st.st_size
+							      : max;
+	if (!(buf = malloc(cap + 2))) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		errno = ENOMEM;
 		goto fail;
 	}
 	for (;;) {
-		ssize_t r = read(fd, buf + len, max + 1 - len);
+		ssize_t r;
+		if (len == cap + 1 && cap < max) {
+			/* it grew while we read it: take up to the limit */
+			char *nb;
+			cap = max - cap > cap ? 2 * cap + 4096 : max;
+			if (cap > max)
+				cap = max;
+			if (!(nb = realloc(buf, cap + 2))) {
+				snprintf(err, errlen, "%s: out of memory", path);
+				errno = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + len, cap + 1 - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {

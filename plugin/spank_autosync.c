@@ -43,7 +43,6 @@ SPANK_PLUGIN(autosync, 1);
 /* Job directories live here unless the site config names runtime_dir. */
 #define RUNTIME_DIR "/run/autosync"
 /* The planning child's address space (it plans one model). */
-#define CHILD_MAX_MEMORY (4ull << 30)
 /* What a job may report of its steps. */
 #define REPORT_MAX_BYTES (64u << 20)
 
@@ -479,7 +478,8 @@ static int plan_step(spank_t sp, autosync_error_t *err)
 		.gid = context.gid,
 		.deadline_ms = site() ? autosync_siteconf_plan_budget_ms(site())
 				      : 1000,
-		.max_memory = CHILD_MAX_MEMORY,
+		.max_memory = site() ? autosync_siteconf_plan_memory(site())
+				     : (size_t) 4 << 30,
 	};
 	return as_child_plan(&in, &context.out, err);
 }

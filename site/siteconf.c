@@ -42,6 +42,7 @@ struct autosync_siteconf {
 	unsigned budget_ms;
 	long keep_job_files; /* s */
 	size_t max_model;
+	size_t plan_memory;
 	/* network: which fields the file set */
 	int has_bw, has_lat, has_nics, has_nps;
 	double nic_bw, lat;
@@ -227,8 +228,8 @@ static int uint_value(struct ctx *c, const char *key, yaml_node_t *v,
 	return 0;
 }
 
-/* Sizes: an integer number of bytes with an optional suffix K/M/G (1000)
- * or KiB/MiB/GiB (1024). */
+/* Sizes: an integer number of bytes with an optional suffix K/M/G/T
+ * (1000) or KiB/MiB/GiB/TiB (1024), at most 1TiB. */
 static int h_size(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 {
 	static const struct {
@@ -239,8 +240,9 @@ static int h_size(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 		{ "K", 1000ULL },    { "KB", 1000ULL },
 		{ "M", 1000000ULL }, { "MB", 1000000ULL },
 		{ "G", 1000000000ULL }, { "GB", 1000000000ULL },
+		{ "T", 1000000000000ULL }, { "TB", 1000000000000ULL },
 		{ "KiB", 1ULL << 10 }, { "MiB", 1ULL << 20 },
-		{ "GiB", 1ULL << 30 },
+		{ "GiB", 1ULL << 30 }, { "TiB", 1ULL << 40 },
 	};
 	const unsigned long long max = 1ULL << 40;
 	const char *s;
@@ -267,6 +269,40 @@ static int h_size(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 	problem(c, v, "'%s': bad value '%s' (expected a size such as 1048576, "
 		"64MiB or 100MB, at least 1 byte and at most 1TiB)", key,
 		q(s, b, sizeof(b)));
+	return -1;
+}
+
+/* The planning child holds a model file and its parsed form within its
+ * address-space cap: a larger limit would only fail every read later. */
+#define MAX_MODEL_FILE (256ULL << 20)
+
+static int h_model_size(struct ctx *c, const char *key, yaml_node_t *v,
+			void *dst)
+{
+	char b[80];
+
+	if (h_size(c, key, v, dst) < 0)
+		return -1;
+	if (*(size_t *) dst <= MAX_MODEL_FILE)
+		return 0;
+	problem(c, v, "'%s': '%s' is more than a model file may be (at most "
+		"256MiB: planning holds the file and its parsed form in "
+		"memory)", key, q((const char *) v->data.scalar.value, b,
+				  sizeof(b)));
+	return -1;
+}
+
+static int h_memory(struct ctx *c, const char *key, yaml_node_t *v,
+		    void *dst)
+{
+	char b[80];
+
+	if (h_size(c, key, v, dst) < 0)
+		return -1;
+	if (*(size_t *) dst >= (256u << 20))
+		return 0;
+	problem(c, v, "'%s': '%s' is too little to plan in (at least 256MiB)",
+		key, q((const char *) v->data.scalar.value, b, sizeof(b)));
 	return -1;
 }
 
@@ -604,7 +640,8 @@ static const struct key top_keys[] = {
 	{ "keep_job_files", h_duration, offsetof(autosync_siteconf_t, keep_job_files), NULL },
 	{ "topology_xml", h_path, offsetof(autosync_siteconf_t, topology_xml), NULL },
 	{ "plan_budget_ms", h_budget, offsetof(autosync_siteconf_t, budget_ms), NULL },
-	{ "max_model_bytes", h_size, offsetof(autosync_siteconf_t, max_model), NULL },
+	{ "max_model_bytes", h_model_size, offsetof(autosync_siteconf_t, max_model), NULL },
+	{ "plan_memory", h_memory, offsetof(autosync_siteconf_t, plan_memory), NULL },
 	{ "nccl_plugins", h_bool, offsetof(autosync_siteconf_t, nccl_plugins), NULL },
 	{ "nccl_plugin_dir", h_path, offsetof(autosync_siteconf_t, nccl_plugin_dir), NULL },
 	{ "nccl_calibrate", h_bool, offsetof(autosync_siteconf_t, nccl_calibrate), NULL },
@@ -674,9 +711,10 @@ static void set_defaults(autosync_siteconf_t *s)
 	snprintf(s->framework, sizeof(s->framework), "pytorch-ddp");
 	s->feedback_max = 64u << 20;
 	s->feedback_keep = 3;
-	s->budget_ms = 50;
+	s->budget_ms = 1000;
 	s->keep_job_files = 86400;
 	s->max_model = 16u << 20;
+	s->plan_memory = (size_t) 4 << 30;
 	snprintf(s->nccl_plugin_dir, sizeof(s->nccl_plugin_dir), "%s",
 		 AUTOSYNC_LIBDIR);
 }
@@ -831,6 +869,7 @@ GETTER(unsigned, feedback_keep, feedback_keep)
 GETTER(unsigned, plan_budget_ms, budget_ms)
 GETTER(long, keep_job_files, keep_job_files)
 GETTER(size_t, max_model_bytes, max_model)
+GETTER(size_t, plan_memory, plan_memory)
 GETTER(size_t, nfabric_nics, nfabric)
 GETTER(int, nccl_plugins, nccl_plugins)
 GETTER(int, nccl_calibrate, nccl_calibrate)

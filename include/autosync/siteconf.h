@@ -80,6 +80,9 @@ unsigned autosync_siteconf_plan_budget_ms(const autosync_siteconf_t *s);
  * end of the step. Default 1 day. */
 long autosync_siteconf_keep_job_files(const autosync_siteconf_t *s);
 size_t autosync_siteconf_max_model_bytes(const autosync_siteconf_t *s);
+/* Address-space cap of the planning child at job start, bytes (default
+ * 4GiB, at least 256MiB). */
+size_t autosync_siteconf_plan_memory(const autosync_siteconf_t *s);
 /* 1: point NCCL at autosync's tuner and profiler plugins
  * (NCCL_TUNER_PLUGIN, NCCL_PROFILER_PLUGIN) found in nccl_plugin_dir
  * (default: the library directory autosync was installed to). */

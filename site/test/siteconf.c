@@ -62,7 +62,7 @@ static void test_example(void)
 	is(autosync_siteconf_framework(s), "pytorch-ddp", "framework");
 	is(autosync_siteconf_catalog_dir(s), "/usr/share/autosync/models",
 	   "catalog_dir");
-	ok(autosync_siteconf_plan_budget_ms(s) == 50, "budget");
+	ok(autosync_siteconf_plan_budget_ms(s) == 1000, "budget: 1000 ms by default");
 	ok(autosync_siteconf_keep_job_files(s) == 86400,
 	   "keep_job_files: a day by default");
 	ok(autosync_siteconf_max_model_bytes(s) == 16u << 20, "max_model_bytes");
@@ -102,6 +102,59 @@ static void test_durations(void)
 		else
 			ok(s && autosync_siteconf_keep_job_files(s) == cases[i].want,
 			   "keep_job_files: %s = %ld s", cases[i].v, cases[i].want);
+		autosync_siteconf_destroy(s);
+	}
+}
+
+static void test_sizes(void)
+{
+	static const struct {
+		const char *v;
+		size_t want; /* 0: refused */
+	} cases[] = {
+		{ "16MiB", 16u << 20 }, { "256MiB", 256u << 20 },
+		{ "100MB", 100000000 }, { "1048576", 1048576 },
+		{ "257MiB", 0 },	 { "1GiB", 0 },
+		{ "1024GiB", 0 },	 { "1TiB", 0 },
+	};
+	char text[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		autosync_error_t err = { .text = "" };
+		autosync_siteconf_t *s;
+		snprintf(text, sizeof(text), "max_model_bytes: %s\n", cases[i].v);
+		s = autosync_siteconf_load(write_tmp("size.yaml", text), &err);
+		if (!cases[i].want)
+			ok(!s && strstr(err.text, ":1: 'max_model_bytes': ") &&
+				   strstr(err.text, "at most 256MiB"),
+			   "max_model_bytes: %s refused at config check (%s)", cases[i].v,
+			   err.text);
+		else
+			ok(s && autosync_siteconf_max_model_bytes(s) == cases[i].want,
+			   "max_model_bytes: %s", cases[i].v);
+		autosync_siteconf_destroy(s);
+	}
+	{
+		autosync_error_t err = { .text = "" };
+		autosync_siteconf_t *s = autosync_siteconf_load(write_tmp("m.yaml", "version: 1\n"), &err);
+		ok(s && autosync_siteconf_plan_memory(s) == (size_t) 4 << 30,
+		   "plan_memory: 4GiB by default");
+		autosync_siteconf_destroy(s);
+		s = autosync_siteconf_load(write_tmp("m.yaml", "plan_memory: 8GiB\n"), &err);
+		ok(s && autosync_siteconf_plan_memory(s) == (size_t) 8 << 30, "plan_memory: 8GiB");
+		autosync_siteconf_destroy(s);
+		s = autosync_siteconf_load(write_tmp("m.yaml", "plan_memory: 100MiB\n"), &err);
+		ok(!s && strstr(err.text, ":1: 'plan_memory': '100MiB' is too little to plan in "
+					  "(at least 256MiB)"),
+		   "plan_memory under 256MiB refused (%s)", err.text);
+		autosync_siteconf_destroy(s);
+	}
+	{
+		autosync_error_t err = { .text = "" };
+		autosync_siteconf_t *s = autosync_siteconf_load(
+		    write_tmp("tib.yaml", "feedback:\n  max_bytes: 1TiB\n"), &err);
+		ok(s && autosync_siteconf_feedback_max_bytes(s) == (size_t) 1 << 40,
+		   "TiB is a suffix like the others (%s)", err.text);
 		autosync_siteconf_destroy(s);
 	}
 }
@@ -201,6 +254,7 @@ int main(void)
 	test_example();
 	test_bad();
 	test_durations();
+	test_sizes();
 	{
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
