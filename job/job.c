@@ -951,6 +951,10 @@ static void summarise(autosync_job_t *j)
 			"(plan is %.3fx faster)\n", def, def_t * 1e3,
 			def_t / s.step_time);
 	fprintf(fp, "autosync:   reason: %s\n", asi_quote(s.reason, q, sizeof(q)));
+	if (autosync_plan_format_version(j->plan) < AUTOSYNC_PLAN_VERSION)
+		fprintf(fp, "autosync:   the plan file is format %u, read as "
+			"format %d\n", autosync_plan_format_version(j->plan),
+			AUTOSYNC_PLAN_VERSION);
 	fprintf(fp, "autosync:   plan %s/%s (hash %s), topology %s\n",
 		j->dir ? j->dir : NO_DIR, AUTOSYNC_JOB_PLAN_FILE,
 		autosync_plan_hash(j->plan), j->topo_hash[0] ? j->topo_hash : "-");

@@ -93,6 +93,7 @@ typedef autosync_var_t plan_env_t;
 
 struct autosync_plan {
 	autosync_plan_summary_t s;
+	unsigned format; /* the file's format version, 0 = made here */
 	char *model, *model_hash, *framework, *strategy, *reason, *topo_hash;
 	char *costs_hash;
 	size_t nb;

@@ -341,6 +341,11 @@ const autosync_var_t *autosync_plan_env(const autosync_plan_t *plan, size_t i)
 	return plan && i < plan->nenv ? &plan->env[i] : NULL;
 }
 
+unsigned autosync_plan_format_version(const autosync_plan_t *plan)
+{
+	return plan && plan->format ? plan->format : AUTOSYNC_PLAN_VERSION;
+}
+
 const char *autosync_plan_hash(const autosync_plan_t *plan)
 {
 	return plan ? plan->hash : NULL;
@@ -352,8 +357,9 @@ int planner_plan_compute_hash(autosync_plan_t *plan)
 	uint64_t h = FNV_OFFSET;
 	char buf[256];
 
-	snprintf(buf, sizeof(buf), "v%d %s %s %d %d %.0f %.0f %.9g",
-		 AUTOSYNC_PLAN_VERSION,
+	/* the hash scheme's own version, not the file format's: a format
+	 * that only reads differently keeps every plan's hash */
+	snprintf(buf, sizeof(buf), "v%d %s %s %d %d %.0f %.0f %.9g", 1,
 		 plan->model_hash ? plan->model_hash : "",
 		 plan->framework ? plan->framework : "", plan->s.job_algo,
 		 plan->s.job_compress, plan->s.bucket_cap, plan->s.first_bucket,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "internal.h"
 
 #define NEED(node, name, where)                                                \
@@ -324,22 +325,24 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	if (!(n = planner_ymap_get(&d, root, "autosync_plan"))) {
 		errno = EINVAL;
 		autosync_errprintf(
-		    errp, "%s: not an autosync plan (no 'autosync_plan: 1')",
+		    errp, "%s: not an autosync plan (no 'autosync_plan: 2')",
 		    d.fname);
 		goto fail;
 	}
 	if (planner_yget_u64(&d, n, "autosync_plan", 1, UINT64_MAX, &v, errp) <
 	    0)
 		goto fail;
-	if (v != AUTOSYNC_PLAN_VERSION) {
+	if (v < 1 || v > AUTOSYNC_PLAN_VERSION) {
 		errno = ENOTSUP;
 		autosync_errprintf(errp,
 				   "%s:%u: plan format %" PRIu64
-				   " is not supported (this autosync reads %d)",
+				   " is not supported (this autosync reads 1 "
+				   "and %d)",
 				   d.fname, planner_ynode_line(n), v,
 				   AUTOSYNC_PLAN_VERSION);
 		goto fail;
 	}
+	plan->format = (unsigned) v;
 	if ((n = planner_ymap_get(&d, root, "hash")) &&
 	    planner_yget_str(&d, n, "hash", &hash, errp) < 0)
 		goto fail;
@@ -522,6 +525,18 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 		    planner_yget_str(&d, planner_ydoc_node(&d, p->value),
 				     "env value", &val, errp) < 0)
 			goto fail;
+		/* a shared plan file must not run code in the jobs using it */
+		if (!autosync_plan_env_allowed(k)) {
+			char q[96];
+			errno = EPERM;
+			autosync_errprintf(
+			    errp, "%s:%u: env: '%s' is not a variable a plan may "
+			    "set (NCCL_*, AUTOSYNC_*, HOROVOD_*; no plugin or "
+			    "configuration file)", d.fname,
+			    planner_ynode_line(planner_ydoc_node(&d, p->key)),
+			    asi_quote(k, q, sizeof(q)));
+			goto fail;
+		}
 		if (planner_plan_add_env(plan, k, val) < 0) {
 			errno = ENOMEM;
 			goto fail;

@@ -432,7 +432,10 @@ unsigned long autosync_planner_evals(const autosync_planner_t *p);
 
 /* ================================================================ plans */
 
-#define AUTOSYNC_PLAN_VERSION 1
+/* Plan file format. 2: env names outside autosync_plan_env_allowed() are
+ * an error when read. Version 1 files are read too (the same layout);
+ * autosync_plan_format_version() says which was read. */
+#define AUTOSYNC_PLAN_VERSION 2
 #define AUTOSYNC_NO_SERVER (-1) /* a PS tensor sharded over all servers */
 
 /* A bucket of a plan (read-only view; owned by the plan). Times are from
@@ -456,6 +459,9 @@ typedef struct autosync_bucket {
 } autosync_bucket_t;
 
 void autosync_plan_destroy(autosync_plan_t *plan);
+/* The format version of the file a plan was read from (1 or 2), or
+ * AUTOSYNC_PLAN_VERSION for a plan made by the planner. */
+unsigned autosync_plan_format_version(const autosync_plan_t *plan);
 
 /* Scalars of a plan. Strings live as long as the plan. */
 typedef struct autosync_plan_summary {

@@ -273,6 +273,23 @@ static void test_juwels(void)
 	ok(o2 && !strcmp(hash_of(o2), hash_of(o)),
 	   "a plan file is used as it is (%s)", err.text);
 	autosync_job_destroy(o2);
+	{
+		/* a plan file of the previous format: used, and said so */
+		char cmd[3000], v1[1200];
+		snprintf(v1, sizeof(v1), "%s/v1-plan.yaml", dir);
+		snprintf(cmd, sizeof(cmd), "sed 's/^autosync_plan: 2$/autosync_plan: 1/' %s > %s",
+			 p, v1);
+		if (system(cmd) != 0)
+			bail_out("%s", cmd);
+		in.plan_file = v1;
+		o2 = run_job(&in, &err);
+		ok(o2 && !strcmp(hash_of(o2), hash_of(o)) &&
+			   strstr(autosync_job_summary(o2),
+				  "\nautosync:   the plan file is format 1, read as format 2\n"),
+		   "a format 1 plan file is used, the summary says so (%s)", err.text);
+		autosync_job_destroy(o2);
+		in.plan_file = p;
+	}
 	snprintf(p, sizeof(p), "%s/site.yaml", dir);
 	ok(!run_job(&in, &err) && !strncmp(err.text, "plan file: ", 11),
 	   "a file that is no plan is refused: %s", err.text);

@@ -134,9 +134,39 @@ static void bad_plans(void)
 	size_t l;
 	char *t = to_text(pl, &l), *b;
 
-	b = replace(t, "autosync_plan: 1", "autosync_plan: 2");
-	bad_plan(b, "bad-plan.yaml:2", "format 2", "a newer format version");
+	b = replace(t, "autosync_plan: 2", "autosync_plan: 3");
+	bad_plan(b, "bad-plan.yaml:2", "format 3", "a newer format version");
 	free(b);
+	{
+		/* the previous format reads, says which it was, same hash */
+		autosync_error_t err = {""};
+		autosync_plan_t *v1;
+		b = replace(t, "autosync_plan: 2", "autosync_plan: 1");
+		v1 = autosync_plan_parse(b, strlen(b), "v1.yaml", &err);
+		ok(v1 && autosync_plan_format_version(v1) == 1 &&
+		       !strcmp(autosync_plan_hash(v1), autosync_plan_hash(pl)) &&
+		       autosync_plan_format_version(pl) == AUTOSYNC_PLAN_VERSION,
+		   "a version 1 plan reads, as version 1, with the same hash (%s)",
+		   err.text);
+		autosync_plan_destroy(v1);
+		free(b);
+	}
+	{
+		/* names a plan may not set are refused when it is read,
+		 * whatever its version */
+		const char *v[] = {"autosync_plan: 2", "autosync_plan: 1"};
+		for (int i = 0; i < 2; i++) {
+			char *e = replace(t, v[0], v[i]);
+			char *f = strstr(e, "\nenv: {}")
+				      ? replace(e, "\nenv: {}", "\nenv:\n  \"LD_PRELOAD\": \"x.so\"")
+				      : replace(e, "\nenv:\n", "\nenv:\n  \"LD_PRELOAD\": \"x.so\"\n");
+			bad_plan(f, "bad-plan.yaml:",
+				 "env: 'LD_PRELOAD' is not a variable a plan may set",
+				 i ? "LD_PRELOAD in a version 1 plan" : "LD_PRELOAD in a plan");
+			free(f);
+			free(e);
+		}
+	}
 	b = replace(t, "kind: allreduce", "kind: gossip");
 	bad_plan(b, "bad-plan.yaml:", "'gossip'", "unknown bucket kind");
 	free(b);

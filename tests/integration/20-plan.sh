@@ -40,7 +40,7 @@ worker 2 =mlx5_2:1
 worker 3 =mlx5_3:1" "1 task for 4 GPUs: no per-rank NIC injected; each worker's autosync launch picks its own (4-GPU/4-NIC node)"
 
 # the plan file is the CLI's plan file
-out=$(as_user srun -N1 -n1 --gpus=2 --autosync-model=resnet50 bash -c 'grep -c "^autosync_plan: 1$" "$AUTOSYNC_PLAN"; grep -c "class=\"0x0302" "$NCCL_TOPO_FILE"; stat -c %a "$(dirname "$AUTOSYNC_PLAN")"' 2>&1)
+out=$(as_user srun -N1 -n1 --gpus=2 --autosync-model=resnet50 bash -c 'grep -c "^autosync_plan: 2$" "$AUTOSYNC_PLAN"; grep -c "class=\"0x0302" "$NCCL_TOPO_FILE"; stat -c %a "$(dirname "$AUTOSYNC_PLAN")"' 2>&1)
 is "$out" "1
 2
 700" "a versioned plan file, an NCCL XML with the 2 allocated GPUs, a private job directory"
