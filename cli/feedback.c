@@ -16,6 +16,7 @@
 #include "autosync/feedback.h"
 #include "autosync/siteconf.h"
 #include "cli.h"
+#include "common/text.h"
 
 #define MAX_MODELS 256
 
@@ -28,6 +29,7 @@ struct summary {
 struct ctx {
 	int64_t since;
 	unsigned long job; /* --job: 0 = all */
+	unsigned long v1;  /* records of format 1 shown */
 	const char *model;
 	int quiet;
 	unsigned long shown;
@@ -112,19 +114,20 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 {
 	struct ctx *c = arg;
 	struct summary *s = NULL;
-	char when[32];
+	char when[32], qm0[256];
 	struct tm tm;
 	time_t t = (time_t) r->time;
 
 	if (r->time < c->since || (c->model && strcmp(c->model, r->model)) ||
 	    (c->job && r->job != c->job))
 		return 0;
+	c->v1 += r->version == 1;
 	for (size_t i = 0; i < c->nmodels; i++)
-		if (!strcmp(c->models[i].model, r->model))
+		if (!strcmp(c->models[i].model, asi_quote(r->model, qm0, sizeof(qm0))))
 			s = &c->models[i];
 	if (!s && c->nmodels < MAX_MODELS) {
 		s = &c->models[c->nmodels++];
-		snprintf(s->model, sizeof(s->model), "%s", r->model);
+		asi_quote(r->model, s->model, sizeof(s->model));
 	}
 	if (s) {
 		s->records++;
@@ -158,10 +161,14 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 				 (r->predicted - r->measured_mean) /
 					 r->measured_mean * 100);
 		}
+		/* names come from users' files: nothing that steers a
+		 * terminal or reorders text reaches it */
+		char qn[80], qm[300], qs[80];
 		printf("%-20s %-14s %-8s %-16s %7s %-22s %12.3f %12s %8s\n",
-		       when, js, r->node, r->model, ng,
-		       r->strategy[0] ? r->strategy : "-", r->predicted * 1e3,
-		       meas, err);
+		       when, js, asi_quote(r->node, qn, sizeof(qn)),
+		       asi_quote(r->model, qm, sizeof(qm)), ng,
+		       r->strategy[0] ? asi_quote(r->strategy, qs, sizeof(qs)) : "-",
+		       r->predicted * 1e3, meas, err);
 	}
 	return 0;
 }
@@ -357,6 +364,10 @@ int autosync_cmd_feedback(int argc, char **argv)
 		printf("%-24s %8lu %9lu %13.3f %13s %8s\n", s->model, s->records,
 		       s->measured, s->pred_sum / s->records * 1e3, mm, mape);
 	}
+	if (c->v1)
+		fprintf(stderr, "autosync feedback: %lu record(s) of format 1, "
+			"which do not say what the user could influence\n",
+			c->v1);
 	rv = 0;
 out:
 	autosync_siteconf_destroy(site);

@@ -1188,5 +1188,13 @@ int autosync_job_feedback(const autosync_job_t *j, autosync_feedback_rec_t *r,
 	/* the node's own view, also for a plan made elsewhere */
 	snprintf(r->topo_hash, sizeof(r->topo_hash), "%s", j->topo_hash);
 	r->scale = 1;
+	/* what the user could steer: a model or plan file of their own, and
+	 * variables of their own kept over the plan's */
+	if (j->plan_file)
+		r->influenced |= AUTOSYNC_FEEDBACK_USER_PLAN;
+	else if (j->model_spec && is_path(j->model_spec))
+		r->influenced |= AUTOSYNC_FEEDBACK_USER_MODEL;
+	if (j->nskipped)
+		r->influenced |= AUTOSYNC_FEEDBACK_USER_ENV;
 	return 0;
 }

@@ -160,6 +160,12 @@ static int send_results(int fd, const autosync_job_t *j,
 	if (send_item(fd, 'H', h, NULL) < 0 ||
 	    send_item(fd, 'S', autosync_job_summary(j), NULL) < 0)
 		goto out;
+	/* the plan's side of the record; slurmstepd puts in the job's
+	 * identity from Slurm (these placeholders make it a whole record) */
+	if (rec) {
+		rec->time = (int64_t) time(NULL);
+		snprintf(rec->node, sizeof(rec->node), "-");
+	}
 	if (rec && autosync_job_feedback(j, rec, err) == 0 &&
 	    autosync_feedback_format(rec, &line, &len, err) == 0) {
 		line[strcspn(line, "\n")] = '\0';

@@ -640,6 +640,8 @@ static void finish_step(void)
 		snprintf(r->user, sizeof(r->user), "%s", pw.pw_name);
 	snprintf(r->node, sizeof(r->node), "%s", context.node);
 	read_report(r);
+	if (r->measured_count)
+		r->influenced |= AUTOSYNC_FEEDBACK_USER_MEASURED; /* the job's file */
 	if (autosync_feedback_format(r, &line, &len, &err) < 0)
 		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
 	else if (log[0] &&

@@ -18,6 +18,7 @@
 #include "autosync/feedback.h"
 #include "autosync/planner.h"
 #include "common/readfile.h"
+#include "common/yamlload.h"
 
 /* ------------------------------------------------------------ emitting */
 
@@ -129,6 +130,91 @@ static int write_handler(void *data, unsigned char *buf, size_t size)
 	return fwrite(buf, 1, size, fp) == size;
 }
 
+/* the names of the AUTOSYNC_FEEDBACK_USER_* bits, in bit order */
+static const char *const user_names[] = { "measured", "model", "plan", "env",
+					  "unknown" };
+#define NUSER (sizeof(user_names) / sizeof(user_names[0]))
+
+static int step_ok(double t)
+{
+	return t >= AUTOSYNC_FEEDBACK_MIN_STEP && t <= AUTOSYNC_FEEDBACK_MAX_STEP;
+}
+
+static int range(const char *field, double v, autosync_error_t *errp)
+{
+	errno = EINVAL;
+	return autosync_errprintf(errp, "field '%s': %g is not a step time "
+				  "(%g to %g s)", field, v,
+				  AUTOSYNC_FEEDBACK_MIN_STEP,
+				  AUTOSYNC_FEEDBACK_MAX_STEP);
+}
+
+static int missing(const char *field, autosync_error_t *errp)
+{
+	errno = EINVAL;
+	return autosync_errprintf(errp, "field '%s' is missing or empty",
+				  field);
+}
+
+int autosync_feedback_check(const autosync_feedback_rec_t *r,
+			    autosync_error_t *errp)
+{
+	const struct {
+		const char *name, *v;
+	} need[] = {
+		{ "source", r ? r->source : NULL },
+		{ "node", r ? r->node : NULL },
+		{ "model", r ? r->model : NULL },
+		{ "plan_hash", r ? r->plan_hash : NULL },
+		{ "framework", r ? r->framework : NULL },
+		{ "strategy", r ? r->strategy : NULL },
+	};
+
+	if (!r) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "invalid argument");
+	}
+	if (r->time <= 0)
+		return missing("time", errp);
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!need[i].v[0])
+			return missing(need[i].name, errp);
+	if (r->nodes < 1 || r->gpus_per_node < 1) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "field '%s': 0 is not a count "
+					  "(at least 1)", r->nodes < 1
+					  ? "nodes" : "gpus_per_node");
+	}
+	if (!step_ok(r->predicted))
+		return range("predicted_step_s", r->predicted, errp);
+	for (size_t i = 0; i < r->nmeasured; i++)
+		if (!step_ok(r->measured[i]))
+			return range("measured_step_s", r->measured[i], errp);
+	if (r->nmeasured > r->measured_count) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "field 'measured_count': %" PRIu64
+					  " is less than the %zu step times "
+					  "given", r->measured_count,
+					  r->nmeasured);
+	}
+	if (r->measured_count && !step_ok(r->measured_mean))
+		return range("measured_mean_s", r->measured_mean, errp);
+	if (!(r->scale == 0 || (r->scale >= 1 && isfinite(r->scale)))) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "field 'scale': %g is not a "
+					  "scale (at least 1)", r->scale);
+	}
+	for (size_t i = 0; i < r->nbaselines; i++)
+		if (!(r->baselines[i].predicted >= 0 &&
+		      isfinite(r->baselines[i].predicted))) {
+			errno = EINVAL;
+			return autosync_errprintf(errp, "field 'baselines': %g "
+						  "is not a step time",
+						  r->baselines[i].predicted);
+		}
+	return 0;
+}
+
 int autosync_feedback_format(const autosync_feedback_rec_t *r, char **line,
 			     size_t *len, autosync_error_t *errp)
 {
@@ -155,6 +241,8 @@ int autosync_feedback_format(const autosync_feedback_rec_t *r, char **line,
 		{ r->cluster, sizeof(r->cluster) },
 	};
 
+	if (r && autosync_feedback_check(r, errp) < 0)
+		return -1;
 	if (!r || !line || !len || r->nbuckets > AUTOSYNC_FEEDBACK_MAX_BUCKETS ||
 	    r->nbaselines > AUTOSYNC_FEEDBACK_MAX_BASELINES ||
 	    r->nmeasured > AUTOSYNC_FEEDBACK_MAX_MEASURED) {
@@ -244,6 +332,11 @@ int autosync_feedback_format(const autosync_feedback_rec_t *r, char **line,
 	seq_end(&o);
 	str(&o, "measured_count"), u64(&o, r->measured_count);
 	str(&o, "measured_mean_s"), num(&o, r->measured_mean);
+	str(&o, "user_influenced"), seq_start(&o);
+	for (size_t i = 0; i < NUSER; i++)
+		if (r->influenced & (1u << i))
+			str(&o, user_names[i]);
+	seq_end(&o);
 	map_end(&o);
 	if (!o.failed) {
 		yaml_document_end_event_initialize(&o.ev, 1);
@@ -366,13 +459,41 @@ static int parse_bucket(yaml_document_t *d, yaml_node_t *m,
 	return 0;
 }
 
+/* the keys every record has */
+static const char *const required[] = {
+	"version",	"time",	     "source",		 "job",
+	"step",		"node",	     "nodes",		 "gpus_per_node",
+	"model",	"model_hash", "plan_hash",	 "framework",
+	"strategy",	"predicted_step_s", "measured_count", "user_influenced",
+};
+#define NREQ (sizeof(required) / sizeof(required[0]))
+
+/* "user_influenced": a list of the names in user_names */
+static int parse_user(yaml_document_t *d, yaml_node_t *n, unsigned *user)
+{
+	if (!n || n->type != YAML_SEQUENCE_NODE)
+		return -1;
+	for (yaml_node_item_t *it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		const char *v = sc(d, yaml_document_get_node(d, *it));
+		size_t i = 0;
+		while (v && i < NUSER && strcmp(v, user_names[i]))
+			i++;
+		if (!v || i == NUSER)
+			return -1;
+		*user |= 1u << i;
+	}
+	return 0;
+}
+
 int autosync_feedback_parse(const char *line, size_t len,
 			    autosync_feedback_rec_t *r, autosync_error_t *errp)
 {
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root;
+	autosync_error_t e = { .text = "" };
 	const char *bad = NULL;
+	unsigned seen = 0;
 	int rv = -1;
 
 	if (!line || !r) {
@@ -380,16 +501,18 @@ int autosync_feedback_parse(const char *line, size_t len,
 		return autosync_errprintf(errp, "invalid argument");
 	}
 	memset(r, 0, sizeof(*r));
-	if (!yaml_parser_initialize(&parser)) {
-		errno = ENOMEM;
-		return autosync_errprintf(errp, "out of memory");
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *) line, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		yaml_parser_delete(&parser);
+	/* a record has a few nodes per bucket, baseline and step time */
+	if (asi_yaml_load(&doc, line, len, "record",
+			  4 * (AUTOSYNC_FEEDBACK_MAX_BUCKETS * 14 +
+			       AUTOSYNC_FEEDBACK_MAX_MEASURED + 256),
+			  &e) < 0) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "not a record: %s",
-					  parser.problem ? parser.problem : "parse error");
+		return autosync_errprintf(errp, "not a record: %s", e.text);
+	}
+	if (asi_yaml_no_duplicates(&doc, "record", &e) < 0) {
+		yaml_document_delete(&doc);
+		errno = EINVAL;
+		return autosync_errprintf(errp, "not a record: %s", e.text);
 	}
 	root = yaml_document_get_root_node(&doc);
 	if (!root || root->type != YAML_MAPPING_NODE) {
@@ -412,9 +535,17 @@ int autosync_feedback_parse(const char *line, size_t len,
 	else if (!strcmp(k, key)) { if (get_str(v, r->field, sizeof(r->field))) bad = key; }
 #define U64(key, field, max) \
 	else if (!strcmp(k, key)) { if (get_u64(v, &u) || u > (max)) bad = key; else r->field = u; }
+		for (size_t i = 0; i < NREQ; i++)
+			if (!strcmp(k, required[i]))
+				seen |= 1u << i;
 		if (!strcmp(k, "version")) {
-			if (get_u64(v, &u) || u != AUTOSYNC_FEEDBACK_VERSION)
+			if (get_u64(v, &u) || u < 1 || u > AUTOSYNC_FEEDBACK_VERSION)
 				bad = "version";
+			else
+				r->version = (unsigned) u;
+		} else if (!strcmp(k, "user_influenced")) {
+			if (parse_user(&doc, vn, &r->influenced))
+				bad = k;
 		} else if (!strcmp(k, "time")) {
 			if (parse_time(v, &r->time))
 				bad = "time";
@@ -489,15 +620,27 @@ int autosync_feedback_parse(const char *line, size_t len,
 #undef STR
 #undef U64
 	}
-	if (!bad)
-		rv = 0;
-out:
 	if (bad) {
 		errno = EINVAL;
 		autosync_errprintf(errp, "bad field '%s'", bad);
+		goto out;
 	}
+	for (size_t i = 0; i < NREQ; i++)
+		/* a version 1 record says nothing of its user */
+		if (!(seen & (1u << i)) &&
+		    !(r->version == 1 && !strcmp(required[i], "user_influenced"))) {
+			errno = EINVAL;
+			autosync_errprintf(errp, "field '%s' is missing",
+					   required[i]);
+			goto out;
+		}
+	if (r->version == 1)
+		r->influenced |= AUTOSYNC_FEEDBACK_USER_UNKNOWN;
+	if (autosync_feedback_check(r, errp) < 0)
+		goto out;
+	rv = 0;
+out:
 	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
 	return rv;
 }
 

@@ -20,7 +20,34 @@
 extern "C" {
 #endif
 
-#define AUTOSYNC_FEEDBACK_VERSION 1
+/* Record format. 2: required fields and ranges are checked on write and on
+ * read, and records say what the job's user could influence. Version 1
+ * records are read too (rec.version says which). */
+#define AUTOSYNC_FEEDBACK_VERSION 2
+/* Step times a record may hold: 1 us .. 1 h. */
+#define AUTOSYNC_FEEDBACK_MIN_STEP 1e-6
+#define AUTOSYNC_FEEDBACK_MAX_STEP 3600.0
+
+/* What in a record the job's user could have influenced (rec.influenced), so
+ * that training can weigh or drop it. Written as "user_influenced": a list
+ * of these names. */
+enum {
+	AUTOSYNC_FEEDBACK_USER_MEASURED = 1 << 0, /* "measured": step times
+						     come from a file the job
+						     writes */
+	AUTOSYNC_FEEDBACK_USER_MODEL = 1 << 1,	  /* "model": a model file of
+						     the user's (model, hash,
+						     and the plan made from
+						     it) */
+	AUTOSYNC_FEEDBACK_USER_PLAN = 1 << 2,	  /* "plan": a plan file of the
+						     user's */
+	AUTOSYNC_FEEDBACK_USER_ENV = 1 << 3,	  /* "env": the job kept
+						     variables of its own over
+						     the plan's */
+	AUTOSYNC_FEEDBACK_USER_UNKNOWN = 1 << 4,  /* "unknown": a version 1
+						     record, which does not
+						     say */
+};
 /* Bounds that keep one record a few KiB to a few hundred KiB. */
 #define AUTOSYNC_FEEDBACK_MAX_MEASURED 256
 #define AUTOSYNC_FEEDBACK_MAX_BUCKETS 1024
@@ -68,7 +95,19 @@ typedef struct autosync_feedback_rec {
 	double measured[AUTOSYNC_FEEDBACK_MAX_MEASURED]; /* s per step */
 	uint64_t measured_count; /* all reported steps */
 	double measured_mean;    /* over all reported steps, 0 none */
+	unsigned influenced;     /* AUTOSYNC_FEEDBACK_USER_* bits */
+	unsigned version;        /* the format it was read in (0: made here) */
 } autosync_feedback_rec_t;
+
+/*
+ * Check a complete record: time, source, node, model, plan hash, framework,
+ * strategy present; nodes and GPUs per node >= 1; the predicted step and
+ * every measured one within AUTOSYNC_FEEDBACK_MIN_STEP ..
+ * AUTOSYNC_FEEDBACK_MAX_STEP seconds; counts consistent. 0, or -1 with
+ * EINVAL and the field named in errp.
+ */
+int autosync_feedback_check(const autosync_feedback_rec_t *r,
+			    autosync_error_t *errp);
 
 /*
  * Fill the plan's side of 'r' from 'plan': model and its hash, topology
@@ -80,14 +119,17 @@ int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
 			       autosync_error_t *errp);
 
 /*
- * Format 'r' as one JSON line ending in '\n'. '*line' is malloc'ed (the
- * caller frees it). Strings with control characters are refused (EINVAL):
- * a record is always one line.
+ * Format 'r' as one JSON line ending in '\n' (the current version). '*line'
+ * is malloc'ed (the caller frees it). A record that fails
+ * autosync_feedback_check() or holds strings with control characters is
+ * refused (EINVAL): a record is always one valid line.
  */
 int autosync_feedback_format(const autosync_feedback_rec_t *r, char **line,
 			     size_t *len, autosync_error_t *errp);
 
-/* Parse one line written by autosync_feedback_format(). */
+/* Parse one line written by autosync_feedback_format(), of this version or
+ * the previous one, checked as autosync_feedback_check() does; a key given
+ * twice, or missing, is an error. */
 int autosync_feedback_parse(const char *line, size_t len,
 			    autosync_feedback_rec_t *r, autosync_error_t *errp);
 

@@ -56,6 +56,7 @@ static autosync_feedback_rec_t *sample(void)
 	r->measured[2] = 0.12;
 	r->measured_count = 3;
 	r->measured_mean = 0.125;
+	r->influenced = AUTOSYNC_FEEDBACK_USER_MEASURED | AUTOSYNC_FEEDBACK_USER_MODEL;
 	return r;
 }
 
@@ -71,7 +72,7 @@ static void test_format(void)
 	ok(line && len > 0 && line[len - 1] == '\n' &&
 		   memchr(line, '\n', len - 1) == NULL,
 	   "one line ending in a newline");
-	ok(line && strncmp(line, "{\"version\": 1, \"time\": \"2025-12-02T10:40:00Z\", "
+	ok(line && strncmp(line, "{\"version\": 2, \"time\": \"2025-12-02T10:40:00Z\", "
 				 "\"source\": \"plugin\", \"job\": 42, \"step\": "
 				 "4294967291, ", 92) == 0,
 	   "JSON with an ISO time: %.100s", line ? line : "");
@@ -80,6 +81,10 @@ static void test_format(void)
 	ok(autosync_feedback_parse(line, len, back, &err) == 0, "parse back (%s)",
 	   err.text);
 	is(back->model, r->model, "model round trip");
+	ok(line && strstr(line, ", \"user_influenced\": [\"measured\", \"model\"]}"),
+	   "what the user could influence, by name");
+	ok(back->influenced == r->influenced && back->version == 2,
+	   "and read back, with the version");
 	ok(back->time == r->time && back->job == 42 && back->step == r->step &&
 		   back->uid == 1001 && back->nodes == 3 && back->gpus_per_node == 2,
 	   "numbers round trip");
@@ -104,10 +109,85 @@ static void test_format(void)
 	ok(autosync_feedback_parse("{\"version\": 1, \"job\": -3}\n", 26, back, &err) < 0 &&
 		   !strcmp(err.text, "bad field 'job'"),
 	   "bad field named: %s", err.text);
+
 	ok(autosync_feedback_parse("[1, 2", 5, back, &err) < 0, "not YAML");
 	free(line);
 	free(r);
 	free(back);
+}
+
+/* A record is checked on write and on read: required fields, step times
+ * within 1 us .. 1 h, counts of at least 1; version 1 records still read. */
+static void test_validation(void)
+{
+	static const struct {
+		const char *what, *from, *to, *want;
+	} cases[] = {
+		{ "a negative prediction", "\"predicted_step_s\": 0.123456789",
+		  "\"predicted_step_s\": -1", "field 'predicted_step_s': -1 is not a step time (1e-06 to 3600 s)" },
+		{ "a prediction of two hours", "\"predicted_step_s\": 0.123456789",
+		  "\"predicted_step_s\": 7200", "field 'predicted_step_s': 7200 is not a step time" },
+		{ "a zero step time", "\"measured_step_s\": [0.13, ",
+		  "\"measured_step_s\": [0, ", "field 'measured_step_s': 0 is not a step time" },
+		{ "no nodes", "\"nodes\": 3", "\"nodes\": 0", "field 'nodes': 0 is not a count (at least 1)" },
+		{ "an empty node", "\"node\": \"node2\"", "\"node\": \"\"", "field 'node' is missing or empty" },
+		{ "no strategy", "\"strategy\": \"allreduce-buckets\", ", "", "field 'strategy' is missing" },
+		{ "no user_influenced in version 2", ", \"user_influenced\": [\"measured\", \"model\"]", "",
+		  "field 'user_influenced' is missing" },
+		{ "an unknown influence", "[\"measured\", \"model\"]", "[\"magic\"]", "bad field 'user_influenced'" },
+		{ "a key given twice", "\"nodes\": 3", "\"nodes\": 3, \"nodes\": 4", "key 'nodes' given twice" },
+		{ "a count below its step times", "\"measured_count\": 3", "\"measured_count\": 2",
+		  "field 'measured_count': 2 is less than the 3 step times given" },
+		{ "a future version", "\"version\": 2", "\"version\": 3", "bad field 'version'" },
+	};
+	autosync_feedback_rec_t *r = sample(), *back = calloc(1, sizeof(*back));
+	autosync_error_t err = { .text = "" };
+	char *line = NULL, buf[8192];
+	size_t len = 0;
+
+	if (autosync_feedback_format(r, &line, &len, &err) < 0)
+		bail_out("format: %s", err.text);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *at = strstr(line, cases[i].from);
+		if (!at)
+			bail_out("'%s' not in the record", cases[i].from);
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int) (at - line), line, cases[i].to,
+			 at + strlen(cases[i].from));
+		ok(autosync_feedback_parse(buf, strlen(buf), back, &err) < 0 && errno == EINVAL &&
+			   strstr(err.text, cases[i].want),
+		   "read: %s is refused (%s)", cases[i].what, err.text);
+	}
+	ok(autosync_feedback_parse("{}", 2, back, &err) < 0 &&
+		   !strcmp(err.text, "field 'version' is missing"),
+	   "read: {} is no record (%s)", err.text);
+	/* the same checks on write */
+	r->predicted = -0.5;
+	ok(autosync_feedback_format(r, &line, &len, &err) < 0 &&
+		   !strcmp(err.text, "field 'predicted_step_s': -0.5 is not a step time (1e-06 to 3600 s)"),
+	   "write: a negative prediction is refused (%s)", err.text);
+	r->predicted = 0.1;
+	r->gpus_per_node = 0;
+	ok(autosync_feedback_format(r, &line, &len, &err) < 0 &&
+		   strstr(err.text, "'gpus_per_node': 0 is not a count"),
+	   "write: no GPUs is refused (%s)", err.text);
+	r->gpus_per_node = 2;
+	r->plan_hash[0] = '\0';
+	ok(autosync_feedback_format(r, &line, &len, &err) < 0 &&
+		   !strcmp(err.text, "field 'plan_hash' is missing or empty"),
+	   "write: no plan hash is refused (%s)", err.text);
+	free(line);
+	/* version 1: no user_influenced; read, and said */
+	snprintf(buf, sizeof(buf), "{\"version\": 1, \"time\": \"2025-12-02T10:40:00Z\", "
+		 "\"source\": \"plugin\", \"job\": 1, \"step\": 0, \"node\": \"n\", "
+		 "\"nodes\": 2, \"gpus_per_node\": 4, \"model\": \"m\", \"model_hash\": \"\", "
+		 "\"plan_hash\": \"p\", \"framework\": \"generic\", \"strategy\": \"s\", "
+		 "\"predicted_step_s\": 0.5, \"measured_count\": 0, \"measured_mean_s\": 0}\n");
+	ok(autosync_feedback_parse(buf, strlen(buf), back, &err) == 0 && back->version == 1 &&
+		   back->influenced == AUTOSYNC_FEEDBACK_USER_UNKNOWN,
+	   "a version 1 record reads, marked as not saying what the user influenced (%s)",
+	   err.text);
+	free(back);
+	free(r);
 }
 
 static int count_cb(const autosync_feedback_rec_t *r, void *arg)
@@ -263,6 +343,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		bail_out("mkdtemp");
 	test_format();
+	test_validation();
 	test_log();
 	{
 		char cmd[128];

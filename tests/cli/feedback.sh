@@ -3,7 +3,7 @@
 . "${AUTOSYNC_SRCDIR:-.}/tests/cli/tap.sh"
 
 rec() { # rec TIME JOB MODEL PREDICTED MEASURED_MEAN COUNT
-  printf '{"version": 1, "time": "%s", "source": "plugin", "job": %s, "step": 0, "user": "u", "uid": 1000, "node": "node1", "nodes": 3, "gpus_per_node": 2, "model": "%s", "model_hash": "", "topo_hash": "", "plan_hash": "", "framework": "pytorch-ddp", "strategy": "x", "predicted_step_s": %s, "buckets": [], "baselines": {}, "measured_step_s": [], "measured_count": %s, "measured_mean_s": %s}\n' \
+  printf '{"version": 2, "time": "%s", "source": "plugin", "job": %s, "step": 0, "user": "u", "uid": 1000, "node": "node1", "nodes": 3, "gpus_per_node": 2, "model": "%s", "model_hash": "", "topo_hash": "", "plan_hash": "0123456789abcdef", "framework": "pytorch-ddp", "strategy": "x", "predicted_step_s": %s, "buckets": [], "baselines": {}, "measured_step_s": [], "measured_count": %s, "measured_mean_s": %s, "user_influenced": ["measured"]}\n' \
     "$1" "$2" "$3" "$4" "$6" "$5"
 }
 log=$TMP/feedback.jsonl
@@ -47,6 +47,15 @@ is "$rc:$out" "2:autosync feedback: --job: bad value '8x' (expected a Slurm job 
 out=$("$AUTOSYNC" feedback --file "$log" --since yesterday 2>&1); rc=$?
 is "$rc" 2 "a bad --since is a usage error"
 is "$out" "autosync feedback: --since: bad value 'yesterday' (expected e.g. 2026-12-01, 12h or 7d)" "and says why"
+# names from users' files reach the terminal escaped (a bidi override)
+rec 2026-12-01T12:00:00Z 11 "$(printf 'evil\342\200\256txt')" 0.010 0.011 5 > "$TMP/bidi.jsonl"
+out=$("$AUTOSYNC" feedback --file "$TMP/bidi.jsonl" 2>&1 | sed -n 2p)
+like "$out" ' evil\\u\{202e\}txt ' "a bidi override in a model name is shown escaped"
+# a record of the previous format: read, and said once
+rec 2026-12-01T12:00:00Z 10 ncf 0.010 0.011 5 | sed 's/"version": 2/"version": 1/; s/, "user_influenced": \["measured"\]//' > "$TMP/v1.jsonl"
+out=$("$AUTOSYNC" feedback --file "$TMP/v1.jsonl" --summary 2>&1 >/dev/null); rc=$?
+is "$rc:$out" "0:autosync feedback: 1 record(s) of format 1, which do not say what the user could influence" \
+  "a format 1 record is read, with a note"
 out=$("$AUTOSYNC" feedback --file "$TMP/none.jsonl" 2>&1); rc=$?
 is "$rc" 1 "a missing log fails"
 is "$out" "autosync: $TMP/none.jsonl: cannot open: No such file or directory" "naming the file"
