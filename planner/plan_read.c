@@ -296,56 +296,113 @@ fail:
 	return -1;
 }
 
-autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
-				     const char *fname, autosync_error_t *errp)
+/* phase: the version and the stated hash */
+static int read_version(struct ydoc *dd, yaml_node_t *root,
+			autosync_plan_t *plan, const char **hash,
+			autosync_error_t *errp)
 {
-	static const char *const top[] = {
-	    "autosync_plan", "hash",	  "inputs", "strategy", "reason", "job",
-	    "prediction",    "baselines", "env",    "buckets",	"skipped_env",
-	    "nccl",	     NULL};
-	struct ydoc d;
-	autosync_plan_t *plan = NULL;
-	yaml_node_t *root, *n, *in, *cl, *job, *pr, *sq;
+	struct ydoc d = *dd;
+	yaml_node_t *n;
 	uint64_t v;
-	const char *hash = NULL, *s;
-	int saved;
 
-	if (planner_ydoc_load(&d, buf, len, fname, errp) < 0)
-		return NULL;
-	if (!(plan = calloc(1, sizeof(*plan)))) {
-		errno = ENOMEM;
-		autosync_errprintf(errp, "plan: out of memory");
-		goto fail;
-	}
-	root = planner_ydoc_root(&d);
-	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "plan file", errp) < 0)
-		goto fail;
-	if (known_keys(&d, root, top, "", errp) < 0)
-		goto fail;
 	if (!(n = planner_ymap_get(&d, root, "autosync_plan"))) {
 		errno = EINVAL;
-		autosync_errprintf(
+		return autosync_errprintf(
 		    errp, "%s: not an autosync plan (no 'autosync_plan: 2')",
 		    d.fname);
-		goto fail;
 	}
 	if (planner_yget_u64(&d, n, "autosync_plan", 1, UINT64_MAX, &v, errp) <
 	    0)
-		goto fail;
+		return -1;
 	if (v < 1 || v > AUTOSYNC_PLAN_VERSION) {
 		errno = ENOTSUP;
-		autosync_errprintf(errp,
-				   "%s:%u: plan format %" PRIu64
-				   " is not supported (this autosync reads 1 "
-				   "and %d)",
-				   d.fname, planner_ynode_line(n), v,
-				   AUTOSYNC_PLAN_VERSION);
-		goto fail;
+		return autosync_errprintf(errp,
+					  "%s:%u: plan format %" PRIu64
+					  " is not supported (this autosync "
+					  "reads 1 and %d)",
+					  d.fname, planner_ynode_line(n), v,
+					  AUTOSYNC_PLAN_VERSION);
 	}
 	plan->format = (unsigned) v;
 	if ((n = planner_ymap_get(&d, root, "hash")) &&
-	    planner_yget_str(&d, n, "hash", &hash, errp) < 0)
+	    planner_yget_str(&d, n, "hash", hash, errp) < 0)
+		return -1;
+	return 0;
+}
+
+/* phase: the cluster the plan was made for */
+static int read_cluster(struct ydoc *dd, yaml_node_t *in,
+			autosync_plan_t *plan, autosync_error_t *errp)
+{
+	struct ydoc d = *dd;
+	autosync_cluster_t *c = &plan->s.cluster;
+	yaml_node_t *n, *cl;
+	const char *cls;
+	uint64_t v;
+
+	NEED(cl, "cluster", in);
+	if (planner_yexpect(&d, cl, YAML_MAPPING_NODE, "cluster", errp) < 0)
 		goto fail;
+	NEED(n, "nodes", cl);
+	if (planner_yget_u64(&d, n, "nodes", 1, 1000000, &v, errp) < 0)
+		goto fail;
+	c->nodes = (unsigned)v;
+	NEED(n, "gpus_per_node", cl);
+	if (planner_yget_u64(&d, n, "gpus_per_node", 1, 4096, &v,
+			     errp) < 0)
+		goto fail;
+	c->gpus_per_node = (unsigned)v;
+	NEED(n, "intra_class", cl);
+	if (planner_yget_str(&d, n, "intra_class", &cls, errp) < 0)
+		goto fail;
+	if ((c->intra_class = autosync_link_class_from_name(cls)) < 0) {
+		errno = EINVAL;
+		autosync_errprintf(
+		    errp, "%s:%u: intra_class: unknown value '%s'",
+		    d.fname, planner_ynode_line(n), cls);
+		goto fail;
+	}
+	NEED(n, "intra_bw", cl);
+	if (planner_yget_double(&d, n, "intra_bw", 0, 1e18,
+				&c->intra_bw, errp) < 0)
+		goto fail;
+	NEED(n, "intra_lat", cl);
+	if (planner_yget_double(&d, n, "intra_lat", 0, 10,
+				&c->intra_lat, errp) < 0)
+		goto fail;
+	NEED(n, "nics_per_node", cl);
+	if (planner_yget_u64(&d, n, "nics_per_node", 0, 1024, &v,
+			     errp) < 0)
+		goto fail;
+	c->nics_per_node = (unsigned)v;
+	NEED(n, "nic_bw", cl);
+	if (planner_yget_double(&d, n, "nic_bw", 0, 1e18, &c->nic_bw,
+				errp) < 0)
+		goto fail;
+	NEED(n, "inter_lat", cl);
+	if (planner_yget_double(&d, n, "inter_lat", 0, 10,
+				&c->inter_lat, errp) < 0)
+		goto fail;
+	NEED(n, "nodes_per_switch", cl);
+	if (planner_yget_u64(&d, n, "nodes_per_switch", 0, 1000000, &v,
+			     errp) < 0)
+		goto fail;
+	c->nodes_per_switch = (unsigned)v;
+	snprintf(c->topo_hash, sizeof(c->topo_hash), "%s",
+		 plan->topo_hash);
+	return 0;
+fail:
+	return -1;
+}
+
+/* phase: what the plan was made from */
+static int read_inputs(struct ydoc *dd, yaml_node_t *root,
+		       autosync_plan_t *plan, autosync_error_t *errp)
+{
+	struct ydoc d = *dd;
+	yaml_node_t *n, *in;
+	uint64_t v;
+
 	NEED(in, "inputs", root);
 	if (planner_yexpect(&d, in, YAML_MAPPING_NODE, "inputs", errp) < 0)
 		goto fail;
@@ -375,60 +432,18 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	if ((n = planner_ymap_get(&d, in, "costs_hash")) &&
 	    dupstr(&d, n, "costs_hash", &plan->costs_hash, errp) < 0)
 		goto fail;
-	NEED(cl, "cluster", in);
-	if (planner_yexpect(&d, cl, YAML_MAPPING_NODE, "cluster", errp) < 0)
-		goto fail;
-	{
-		autosync_cluster_t *c = &plan->s.cluster;
-		const char *cls;
-		NEED(n, "nodes", cl);
-		if (planner_yget_u64(&d, n, "nodes", 1, 1000000, &v, errp) < 0)
-			goto fail;
-		c->nodes = (unsigned)v;
-		NEED(n, "gpus_per_node", cl);
-		if (planner_yget_u64(&d, n, "gpus_per_node", 1, 4096, &v,
-				     errp) < 0)
-			goto fail;
-		c->gpus_per_node = (unsigned)v;
-		NEED(n, "intra_class", cl);
-		if (planner_yget_str(&d, n, "intra_class", &cls, errp) < 0)
-			goto fail;
-		if ((c->intra_class = autosync_link_class_from_name(cls)) < 0) {
-			errno = EINVAL;
-			autosync_errprintf(
-			    errp, "%s:%u: intra_class: unknown value '%s'",
-			    d.fname, planner_ynode_line(n), cls);
-			goto fail;
-		}
-		NEED(n, "intra_bw", cl);
-		if (planner_yget_double(&d, n, "intra_bw", 0, 1e18,
-					&c->intra_bw, errp) < 0)
-			goto fail;
-		NEED(n, "intra_lat", cl);
-		if (planner_yget_double(&d, n, "intra_lat", 0, 10,
-					&c->intra_lat, errp) < 0)
-			goto fail;
-		NEED(n, "nics_per_node", cl);
-		if (planner_yget_u64(&d, n, "nics_per_node", 0, 1024, &v,
-				     errp) < 0)
-			goto fail;
-		c->nics_per_node = (unsigned)v;
-		NEED(n, "nic_bw", cl);
-		if (planner_yget_double(&d, n, "nic_bw", 0, 1e18, &c->nic_bw,
-					errp) < 0)
-			goto fail;
-		NEED(n, "inter_lat", cl);
-		if (planner_yget_double(&d, n, "inter_lat", 0, 10,
-					&c->inter_lat, errp) < 0)
-			goto fail;
-		NEED(n, "nodes_per_switch", cl);
-		if (planner_yget_u64(&d, n, "nodes_per_switch", 0, 1000000, &v,
-				     errp) < 0)
-			goto fail;
-		c->nodes_per_switch = (unsigned)v;
-		snprintf(c->topo_hash, sizeof(c->topo_hash), "%s",
-			 plan->topo_hash);
-	}
+	return read_cluster(dd, in, plan, errp);
+fail:
+	return -1;
+}
+
+/* phase: the decisions made for the whole job */
+static int read_job(struct ydoc *dd, yaml_node_t *root, autosync_plan_t *plan,
+		    autosync_error_t *errp)
+{
+	struct ydoc d = *dd;
+	yaml_node_t *n, *job;
+
 	NEED(n, "strategy", root);
 	if (dupstr(&d, n, "strategy", &plan->strategy, errp) < 0)
 		goto fail;
@@ -462,6 +477,18 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 	    planner_yget_bool(&d, n, "nccl_calibrate", &plan->s.nccl_calibrate,
 			      errp) < 0)
 		goto fail;
+	return 0;
+fail:
+	return -1;
+}
+
+/* phase: the predicted times of the plan and of every baseline */
+static int read_prediction(struct ydoc *dd, yaml_node_t *root,
+			   autosync_plan_t *plan, autosync_error_t *errp)
+{
+	struct ydoc d = *dd;
+	yaml_node_t *n, *pr, *sq;
+
 	NEED(pr, "prediction", root);
 	if (planner_yexpect(&d, pr, YAML_MAPPING_NODE, "prediction", errp) < 0)
 		goto fail;
@@ -514,6 +541,18 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 				goto fail;
 		}
 	}
+	return 0;
+fail:
+	return -1;
+}
+
+/* phase: the variables the plan sets, and those it left to the user */
+static int read_env(struct ydoc *dd, yaml_node_t *root, autosync_plan_t *plan,
+		    autosync_error_t *errp)
+{
+	struct ydoc d = *dd;
+	yaml_node_t *n;
+
 	NEED(n, "env", root);
 	if (planner_yexpect(&d, n, YAML_MAPPING_NODE, "env", errp) < 0)
 		goto fail;
@@ -563,9 +602,18 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 		if (autosync_plan_set_skipped_env(plan, names, nn, errp) < 0)
 			goto fail;
 	}
-	if ((sq = planner_ymap_get(&d, root, "nccl")) &&
-	    parse_nccl(&d, sq, plan, errp) < 0)
-		goto fail;
+	return 0;
+fail:
+	return -1;
+}
+
+/* phase: the buckets */
+static int read_buckets(struct ydoc *dd, yaml_node_t *root,
+			autosync_plan_t *plan, autosync_error_t *errp)
+{
+	struct ydoc d = *dd;
+	yaml_node_t *sq;
+
 	NEED(sq, "buckets", root);
 	if (planner_yexpect(&d, sq, YAML_SEQUENCE_NODE, "buckets", errp) < 0)
 		goto fail;
@@ -586,21 +634,62 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 				goto fail;
 		}
 	}
+	return 0;
+fail:
+	return -1;
+}
+
+/* phase: the stated hash must be the decisions' own */
+static int check_hash(struct ydoc *d, yaml_node_t *root,
+		      autosync_plan_t *plan, const char *hash,
+		      autosync_error_t *errp)
+{
 	planner_plan_sync(plan);
 	planner_plan_compute_hash(plan);
-	if (hash && strcmp(hash, plan->hash)) {
-		errno = EINVAL;
-		autosync_errprintf(
-		    errp,
-		    "%s:%u: hash: '%s' does not match the plan's "
-		    "decisions (%s): edited by hand? delete the hash line "
-		    "to accept the edit",
-		    d.fname,
-		    planner_ynode_line(planner_ymap_get(&d, root, "hash")),
-		    hash, plan->hash);
+	if (!hash || !strcmp(hash, plan->hash))
+		return 0;
+	errno = EINVAL;
+	return autosync_errprintf(
+	    errp,
+	    "%s:%u: hash: '%s' does not match the plan's decisions (%s): "
+	    "edited by hand? delete the hash line to accept the edit",
+	    d->fname, planner_ynode_line(planner_ymap_get(d, root, "hash")),
+	    hash, plan->hash);
+}
+
+autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
+				     const char *fname, autosync_error_t *errp)
+{
+	static const char *const top[] = {
+	    "autosync_plan", "hash",	  "inputs", "strategy", "reason", "job",
+	    "prediction",    "baselines", "env",    "buckets",	"skipped_env",
+	    "nccl",	     NULL};
+	struct ydoc d;
+	autosync_plan_t *plan = NULL;
+	yaml_node_t *root, *sq;
+	const char *hash = NULL;
+	int saved;
+
+	if (planner_ydoc_load(&d, buf, len, fname, errp) < 0)
+		return NULL;
+	if (!(plan = calloc(1, sizeof(*plan)))) {
+		errno = ENOMEM;
+		autosync_errprintf(errp, "plan: out of memory");
 		goto fail;
 	}
-	(void)s;
+	root = planner_ydoc_root(&d);
+	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "plan file", errp) < 0 ||
+	    known_keys(&d, root, top, "", errp) < 0 ||
+	    read_version(&d, root, plan, &hash, errp) < 0 ||
+	    read_inputs(&d, root, plan, errp) < 0 ||
+	    read_job(&d, root, plan, errp) < 0 ||
+	    read_prediction(&d, root, plan, errp) < 0 ||
+	    read_env(&d, root, plan, errp) < 0 ||
+	    ((sq = planner_ymap_get(&d, root, "nccl")) &&
+	     parse_nccl(&d, sq, plan, errp) < 0) ||
+	    read_buckets(&d, root, plan, errp) < 0 ||
+	    check_hash(&d, root, plan, hash, errp) < 0)
+		goto fail;
 	planner_ydoc_free(&d);
 	return plan;
 fail:
