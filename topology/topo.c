@@ -962,16 +962,178 @@ out:
 	return rv;
 }
 
+/* What autosync_topo_restrict_env() works on, phase by phase. */
+struct restriction {
+	autosync_topo_t *t;
+	const char *cvd;	/* CUDA_VISIBLE_DEVICES, NULL = unset */
+	const char *slurm;	/* the Slurm GPU list, NULL = unset */
+	const char *slurm_name; /* which variable it came from */
+	unsigned *base, nbase;	/* what Slurm gave, topology indices */
+	unsigned *view, nview;	/* what the process sees, in its order */
+	int absolute;		/* CVD indices are node indices */
+};
+
+/* phase 1: the GPUs Slurm gave the step (every GPU without a list) */
+static int slurm_base(struct restriction *r, autosync_error_t *errp)
+{
+	if (r->slurm && *r->slurm)
+		return parse_slurm_list(r->t, r->slurm_name, r->slurm, r->base,
+					&r->nbase, errp);
+	if (r->slurm) {
+		r->nbase = 0; /* set but empty: no GPU */
+		return 0;
+	}
+	for (unsigned i = 0; i < r->t->ngpus; i++)
+		r->base[i] = i;
+	r->nbase = r->t->ngpus;
+	return 0;
+}
+
+/* With a Slurm list, CUDA_VISIBLE_DEVICES equal to it holds node indices
+ * (devices not constrained by cgroups); otherwise indices are relative to
+ * the list. */
+static int cvd_is_absolute(const struct restriction *r)
+{
+	unsigned tmp[TOPO_MAX_GPUS], ntmp = 0;
+	autosync_error_t ignore;
+
+	return r->slurm && r->t->ngpus <= TOPO_MAX_GPUS &&
+	       parse_slurm_list(r->t, "", r->cvd, tmp, &ntmp, &ignore) == 0 &&
+	       ntmp == r->nbase && !memcmp(tmp, r->base, r->nbase * sizeof(*tmp));
+}
+
+/* an index into what the process may see */
+static int cvd_index(const struct restriction *r, const char *s,
+		     autosync_error_t *errp)
+{
+	unsigned long k = strtoul(s, NULL, 10);
+	int relative = r->slurm && !r->absolute;
+	unsigned n = relative ? r->nbase : r->t->ngpus;
+
+	if (k < n)
+		return relative ? (int) r->base[k] : (int) k;
+	errno = EINVAL;
+	return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: GPU %s "
+				  "does not exist (%u GPU%s visible)", r->cvd,
+				  s, n, n == 1 ? "" : "s");
+}
+
+/* a UUID prefix, as CUDA takes it: it must name exactly one GPU */
+static int cvd_uuid(const struct restriction *r, const char *s,
+		    autosync_error_t *errp)
+{
+	size_t l = strlen(s);
+	int nmatch = 0, g = -1;
+
+	for (unsigned i = 0; i < r->t->ngpus; i++)
+		if (r->t->gpus[i].uuid[0] &&
+		    !strncasecmp(r->t->gpus[i].uuid, s, l)) {
+			g = (int) i;
+			nmatch++;
+		}
+	if (nmatch == 1)
+		return g;
+	errno = EINVAL;
+	return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: %s GPU "
+				  "with UUID '%s'%s", r->cvd,
+				  nmatch ? "more than one" : "no", s,
+				  nmatch ? "" : " (UUIDs known only with NVML "
+						"data or the NVIDIA driver)");
+}
+
+/* phase 2a: one entry of CUDA_VISIBLE_DEVICES to a topology index */
+static int cvd_entry(const struct restriction *r, const char *s,
+		     autosync_error_t *errp)
+{
+	char norm[BUSID_LEN];
+	int g;
+
+	if (all_digits(s))
+		return cvd_index(r, s, errp);
+	if (!strncmp(s, "MIG-", 4)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: "
+					  "MIG instance '%s' not supported",
+					  r->cvd, s);
+	}
+	if (!strncmp(s, "GPU-", 4))
+		return cvd_uuid(r, s, errp);
+	topo_busid_norm(norm, sizeof(norm), s);
+	if ((g = find_gpu(r->t, norm)) >= 0)
+		return g;
+	errno = EINVAL;
+	return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: no GPU "
+				  "'%s' on this node", r->cvd, s);
+}
+
+/* phase 2b: a GPU the process sees must be Slurm's and seen once */
+static int cvd_add(struct restriction *r, const char *s, unsigned g,
+		   autosync_error_t *errp)
+{
+	int in = !r->slurm;
+
+	for (unsigned i = 0; i < r->nbase; i++)
+		in |= r->base[i] == g;
+	if (!in) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: "
+					  "GPU '%s' is not in %s=%.64s", r->cvd,
+					  s, r->slurm_name, r->slurm);
+	}
+	for (unsigned i = 0; i < r->nview; i++)
+		if (r->view[i] == g) {
+			errno = EINVAL;
+			return autosync_errprintf(
+			    errp, "CUDA_VISIBLE_DEVICES=%.64s: GPU '%s' "
+			    "listed twice", r->cvd, s);
+		}
+	if (r->nview < r->t->ngpus)
+		r->view[r->nview++] = g;
+	return 0;
+}
+
+/* phase 2: what the process sees (Slurm's GPUs without the variable) */
+static int cvd_view(struct restriction *r, autosync_error_t *errp)
+{
+	char *buf, *tok, *save = NULL;
+	int rv = 0;
+
+	if (!r->cvd) {
+		memcpy(r->view, r->base, r->nbase * sizeof(*r->view));
+		r->nview = r->nbase;
+		return 0;
+	}
+	if (!*r->cvd || !strcmp(r->cvd, "NoDevFiles"))
+		return 0;
+	if (!(buf = strdup(r->cvd))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "topology: out of memory");
+	}
+	r->absolute = cvd_is_absolute(r);
+	for (tok = strtok_r(buf, ",", &save); tok && rv == 0;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int g;
+		while (*tok == ' ')
+			tok++;
+		for (char *e = tok + strlen(tok); e > tok && e[-1] == ' ';)
+			*--e = '\0';
+		if ((g = cvd_entry(r, tok, errp)) < 0 ||
+		    cvd_add(r, tok, (unsigned) g, errp) < 0)
+			rv = -1;
+	}
+	free(buf);
+	return rv;
+}
+
 int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd,
 			       const char *step_gpus, const char *job_gpus,
 			       const char *cpuset, autosync_error_t *errp)
 {
-	unsigned *base = NULL, *view = NULL, nbase = 0, nview = 0;
+	struct restriction r = {
+		.t = t, .cvd = cvd, .slurm = step_gpus ? step_gpus : job_gpus,
+		.slurm_name = step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS",
+	};
 	hwloc_bitmap_t allowed = NULL;
-	const char *slurm = step_gpus ? step_gpus : job_gpus;
-	const char *slurm_name =
-	    step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
-	char *buf = NULL;
 	int rv = -1;
 
 	if (!t) {
@@ -979,176 +1141,28 @@ int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd,
 		return autosync_errprintf(errp,
 					  "topo_restrict: invalid argument");
 	}
-	base = calloc(t->ngpus + 1, sizeof(*base));
-	view = calloc(t->ngpus + 1, sizeof(*view));
-	if (!base || !view) {
+	r.base = calloc(t->ngpus + 1, sizeof(*r.base));
+	r.view = calloc(t->ngpus + 1, sizeof(*r.view));
+	if (!r.base || !r.view) {
 		errno = ENOMEM;
 		autosync_errprintf(errp, "topology: out of memory");
 		goto out;
 	}
-	if (cpuset && parse_cpuset(cpuset, &allowed, errp) < 0)
+	if ((cpuset && parse_cpuset(cpuset, &allowed, errp) < 0) ||
+	    slurm_base(&r, errp) < 0 || cvd_view(&r, errp) < 0)
 		goto out;
-	if (slurm && *slurm) {
-		if (parse_slurm_list(t, slurm_name, slurm, base, &nbase, errp) <
-		    0)
-			goto out;
-	} else if (slurm) {
-		nbase = 0; /* set but empty: no GPU */
-	} else {
-		for (unsigned i = 0; i < t->ngpus; i++)
-			base[i] = i;
-		nbase = t->ngpus;
-	}
-
-	if (!cvd) {
-		memcpy(view, base, nbase * sizeof(*view));
-		nview = nbase;
-	} else if (*cvd && strcmp(cvd, "NoDevFiles") != 0) {
-		char *tok, *save = NULL;
-		int absolute = 0;
-
-		if (!(buf = strdup(cvd))) {
-			errno = ENOMEM;
-			autosync_errprintf(errp, "topology: out of memory");
-			goto out;
-		}
-		/* with Slurm lists: indices equal to the Slurm list are
-		 * absolute (devices not constrained), otherwise relative */
-		if (slurm) {
-			unsigned tmp[TOPO_MAX_GPUS], ntmp = 0;
-			autosync_error_t ignore;
-
-			if (t->ngpus <= TOPO_MAX_GPUS &&
-			    parse_slurm_list(t, "", cvd, tmp, &ntmp, &ignore) ==
-				0 &&
-			    ntmp == nbase &&
-			    !memcmp(tmp, base, nbase * sizeof(*base)))
-				absolute = 1;
-		}
-		for (tok = strtok_r(buf, ",", &save); tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			char *s = tok;
-			int g = -1;
-
-			while (*s == ' ')
-				s++;
-			for (char *e = s + strlen(s); e > s && e[-1] == ' ';)
-				*--e = '\0';
-			if (all_digits(s)) {
-				unsigned long k = strtoul(s, NULL, 10);
-
-				if (slurm && !absolute) {
-					if (k < nbase)
-						g = (int)base[k];
-				} else if (k < t->ngpus) {
-					g = (int)k;
-				}
-				if (g < 0) {
-					errno = EINVAL;
-					autosync_errprintf(
-					    errp,
-					    "CUDA_VISIBLE_DEVICES=%.64s: GPU "
-					    "%s does not exist (%u GPU%s "
-					    "visible)",
-					    cvd, s,
-					    slurm && !absolute ? nbase
-							       : t->ngpus,
-					    (slurm && !absolute ? nbase
-								: t->ngpus) == 1
-						? ""
-						: "s");
-					goto out;
-				}
-			} else if (!strncmp(s, "MIG-", 4)) {
-				errno = EINVAL;
-				autosync_errprintf(
-				    errp,
-				    "CUDA_VISIBLE_DEVICES=%.64s: MIG instance "
-				    "'%s' not supported",
-				    cvd, s);
-				goto out;
-			} else if (!strncmp(s, "GPU-", 4)) {
-				size_t l = strlen(s);
-				int nmatch = 0;
-
-				for (unsigned i = 0; i < t->ngpus; i++)
-					if (t->gpus[i].uuid[0] &&
-					    !strncasecmp(t->gpus[i].uuid, s,
-							 l)) {
-						g = (int)i;
-						nmatch++;
-					}
-				if (nmatch != 1) {
-					errno = EINVAL;
-					autosync_errprintf(
-					    errp,
-					    "CUDA_VISIBLE_DEVICES=%.64s: %s "
-					    "GPU with UUID '%s'%s",
-					    cvd,
-					    nmatch ? "more than one" : "no", s,
-					    nmatch ? ""
-						   : " (UUIDs known only with "
-						     "NVML data or the NVIDIA "
-						     "driver)");
-					goto out;
-				}
-			} else {
-				char norm[BUSID_LEN];
-
-				topo_busid_norm(norm, sizeof(norm), s);
-				g = find_gpu(t, norm);
-				if (g < 0) {
-					errno = EINVAL;
-					autosync_errprintf(
-					    errp,
-					    "CUDA_VISIBLE_DEVICES=%.64s: no "
-					    "GPU '%s' on this node",
-					    cvd, s);
-					goto out;
-				}
-			}
-			if (slurm) {
-				int in = 0;
-
-				for (unsigned i = 0; i < nbase; i++)
-					in |= base[i] == (unsigned)g;
-				if (!in) {
-					errno = EINVAL;
-					autosync_errprintf(
-					    errp,
-					    "CUDA_VISIBLE_DEVICES=%.64s: GPU "
-					    "'%s' is not in %s=%.64s",
-					    cvd, s, slurm_name, slurm);
-					goto out;
-				}
-			}
-			for (unsigned i = 0; i < nview; i++)
-				if (view[i] == (unsigned)g) {
-					errno = EINVAL;
-					autosync_errprintf(
-					    errp,
-					    "CUDA_VISIBLE_DEVICES=%.64s: GPU "
-					    "'%s' listed twice",
-					    cvd, s);
-					goto out;
-				}
-			if (nview >= t->ngpus)
-				break;
-			view[nview++] = (unsigned)g;
-		}
-	}
+	/* phase 3: the new view replaces the old one */
 	free(t->view);
-	t->view = view;
-	t->nview = nview;
-	view = NULL;
+	t->view = r.view;
+	t->nview = r.nview;
+	r.view = NULL;
 	hwloc_bitmap_free(t->allowed);
 	t->allowed = allowed;
 	allowed = NULL;
 	rv = rebuild(t, errp);
 out:
-	free(buf);
-	free(base);
-	free(view);
+	free(r.base);
+	free(r.view);
 	hwloc_bitmap_free(allowed);
 	return rv;
 }
