@@ -8,8 +8,8 @@
  * drawn from a fixed LCG between 1 Ki and 4 Mi elements, FLOPs estimated
  * from the parameters; clusters of 8 GPUs per node (NVLink 240 GB/s,
  * 4 x 25 GB/s NICs). Reports the median of several runs, the peak RSS,
- * and the log-log slopes (goal P8: <= 1.2 vs tensors, <= 1.1 vs nodes;
- * P7: <= 50 ms for 1,000 tensors x 128 nodes). */
+ * and the log-log slopes (the targets: <= 1.2 against tensors, <= 1.1
+ * against nodes, and <= 50 ms for 1,000 tensors x 128 nodes). */
 #include "config.h"
 
 #include <inttypes.h>

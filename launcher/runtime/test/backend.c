@@ -30,6 +30,7 @@ static int R, P;
 struct mock {
 	char log[4096];
 	float *arena;
+	size_t narena; /* its elements */
 	char *base; /* staged region */
 	int in_arena;
 	int f16_ok; /* the fp16 staging held fp16 of the arena values */
@@ -62,8 +63,10 @@ static int m_in(void *c, void *buf, size_t bytes, autosync_error_t *e)
 {
 	struct mock *m = c;
 	m->base = buf;
+	/* the arena's real extent: a staging buffer the allocator put just
+	 * after it is not in it */
 	m->in_arena = (float *)buf >= m->arena &&
-		      (float *)buf < m->arena + 4096;
+		      (float *)buf < m->arena + m->narena;
 	if (m->in_arena)
 		rec(m, "in(%ld,%zu) ", where(m, buf), bytes);
 	else
@@ -264,6 +267,7 @@ int main(int argc, char **argv)
 		if (!rp)
 			goto out;
 		mk.arena = autosync_rt_plan_arena(rp, &n);
+		mk.narena = n;
 		g = autosync_rt_plan_grad(rp, 2, &n); /* c */
 		for (size_t i = 0; i < n; i++)
 			g[i] = (float)(i + 1);
