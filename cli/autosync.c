@@ -13,12 +13,17 @@ static const struct command {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "topo", autosync_cmd_topo, "show this node's (allocated) GPU/NIC topology" },
-	{ "plan", autosync_cmd_plan, "plan gradient synchronization for a model" },
-	{ "config", autosync_cmd_config, "validate a site config (config check FILE)" },
-	{ "feedback", autosync_cmd_feedback, "list feedback records: predicted vs measured" },
-	{ "bench", autosync_cmd_bench, "trial run: replay training steps of a plan over MPI" },
-	{ "launch", autosync_cmd_launch, "apply a plan without the SPANK plugin, then exec a command" },
+    {"topo", autosync_cmd_topo,
+     "show this node's (allocated) GPU/NIC topology"},
+    {"plan", autosync_cmd_plan, "plan gradient synchronization for a model"},
+    {"config", autosync_cmd_config,
+     "validate a site config (config check FILE)"},
+    {"feedback", autosync_cmd_feedback,
+     "list feedback records: predicted vs measured"},
+    {"bench", autosync_cmd_bench,
+     "trial run: replay training steps of a plan over MPI"},
+    {"launch", autosync_cmd_launch,
+     "apply a plan without the SPANK plugin, then exec a command"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -30,10 +35,12 @@ static void usage(FILE *fp)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(fp, "  %-9s %s\n", commands[i].name,
 			commands[i].summary);
-	fprintf(fp, "  %-9s %s\n", "help", "this list, or a command's "
+	fprintf(fp, "  %-9s %s\n", "help",
+		"this list, or a command's "
 		"options (the same as COMMAND --help)");
 	fprintf(fp, "  %-9s %s\n", "version", "print the version");
-	fprintf(fp, "\ntopo, plan, bench and launch share the topology "
+	fprintf(fp,
+		"\ntopo, plan, bench and launch share the topology "
 		"options (-T/--topology,\n-g/--gpus, --network, -N/--nodes); "
 		"see autosync(1).\n");
 }
@@ -61,8 +68,10 @@ static int unknown(const char *name)
 	asi_quote(name, q, sizeof(q));
 	asi_list(names, n, list, sizeof(list));
 	if (best)
-		fprintf(stderr, "autosync: unknown command '%s' (did you mean "
-			"'%s'?); one of %s\n", q, best, list);
+		fprintf(stderr,
+			"autosync: unknown command '%s' (did you mean "
+			"'%s'?); one of %s\n",
+			q, best, list);
 	else
 		fprintf(stderr, "autosync: unknown command '%s'; one of %s\n",
 			q, list);
@@ -84,11 +93,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help")) {
 		/* 'autosync help CMD' is 'autosync CMD --help' */
-		char *help[] = { argv[2], "--help", NULL };
+		char *help[] = {argv[2], "--help", NULL};
 
 		if (argc > 3) {
 			fprintf(stderr, "autosync help: one command at a "
-				"time\n");
+					"time\n");
 			return 2;
 		}
 		if (!strcmp(argv[2], "help")) {

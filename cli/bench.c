@@ -22,90 +22,121 @@ int autosync_rt_bench_main(int argc, char **argv);
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: mpirun ... autosync bench --model NAME|FILE "
-		"[options]\n"
-		"\n"
-		"Trial run, one rank per (emulated) GPU: replay training steps "
-		"of the model\nwith each strategy's synchronization over MPI and "
-		"report the step times\n(docs/lab.md).\n\n");
-	cli_help(fp, "-m, --model NAME|FILE", "catalog model name or model "
+	fprintf(
+	    fp,
+	    "usage: mpirun ... autosync bench --model NAME|FILE "
+	    "[options]\n"
+	    "\n"
+	    "Trial run, one rank per (emulated) GPU: replay training steps "
+	    "of the model\nwith each strategy's synchronization over MPI and "
+	    "report the step times\n(docs/lab.md).\n\n");
+	cli_help(fp, "-m, --model NAME|FILE",
+		 "catalog model name or model "
 		 "file");
 	cli_input_usage(fp, WHICH, "none: the network description alone",
 			"all for a file, the job's for live", NULL);
-	cli_help(fp, "", "(bench: the default network is " BENCH_NETWORK
+	cli_help(fp, "",
+		 "(bench: the default network is " BENCH_NETWORK
 		 "; nodes and GPUs per node always come from MPI)");
-	cli_help(fp, "-f, --framework F", "capability set: generic "
+	cli_help(fp, "-f, --framework F",
+		 "capability set: generic "
 		 "(default), pytorch-ddp, horovod or autodist");
-	cli_help(fp, "    --calibration FILE", "cost-model constants (YAML, "
+	cli_help(fp, "    --calibration FILE",
+		 "cost-model constants (YAML, "
 		 "docs/planner.md)");
-	cli_help(fp, "    --allow-compression", "let autosync's plan choose "
+	cli_help(fp, "    --allow-compression",
+		 "let autosync's plan choose "
 		 "fp16/bf16 gradients");
-	cli_help(fp, "    --scale S", "divide every gradient by S (default "
+	cli_help(fp, "    --scale S",
+		 "divide every gradient by S (default "
 		 "1)");
-	cli_help(fp, "    --strategies LIST", "comma list: autosync, a "
+	cli_help(fp, "    --strategies LIST",
+		 "comma list: autosync, a "
 		 "baseline name, plan:PATH (default autosync)");
 	cli_help(fp, "-p, --plan FILE", "= --strategies plan:FILE");
 	cli_help(fp, "-b, --baseline NAME", "= --strategies NAME");
-	cli_help(fp, "    --random N", "also N random valid strategies "
+	cli_help(fp, "    --random N",
+		 "also N random valid strategies "
 		 "(once)");
 	cli_help(fp, "    --seed S", "first random seed (default 1)");
-	cli_help(fp, "    --random-steps N", "steps per random strategy "
+	cli_help(fp, "    --random-steps N",
+		 "steps per random strategy "
 		 "(default 3)");
 	cli_help(fp, "    --steps N", "timed steps per round (default 5)");
-	cli_help(fp, "    --warmup N", "untimed steps per round (default "
+	cli_help(fp, "    --warmup N",
+		 "untimed steps per round (default "
 		 "1)");
 	cli_help(fp, "    --rounds N", "A B A B ... rounds (default 1)");
-	cli_help(fp, "    --compute sleep|spin", "emulate compute by waiting "
+	cli_help(fp, "    --compute sleep|spin",
+		 "emulate compute by waiting "
 		 "(default) or busy work");
-	cli_help(fp, "    --hier leader|rails", "hierarchical all-reduce: via "
+	cli_help(fp, "    --hier leader|rails",
+		 "hierarchical all-reduce: via "
 		 "the node leader (default) or one ring per rail");
-	cli_help(fp, "    --backend mpi|nccl", "transport (default mpi; nccl "
+	cli_help(fp, "    --backend mpi|nccl",
+		 "transport (default mpi; nccl "
 		 "needs a CUDA device per rank and NCCL)");
-	cli_help(fp, "    --feedback FILE", "append one feedback record per "
+	cli_help(fp, "    --feedback FILE",
+		 "append one feedback record per "
 		 "strategy");
-	cli_help(fp, "-o, --output FILE", "JSON lines, one per strategy and "
+	cli_help(fp, "-o, --output FILE",
+		 "JSON lines, one per strategy and "
 		 "round");
-	cli_help(fp, "    --write-plans DIR", "write every strategy's plan "
+	cli_help(fp, "    --write-plans DIR",
+		 "write every strategy's plan "
 		 "there, and replay.json (layer times, tensors)");
 	cli_help(fp, "-h, --help", "this help");
 }
 
 enum {
-	OPT_CALIB = CLI_OPT_OWN, OPT_COMPRESS, OPT_SCALE, OPT_STRATEGIES,
-	OPT_RANDOM, OPT_SEED, OPT_RANDOM_STEPS, OPT_STEPS, OPT_WARMUP,
-	OPT_ROUNDS, OPT_COMPUTE, OPT_HIER, OPT_BACKEND, OPT_FEEDBACK,
+	OPT_CALIB = CLI_OPT_OWN,
+	OPT_COMPRESS,
+	OPT_SCALE,
+	OPT_STRATEGIES,
+	OPT_RANDOM,
+	OPT_SEED,
+	OPT_RANDOM_STEPS,
+	OPT_STEPS,
+	OPT_WARMUP,
+	OPT_ROUNDS,
+	OPT_COMPUTE,
+	OPT_HIER,
+	OPT_BACKEND,
+	OPT_FEEDBACK,
 	OPT_WRITE_PLANS,
-	OLD_CLUSTER = CLI_OPT_OLD, OLD_COMPRESS, OLD_OUT,
+	OLD_CLUSTER = CLI_OPT_OLD,
+	OLD_COMPRESS,
+	OLD_OUT,
 };
 
 static const struct option opts[] = {
-	{ "model", required_argument, NULL, 'm' },
-	CLI_TOPOLOGY_OPTIONS,
-	CLI_NETWORK_OPTIONS,
-	{ "framework", required_argument, NULL, 'f' },
-	{ "calibration", required_argument, NULL, OPT_CALIB },
-	{ "allow-compression", no_argument, NULL, OPT_COMPRESS },
-	{ "scale", required_argument, NULL, OPT_SCALE },
-	{ "strategies", required_argument, NULL, OPT_STRATEGIES },
-	{ "plan", required_argument, NULL, 'p' },
-	{ "baseline", required_argument, NULL, 'b' },
-	{ "random", required_argument, NULL, OPT_RANDOM },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "random-steps", required_argument, NULL, OPT_RANDOM_STEPS },
-	{ "steps", required_argument, NULL, OPT_STEPS },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "rounds", required_argument, NULL, OPT_ROUNDS },
-	{ "compute", required_argument, NULL, OPT_COMPUTE },
-	{ "hier", required_argument, NULL, OPT_HIER },
-	{ "backend", required_argument, NULL, OPT_BACKEND },
-	{ "feedback", required_argument, NULL, OPT_FEEDBACK },
-	{ "output", required_argument, NULL, 'o' },
-	{ "write-plans", required_argument, NULL, OPT_WRITE_PLANS },
-	{ "help", no_argument, NULL, 'h' },
-	{ "cluster", required_argument, NULL, OLD_CLUSTER },
-	{ "compress", no_argument, NULL, OLD_COMPRESS },
-	{ "out", required_argument, NULL, OLD_OUT },
-	{ NULL, 0, NULL, 0 },
+    {"model", required_argument, NULL, 'm'},
+    CLI_TOPOLOGY_OPTIONS,
+    CLI_NETWORK_OPTIONS,
+    {"framework", required_argument, NULL, 'f'},
+    {"calibration", required_argument, NULL, OPT_CALIB},
+    {"allow-compression", no_argument, NULL, OPT_COMPRESS},
+    {"scale", required_argument, NULL, OPT_SCALE},
+    {"strategies", required_argument, NULL, OPT_STRATEGIES},
+    {"plan", required_argument, NULL, 'p'},
+    {"baseline", required_argument, NULL, 'b'},
+    {"random", required_argument, NULL, OPT_RANDOM},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"random-steps", required_argument, NULL, OPT_RANDOM_STEPS},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"compute", required_argument, NULL, OPT_COMPUTE},
+    {"hier", required_argument, NULL, OPT_HIER},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"feedback", required_argument, NULL, OPT_FEEDBACK},
+    {"output", required_argument, NULL, 'o'},
+    {"write-plans", required_argument, NULL, OPT_WRITE_PLANS},
+    {"help", no_argument, NULL, 'h'},
+    {"cluster", required_argument, NULL, OLD_CLUSTER},
+    {"compress", no_argument, NULL, OLD_COMPRESS},
+    {"out", required_argument, NULL, OLD_OUT},
+    {NULL, 0, NULL, 0},
 };
 
 /* The runtime's arguments: canonical long options. */
@@ -116,13 +147,13 @@ struct args {
 
 static void add(struct args *a, const char *name, const char *val)
 {
-	if (a->n + 3 >= (int) (sizeof(a->v) / sizeof(a->v[0]))) {
+	if (a->n + 3 >= (int)(sizeof(a->v) / sizeof(a->v[0]))) {
 		a->full = 1;
 		return;
 	}
-	a->v[a->n++] = (char *) name;
+	a->v[a->n++] = (char *)name;
 	if (val)
-		a->v[a->n++] = (char *) val;
+		a->v[a->n++] = (char *)val;
 	a->v[a->n] = NULL;
 }
 
@@ -138,7 +169,7 @@ static int one_of(const char *opt, const char *val, const char *const *names,
 /* Each item of a --strategies list: autosync, plan:PATH or a baseline. */
 static int strategies(const char *opt, const char *list)
 {
-	const char *names[AUTOSYNC_BASELINE_N + 1] = { "autosync" };
+	const char *names[AUTOSYNC_BASELINE_N + 1] = {"autosync"};
 	char item[256];
 
 	for (int i = 0; i < AUTOSYNC_BASELINE_N; i++)
@@ -146,7 +177,7 @@ static int strategies(const char *opt, const char *list)
 	for (const char *p = list; *p;) {
 		size_t l = strcspn(p, ",");
 
-		snprintf(item, sizeof(item), "%.*s", (int) l, p);
+		snprintf(item, sizeof(item), "%.*s", (int)l, p);
 		if (strncmp(item, "plan:", 5) && !(item[0] == '\0' && !p[l]) &&
 		    one_of(opt, item, names, AUTOSYNC_BASELINE_N + 1))
 			return 2;
@@ -167,14 +198,14 @@ static int number(const char *opt, const char *s, unsigned long min,
  * the node part from the topology when there is one. */
 static int network(const struct cli_input *in, char *buf, size_t len)
 {
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_cluster_t cl;
 	autosync_topo_t *t;
 	int none;
 
 	if (autosync_cluster_parse(&cl, BENCH_NETWORK, &err) < 0 ||
-	    (in->network && autosync_cluster_update(&cl, in->network,
-						     &err) < 0)) {
+	    (in->network &&
+	     autosync_cluster_update(&cl, in->network, &err) < 0)) {
 		fprintf(stderr, "autosync bench: --network: %s\n", err.text);
 		return 2;
 	}
@@ -195,19 +226,20 @@ static int network(const struct cli_input *in, char *buf, size_t len)
 
 int autosync_cmd_bench(int argc, char **argv)
 {
-	static const char *const computes[] = { "sleep", "spin" };
-	static const char *const hiers[] = { "leader", "rails" };
-	static const char *const backends[] = { "mpi", "nccl" };
-	struct cli_input in = { 0 };
-	struct args a = { .v = { "bench" }, .n = 1 };
+	static const char *const computes[] = {"sleep", "spin"};
+	static const char *const hiers[] = {"leader", "rails"};
+	static const char *const backends[] = {"mpi", "nccl"};
+	struct cli_input in = {0};
+	struct args a = {.v = {"bench"}, .n = 1};
 	const char *model = NULL;
 	char net[512], *end;
 	int c, r, rc;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":m:" CLI_TOPOLOGY_SHORT
-				"f:p:b:o:h", opts, NULL)) != -1) {
+	while (
+	    (c = getopt_long(argc, argv, ":m:" CLI_TOPOLOGY_SHORT "f:p:b:o:h",
+			     opts, NULL)) != -1) {
 		switch (c) {
 		case OLD_CLUSTER:
 			cli_deprecated("bench", "--cluster", "--network");
@@ -246,8 +278,10 @@ int autosync_cmd_bench(int argc, char **argv)
 			break;
 		case OPT_SCALE:
 			if (!(strtod(optarg, &end) >= 1) || *end) {
-				fprintf(stderr, "autosync bench: --scale: '%s' "
-					"is not a number >= 1\n", optarg);
+				fprintf(stderr,
+					"autosync bench: --scale: '%s' "
+					"is not a number >= 1\n",
+					optarg);
 				return 2;
 			}
 			add(&a, "--scale", optarg);
@@ -319,13 +353,15 @@ int autosync_cmd_bench(int argc, char **argv)
 			return rc;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "autosync bench: unexpected argument '%s'\n"
-			"Try 'autosync help bench'.\n", argv[optind]);
+		fprintf(stderr,
+			"autosync bench: unexpected argument '%s'\n"
+			"Try 'autosync help bench'.\n",
+			argv[optind]);
 		return 2;
 	}
 	if (!model) {
 		fprintf(stderr, "autosync bench: --model is required\n"
-			"Try 'autosync help bench'.\n");
+				"Try 'autosync help bench'.\n");
 		return 2;
 	}
 	if ((rc = cli_input_check("bench", &in, 0, "")) ||
@@ -341,7 +377,7 @@ int autosync_cmd_bench(int argc, char **argv)
 	return autosync_rt_bench_main(a.n, a.v);
 #else
 	fprintf(stderr, "autosync bench: needs Open MPI: this autosync was "
-		"built without MPI\n");
+			"built without MPI\n");
 	return 1;
 #endif
 }

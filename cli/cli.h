@@ -48,18 +48,28 @@ enum {
 };
 
 #define CLI_TOPOLOGY_SHORT "T:g:"
-#define CLI_TOPOLOGY_OPTIONS                           \
-	{ "topology", required_argument, NULL, 'T' }, \
-	{ "gpus", required_argument, NULL, 'g' }
-#define CLI_CPUS_OPTIONS \
-	{ "cpus", required_argument, NULL, CLI_OPT_CPUS }
-#define CLI_NETWORK_OPTIONS \
-	{ "network", required_argument, NULL, CLI_OPT_NETWORK }
+#define CLI_TOPOLOGY_OPTIONS                         \
+	{"topology", required_argument, NULL, 'T'},  \
+	{                                            \
+		"gpus", required_argument, NULL, 'g' \
+	}
+#define CLI_CPUS_OPTIONS                                      \
+	{                                                     \
+		"cpus", required_argument, NULL, CLI_OPT_CPUS \
+	}
+#define CLI_NETWORK_OPTIONS                                         \
+	{                                                           \
+		"network", required_argument, NULL, CLI_OPT_NETWORK \
+	}
 #define CLI_NODES_SHORT "N:"
-#define CLI_NODES_OPTIONS \
-	{ "nodes", required_argument, NULL, 'N' }
-#define CLI_GPN_OPTIONS \
-	{ "gpus-per-node", required_argument, NULL, CLI_OPT_GPN }
+#define CLI_NODES_OPTIONS                             \
+	{                                             \
+		"nodes", required_argument, NULL, 'N' \
+	}
+#define CLI_GPN_OPTIONS                                               \
+	{                                                             \
+		"gpus-per-node", required_argument, NULL, CLI_OPT_GPN \
+	}
 
 struct cli_input {
 	const char *topology; /* FILE, "live" or "none"; NULL: the default */
@@ -82,15 +92,14 @@ void cli_input_usage(FILE *fp, unsigned which, const char *topology_default,
  * whether the command has one without --topology; 'or' names where else
  * it may come from (for the message; "" if nowhere). 0 or 2 (printed). */
 int cli_input_check(const char *cmd, const struct cli_input *in,
-		    int has_default, const char *or);
+		    int has_default, const char * or);
 /* The topology the options name, 'dflt' when --topology is not given,
  * restricted to --gpus/--cpus (a live topology without --gpus: to the
  * job's GPUs from CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS;
  * a file without --gpus: all its GPUs). For "none": NULL with *none = 1.
  * The caller destroys the result. */
-autosync_topo_t *cli_load_topology(const struct cli_input *in,
-				   const char *dflt, int *none,
-				   autosync_error_t *err);
+autosync_topo_t *cli_load_topology(const struct cli_input *in, const char *dflt,
+				   int *none, autosync_error_t *err);
 /* Give the options to a job; a topology file without --gpus means all
  * its GPUs when 'file_all_gpus' (a file describes some machine), else
  * the job's GPUs from the environment (as the plugin reads topology_xml). */
@@ -118,15 +127,14 @@ int cli_baseline(const char *cmd, const char *opt, const char *val);
 /* A catalog model name that is not in the catalog: the catalog's error,
  * a suggestion and the catalog's models. 0 when 'spec' is a path or a
  * model the catalog has, 1 after the message. */
-int cli_check_model(const char *cmd, const char *spec,
-		    const char *catalog_dir);
+int cli_check_model(const char *cmd, const char *spec, const char *catalog_dir);
 /* The same as text to append to a message ("; did you mean 'x'? (models:
  * ...)"), or "" when 'spec' is a path or a model the catalog has. */
-const char *cli_model_hint(const char *spec, const char *catalog_dir,
-			   char *buf, size_t len);
+const char *cli_model_hint(const char *spec, const char *catalog_dir, char *buf,
+			   size_t len);
 /* An integer in [min, max], or -1 after a message naming 'opt'. */
-int cli_uint(const char *cmd, const char *opt, const char *s,
-	     unsigned long min, unsigned long max, unsigned long *out);
+int cli_uint(const char *cmd, const char *opt, const char *s, unsigned long min,
+	     unsigned long max, unsigned long *out);
 /* The site config installed with autosync. */
 const char *cli_site_config_path(void);
 

@@ -41,24 +41,29 @@ static void usage(FILE *fp)
 {
 	char text[512];
 
-	fprintf(fp, "usage: autosync feedback [--file LOG | --config FILE | "
+	fprintf(fp,
+		"usage: autosync feedback [--file LOG | --config FILE | "
 		"--job ID [--dir DIR]]\n"
 		"                         [--since WHEN] [--model NAME] "
 		"[--summary]\n\n"
 		"List feedback records (plan, strategy, prediction, "
 		"measurement) and\nsummarise predicted against measured step "
 		"times per model.\n\n");
-	cli_help(fp, "    --file LOG", "the feedback log (default: the site "
+	cli_help(fp, "    --file LOG",
+		 "the feedback log (default: the site "
 		 "config's feedback.path)");
 	snprintf(text, sizeof(text), "site config (default %s)",
 		 cli_site_config_path());
 	cli_help(fp, "-c, --config FILE", text);
-	cli_help(fp, "    --job ID", "the records a job's steps left on this "
+	cli_help(fp, "    --job ID",
+		 "the records a job's steps left on this "
 		 "node, in their job directories (kept for the site's "
 		 "keep_job_files)");
-	cli_help(fp, "-d, --dir DIR", "where those are (default: the site's "
+	cli_help(fp, "-d, --dir DIR",
+		 "where those are (default: the site's "
 		 "runtime_dir, else /run/autosync)");
-	cli_help(fp, "    --since WHEN", "2026-12-01, 2026-12-01T10:00:00Z, "
+	cli_help(fp, "    --since WHEN",
+		 "2026-12-01, 2026-12-01T10:00:00Z, "
 		 "epoch seconds, or 30m, 12h, 7d ago");
 	cli_help(fp, "-m, --model NAME", "only this model");
 	cli_help(fp, "    --summary", "only the per-model summary");
@@ -75,12 +80,12 @@ static int parse_since(const char *s, int64_t *out)
 
 	memset(&tm, 0, sizeof(tm));
 	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end) {
-		*out = (int64_t) timegm(&tm);
+		*out = (int64_t)timegm(&tm);
 		return 0;
 	}
 	memset(&tm, 0, sizeof(tm));
 	if ((end = strptime(s, "%Y-%m-%d", &tm)) && !*end) {
-		*out = (int64_t) timegm(&tm);
+		*out = (int64_t)timegm(&tm);
 		return 0;
 	}
 	errno = 0;
@@ -106,7 +111,7 @@ static int parse_since(const char *s, int64_t *out)
 	default:
 		return -1;
 	}
-	*out = (int64_t) time(NULL) - v;
+	*out = (int64_t)time(NULL) - v;
 	return 0;
 }
 
@@ -116,14 +121,15 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 	struct summary *s = NULL;
 	char when[32], qm0[256];
 	struct tm tm;
-	time_t t = (time_t) r->time;
+	time_t t = (time_t)r->time;
 
 	if (r->time < c->since || (c->model && strcmp(c->model, r->model)) ||
 	    (c->job && r->job != c->job))
 		return 0;
 	c->v1 += r->version == 1;
 	for (size_t i = 0; i < c->nmodels; i++)
-		if (!strcmp(c->models[i].model, asi_quote(r->model, qm0, sizeof(qm0))))
+		if (!strcmp(c->models[i].model,
+			    asi_quote(r->model, qm0, sizeof(qm0))))
 			s = &c->models[i];
 	if (!s && c->nmodels < MAX_MODELS) {
 		s = &c->models[c->nmodels++];
@@ -156,10 +162,11 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 				 r->step);
 		snprintf(ng, sizeof(ng), "%ux%u", r->nodes, r->gpus_per_node);
 		if (r->measured_count > 0 && r->measured_mean > 0) {
-			snprintf(meas, sizeof(meas), "%.3f", r->measured_mean * 1e3);
+			snprintf(meas, sizeof(meas), "%.3f",
+				 r->measured_mean * 1e3);
 			snprintf(err, sizeof(err), "%+.1f%%",
 				 (r->predicted - r->measured_mean) /
-					 r->measured_mean * 100);
+				     r->measured_mean * 100);
 		}
 		/* names come from users' files: nothing that steers a
 		 * terminal or reorders text reaches it */
@@ -167,7 +174,8 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 		printf("%-20s %-14s %-8s %-16s %7s %-22s %12.3f %12s %8s\n",
 		       when, js, asi_quote(r->node, qn, sizeof(qn)),
 		       asi_quote(r->model, qm, sizeof(qm)), ng,
-		       r->strategy[0] ? asi_quote(r->strategy, qs, sizeof(qs)) : "-",
+		       r->strategy[0] ? asi_quote(r->strategy, qs, sizeof(qs))
+				      : "-",
 		       r->predicted * 1e3, meas, err);
 	}
 	return 0;
@@ -175,7 +183,7 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 
 static void bad_line(const char *msg, void *arg)
 {
-	(void) arg;
+	(void)arg;
 	fprintf(stderr, "autosync: skipped %s\n", msg);
 }
 
@@ -188,7 +196,7 @@ static int job_entry(const char *name, unsigned long job)
 
 	if (sscanf(name, "autosync-%lu-%lu.%n", &uid, &j, &n) != 2 || !n)
 		return 0;
-	return j == job && (getuid() == 0 || uid == (unsigned long) getuid());
+	return j == job && (getuid() == 0 || uid == (unsigned long)getuid());
 }
 
 /* The records a job's steps left in their job directories under 'base'. */
@@ -204,8 +212,9 @@ static int read_job(const char *base, struct ctx *c, autosync_error_t *err)
 	while ((e = readdir(d))) {
 		if (!job_entry(e->d_name, c->job))
 			continue;
-		if ((size_t) snprintf(path, sizeof(path), "%s/%s/%s", base,
-				      e->d_name, "feedback.json") >= sizeof(path) ||
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", base,
+				     e->d_name,
+				     "feedback.json") >= sizeof(path) ||
 		    access(path, R_OK) < 0)
 			continue; /* still running, or not planned */
 		if (autosync_feedback_read(path, each, c, bad_line, err) < 0) {
@@ -217,10 +226,12 @@ static int read_job(const char *base, struct ctx *c, autosync_error_t *err)
 	closedir(d);
 	if (!found) {
 		errno = ENOENT;
-		return autosync_errprintf(err, "no records of job %lu in %s "
+		return autosync_errprintf(err,
+					  "no records of job %lu in %s "
 					  "(a job's directories stay on the "
 					  "nodes that ran it, for the site's "
-					  "keep_job_files)", c->job, base);
+					  "keep_job_files)",
+					  c->job, base);
 	}
 	return 0;
 }
@@ -228,17 +239,17 @@ static int read_job(const char *base, struct ctx *c, autosync_error_t *err)
 int autosync_cmd_feedback(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "since", required_argument, NULL, 's' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "summary", no_argument, NULL, 'S' },
-		{ "job", required_argument, NULL, 'j' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"file", required_argument, NULL, 'f'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"since", required_argument, NULL, 's'},
+	    {"model", required_argument, NULL, 'm'},
+	    {"summary", no_argument, NULL, 'S'},
+	    {"job", required_argument, NULL, 'j'},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	struct ctx *c = calloc(1, sizeof(*c));
 	const char *file = NULL, *config = NULL, *jobdirs = NULL;
 	char defconf[4096], logpath[4096];
@@ -261,9 +272,12 @@ int autosync_cmd_feedback(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_since(optarg, &c->since) < 0) {
-				fprintf(stderr, "autosync feedback: --since: bad "
-					"value '%s' (expected e.g. 2026-12-01, 12h "
-					"or 7d)\n", optarg);
+				fprintf(
+				    stderr,
+				    "autosync feedback: --since: bad "
+				    "value '%s' (expected e.g. 2026-12-01, 12h "
+				    "or 7d)\n",
+				    optarg);
 				rv = 2;
 				goto out;
 			}
@@ -280,9 +294,11 @@ int autosync_cmd_feedback(int argc, char **argv)
 			c->job = strtoul(optarg, &e, 10);
 			if (errno || e == optarg || *e || !c->job ||
 			    *optarg == '-') {
-				fprintf(stderr, "autosync feedback: --job: bad "
-					"value '%s' (expected a Slurm job id)\n",
-					optarg);
+				fprintf(
+				    stderr,
+				    "autosync feedback: --job: bad "
+				    "value '%s' (expected a Slurm job id)\n",
+				    optarg);
 				rv = 2;
 				goto out;
 			}
@@ -301,18 +317,21 @@ int autosync_cmd_feedback(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "autosync feedback: unexpected argument '%s'\n"
-			"Try 'autosync help feedback'.\n", argv[optind]);
+		fprintf(stderr,
+			"autosync feedback: unexpected argument '%s'\n"
+			"Try 'autosync help feedback'.\n",
+			argv[optind]);
 		rv = 2;
 		goto out;
 	}
 	if (c->job && !file) {
 		if (!jobdirs) {
 			snprintf(defconf, sizeof(defconf),
-				 "%s/autosync/autosync.yaml", AUTOSYNC_SYSCONFDIR);
+				 "%s/autosync/autosync.yaml",
+				 AUTOSYNC_SYSCONFDIR);
 			if ((config || access(defconf, F_OK) == 0) &&
-			    !(site = autosync_siteconf_load(config ? config : defconf,
-							    &err))) {
+			    !(site = autosync_siteconf_load(
+				  config ? config : defconf, &err))) {
 				fprintf(stderr, "autosync: %s\n", err.text);
 				goto out;
 			}
@@ -329,7 +348,8 @@ int autosync_cmd_feedback(int argc, char **argv)
 	} else if (!file) {
 		if (!config) {
 			snprintf(defconf, sizeof(defconf),
-				 "%s/autosync/autosync.yaml", AUTOSYNC_SYSCONFDIR);
+				 "%s/autosync/autosync.yaml",
+				 AUTOSYNC_SYSCONFDIR);
 			config = defconf;
 		}
 		if (!(site = autosync_siteconf_load(config, &err))) {
@@ -337,8 +357,10 @@ int autosync_cmd_feedback(int argc, char **argv)
 			goto out;
 		}
 		if (!autosync_siteconf_feedback_path(site)[0]) {
-			fprintf(stderr, "autosync: %s sets no feedback.path; "
-				"use --file\n", config);
+			fprintf(stderr,
+				"autosync: %s sets no feedback.path; "
+				"use --file\n",
+				config);
 			goto out;
 		}
 		snprintf(logpath, sizeof(logpath), "%s",
@@ -357,15 +379,18 @@ int autosync_cmd_feedback(int argc, char **argv)
 		struct summary *s = &c->models[i];
 		char mm[16] = "-", mape[16] = "-";
 		if (s->measured) {
-			snprintf(mm, sizeof(mm), "%.3f", s->meas_sum / s->measured * 1e3);
+			snprintf(mm, sizeof(mm), "%.3f",
+				 s->meas_sum / s->measured * 1e3);
 			snprintf(mape, sizeof(mape), "%.1f%%",
 				 s->ape_sum / s->measured * 100);
 		}
-		printf("%-24s %8lu %9lu %13.3f %13s %8s\n", s->model, s->records,
-		       s->measured, s->pred_sum / s->records * 1e3, mm, mape);
+		printf("%-24s %8lu %9lu %13.3f %13s %8s\n", s->model,
+		       s->records, s->measured, s->pred_sum / s->records * 1e3,
+		       mm, mape);
 	}
 	if (c->v1)
-		fprintf(stderr, "autosync feedback: %lu record(s) of format 1, "
+		fprintf(stderr,
+			"autosync feedback: %lu record(s) of format 1, "
 			"which do not say what the user could influence\n",
 			c->v1);
 	rv = 0;

@@ -19,37 +19,42 @@
 #include "autosync/siteconf.h"
 #include "cli.h"
 
-
 #define WHICH (CLI_IN_TOPOLOGY | CLI_IN_NETWORK | CLI_IN_NODES)
 
 struct opts {
 	struct cli_input in; /* nodes 0 = from the environment */
 	const char *plan_file, *model, *catalog, *config, *dir, *plugin_dir;
-	int local_rank;	  /* -1 = from the environment */
-	int plugins;	  /* AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER */
-	FILE *log;	  /* messages; NULL = quiet */
-	FILE *explain;	  /* the plan summary; NULL = not */
+	int local_rank; /* -1 = from the environment */
+	int plugins;	/* AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER */
+	FILE *log;	/* messages; NULL = quiet */
+	FILE *explain;	/* the plan summary; NULL = not */
 };
 
 static void usage(FILE *fp)
 {
 	char text[512];
 
-	fprintf(fp, "usage: autosync launch [options] -- COMMAND [ARGS...]\n"
+	fprintf(fp,
+		"usage: autosync launch [options] -- COMMAND [ARGS...]\n"
 		"\n"
 		"Plan (or load a plan), set the environment the SPANK plugin "
 		"would set for\nthis rank, point NCCL at autosync's tuner and "
 		"profiler plugins, and exec\nCOMMAND. Without a plan or model "
 		"the command runs unchanged.\n\n");
-	cli_help(fp, "-p, --plan FILE", "use this plan (autosync plan -o "
+	cli_help(fp, "-p, --plan FILE",
+		 "use this plan (autosync plan -o "
 		 "FILE)");
-	cli_help(fp, "-m, --model NAME|FILE", "plan for this model at "
+	cli_help(fp, "-m, --model NAME|FILE",
+		 "plan for this model at "
 		 "start-up");
-	cli_help(fp, "    --catalog DIR", "catalog directory (default: the "
+	cli_help(fp, "    --catalog DIR",
+		 "catalog directory (default: the "
 		 "site's catalog_dir, $AUTOSYNC_CATALOG_DIR, the installed "
 		 "catalog)");
-	snprintf(text, sizeof(text), "site config (default: %s if it "
-		 "exists)", cli_site_config_path());
+	snprintf(text, sizeof(text),
+		 "site config (default: %s if it "
+		 "exists)",
+		 cli_site_config_path());
 	cli_help(fp, "-c, --config FILE|none", text);
 	cli_input_usage(fp, WHICH, "the site's topology_xml, else live",
 			"the job's GPUs from CUDA_VISIBLE_DEVICES, "
@@ -57,20 +62,25 @@ static void usage(FILE *fp)
 			"SLURM_NNODES, SLURM_JOB_NUM_NODES, "
 			"OMPI_COMM_WORLD_SIZE / OMPI_COMM_WORLD_LOCAL_SIZE, "
 			"PET_NNODES, WORLD_SIZE / LOCAL_WORLD_SIZE, else 1");
-	cli_help(fp, "-d, --dir DIR", "private directory for the plan, NCCL "
+	cli_help(fp, "-d, --dir DIR",
+		 "private directory for the plan, NCCL "
 		 "topology and report (default $TMPDIR/autosync-launch-UID-"
 		 "JOB-RANK; a later launch removes the user's older than "
 		 "keep_job_files, at least a day)");
-	cli_help(fp, "    --local-rank R", "this process's local rank "
+	cli_help(fp, "    --local-rank R",
+		 "this process's local rank "
 		 "(default: LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, "
 		 "MPI_LOCALRANKID, SLURM_LOCALID, PMIX_RANK)");
-	snprintf(text, sizeof(text), "where the NCCL plugins are (default "
+	snprintf(text, sizeof(text),
+		 "where the NCCL plugins are (default "
 		 "$AUTOSYNC_NCCL_PLUGIN_DIR, the site's nccl_plugin_dir when "
-		 "it enables them, or %s)", AUTOSYNC_LIBDIR);
+		 "it enables them, or %s)",
+		 AUTOSYNC_LIBDIR);
 	cli_help(fp, "    --plugin-dir DIR", text);
 	cli_help(fp, "    --no-tuner", "do not set NCCL_TUNER_PLUGIN");
 	cli_help(fp, "    --no-profiler", "do not set NCCL_PROFILER_PLUGIN");
-	cli_help(fp, "-s, --strict", "fail instead of running the command "
+	cli_help(fp, "-s, --strict",
+		 "fail instead of running the command "
 		 "without autosync");
 	cli_help(fp, "-e, --explain", "print the plan summary on stderr");
 	cli_help(fp, "-q, --quiet", "no messages");
@@ -78,7 +88,7 @@ static void usage(FILE *fp)
 }
 
 static void say(const struct opts *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void say(const struct opts *o, const char *fmt, ...)
 {
 	va_list ap;
@@ -124,14 +134,15 @@ static long env_num(const char *name)
 static int local_rank(void)
 {
 	static const char *const vars[] = {
-		"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-		"SLURM_LOCALID", "PMIX_RANK",
+	    "LOCAL_RANK",      "OMPI_COMM_WORLD_LOCAL_RANK",
+	    "MPI_LOCALRANKID", "SLURM_LOCALID",
+	    "PMIX_RANK",
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		long v = env_num(vars[i]);
 		if (v >= 0)
-			return (int) v;
+			return (int)v;
 	}
 	return 0;
 }
@@ -141,7 +152,7 @@ static unsigned ratio(const char *all, const char *local)
 	long a = env_num(all), l = env_num(local);
 
 	if (a > 0 && l > 0)
-		return (unsigned) ((a + l - 1) / l);
+		return (unsigned)((a + l - 1) / l);
 	return 0;
 }
 
@@ -153,11 +164,11 @@ static unsigned job_nodes(void)
 
 	if ((v = env_num("SLURM_NNODES")) > 0 ||
 	    (v = env_num("SLURM_JOB_NUM_NODES")) > 0)
-		return (unsigned) v;
+		return (unsigned)v;
 	if ((r = ratio("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE")))
 		return r;
 	if ((v = env_num("PET_NNODES")) > 0)
-		return (unsigned) v;
+		return (unsigned)v;
 	if ((r = ratio("WORLD_SIZE", "LOCAL_WORLD_SIZE")))
 		return r;
 	return 1;
@@ -167,8 +178,8 @@ static unsigned job_nodes(void)
 static void job_key(char *buf, size_t len)
 {
 	static const char *const ids[] = {
-		"SLURM_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_orte_ess_jobid",
-		"TORCHELASTIC_RUN_ID", "HOSTNAME",
+	    "SLURM_JOB_ID",	   "PMIX_NAMESPACE", "OMPI_MCA_orte_ess_jobid",
+	    "TORCHELASTIC_RUN_ID", "HOSTNAME",
 	};
 	const char *v = NULL;
 	size_t i, o = 0;
@@ -177,7 +188,7 @@ static void job_key(char *buf, size_t len)
 		if (getenv(ids[i]) && *getenv(ids[i]))
 			v = getenv(ids[i]);
 	if (!v || !strcmp(ids[i - 1], "HOSTNAME")) {
-		snprintf(buf, len, "p%ld", (long) getppid());
+		snprintf(buf, len, "p%ld", (long)getppid());
 		return;
 	}
 	for (i = 0; v[i] && o + 1 < len && o < 48; i++)
@@ -188,8 +199,8 @@ static void job_key(char *buf, size_t len)
 			       : '_';
 	buf[o] = '\0';
 	if (getenv("SLURM_STEP_ID") && o + 1 < len)
-		o += (size_t) snprintf(buf + o, len - o, ".%.12s",
-				       getenv("SLURM_STEP_ID"));
+		o += (size_t)snprintf(buf + o, len - o, ".%.12s",
+				      getenv("SLURM_STEP_ID"));
 	/* Slurm nodes may share /tmp (one-host test clusters) */
 	if (getenv("SLURMD_NODENAME") && o + 1 < len)
 		snprintf(buf + o, len - o, "-%.32s", getenv("SLURMD_NODENAME"));
@@ -218,7 +229,7 @@ static int make_dir(const struct opts *o, const autosync_siteconf_t *site,
 		}
 		slash = strrchr(abs, '/');
 		snprintf(parent, sizeof(parent), "%.*s",
-			 (int) (slash == abs ? 1 : slash - abs), abs);
+			 (int)(slash == abs ? 1 : slash - abs), abs);
 		return autosync_jobdir_create(parent, slash + 1, getuid(),
 					      getgid(), out, len, err);
 	}
@@ -227,11 +238,11 @@ static int make_dir(const struct opts *o, const autosync_siteconf_t *site,
 	/* launch execs the command, so its directories outlive it: earlier
 	 * launches' go here, once older than the site's keep_job_files (at
 	 * least a day, for jobs that open new communicators late) */
-	(void) autosync_jobdir_prune(base, "autosync-launch-", getuid(),
-				     keep > 86400 ? keep : 86400, 16, 4096);
+	(void)autosync_jobdir_prune(base, "autosync-launch-", getuid(),
+				    keep > 86400 ? keep : 86400, 16, 4096);
 	job_key(key, sizeof(key));
 	snprintf(name, sizeof(name), "autosync-launch-%ld-%s-%d",
-		 (long) getuid(), key, rank);
+		 (long)getuid(), key, rank);
 	return autosync_jobdir_create(base, name, getuid(), getgid(), out, len,
 				      err);
 }
@@ -261,7 +272,8 @@ static int load_site(const struct opts *o, autosync_siteconf_t **site,
 	if (o->config && !strcmp(o->config, "none"))
 		return 0;
 	if (o->config && o->config[0])
-		return (*site = autosync_siteconf_load(o->config, err)) ? 0 : -1;
+		return (*site = autosync_siteconf_load(o->config, err)) ? 0
+									: -1;
 	snprintf(conf, sizeof(conf), "%s/autosync/autosync.yaml",
 		 AUTOSYNC_SYSCONFDIR);
 	if (access(conf, R_OK) == 0 &&
@@ -275,7 +287,7 @@ static int plan_job(const struct opts *o, const autosync_siteconf_t *site,
 {
 	char cwd[PATH_MAX];
 
-	autosync_job_set_log(j, job_log, (void *) o);
+	autosync_job_set_log(j, job_log, (void *)o);
 	return autosync_job_set_site(j, site, err) < 0 ||
 		       autosync_job_set_model(j, o->model, err) < 0 ||
 		       (o->catalog &&
@@ -304,13 +316,15 @@ static void apply(const struct opts *o, const autosync_job_t *j, int rank)
 		setenv(autosync_job_env(j, i)->name,
 		       autosync_job_env(j, i)->value, 1);
 	if (autosync_job_nranks(j) > 1 &&
-	    (unsigned) rank >= autosync_job_nranks(j))
-		say(o, "local rank %d but %u GPU(s) here: using GPU %u's "
-		    "settings", rank, autosync_job_nranks(j),
-		    (unsigned) rank % autosync_job_nranks(j));
-	for (size_t i = 0; i < autosync_job_rank_nenv(j, (unsigned) rank); i++)
-		setenv(autosync_job_rank_env(j, (unsigned) rank, i)->name,
-		       autosync_job_rank_env(j, (unsigned) rank, i)->value, 1);
+	    (unsigned)rank >= autosync_job_nranks(j))
+		say(o,
+		    "local rank %d but %u GPU(s) here: using GPU %u's "
+		    "settings",
+		    rank, autosync_job_nranks(j),
+		    (unsigned)rank % autosync_job_nranks(j));
+	for (size_t i = 0; i < autosync_job_rank_nenv(j, (unsigned)rank); i++)
+		setenv(autosync_job_rank_env(j, (unsigned)rank, i)->name,
+		       autosync_job_rank_env(j, (unsigned)rank, i)->value, 1);
 	for (size_t i = 0; i < autosync_job_nskipped(j); i++) {
 		const char *n = autosync_job_skipped(j, i);
 		if (!strncmp(n, "NCCL_", 5) && strstr(n, "_PLUGIN"))
@@ -335,9 +349,11 @@ static int prepare(const struct opts *o, autosync_error_t *err)
 		char hint[2304];
 		size_t l = strlen(err->text);
 
-		cli_model_hint(o->model, o->catalog ? o->catalog
-				   : site ? autosync_siteconf_catalog_dir(site)
-					  : NULL, hint, sizeof(hint));
+		cli_model_hint(o->model,
+			       o->catalog ? o->catalog
+			       : site	  ? autosync_siteconf_catalog_dir(site)
+					  : NULL,
+			       hint, sizeof(hint));
 		snprintf(err->text + l, sizeof(err->text) - l, "%s", hint);
 		goto out;
 	}
@@ -358,67 +374,95 @@ static void run(char **cmd)
 }
 
 enum {
-	OPT_CATALOG = CLI_OPT_OWN, OPT_LOCAL_RANK, OPT_PLUGIN_DIR, OPT_NO_TUNER,
+	OPT_CATALOG = CLI_OPT_OWN,
+	OPT_LOCAL_RANK,
+	OPT_PLUGIN_DIR,
+	OPT_NO_TUNER,
 	OPT_NO_PROFILER,
 };
 
 int autosync_cmd_launch(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "plan", required_argument, NULL, 'p' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "catalog", required_argument, NULL, OPT_CATALOG },
-		{ "config", required_argument, NULL, 'c' },
-		CLI_TOPOLOGY_OPTIONS,
-		CLI_NETWORK_OPTIONS,
-		CLI_NODES_OPTIONS,
-		{ "dir", required_argument, NULL, 'd' },
-		{ "local-rank", required_argument, NULL, OPT_LOCAL_RANK },
-		{ "plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR },
-		{ "no-tuner", no_argument, NULL, OPT_NO_TUNER },
-		{ "no-profiler", no_argument, NULL, OPT_NO_PROFILER },
-		{ "strict", no_argument, NULL, 's' },
-		{ "explain", no_argument, NULL, 'e' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"plan", required_argument, NULL, 'p'},
+	    {"model", required_argument, NULL, 'm'},
+	    {"catalog", required_argument, NULL, OPT_CATALOG},
+	    {"config", required_argument, NULL, 'c'},
+	    CLI_TOPOLOGY_OPTIONS,
+	    CLI_NETWORK_OPTIONS,
+	    CLI_NODES_OPTIONS,
+	    {"dir", required_argument, NULL, 'd'},
+	    {"local-rank", required_argument, NULL, OPT_LOCAL_RANK},
+	    {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+	    {"no-tuner", no_argument, NULL, OPT_NO_TUNER},
+	    {"no-profiler", no_argument, NULL, OPT_NO_PROFILER},
+	    {"strict", no_argument, NULL, 's'},
+	    {"explain", no_argument, NULL, 'e'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct opts o = { .local_rank = -1,
-			  .plugins = AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER,
-			  .log = stderr };
-	autosync_error_t err = { .text = "" };
+	struct opts o = {.local_rank = -1,
+			 .plugins = AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER,
+			 .log = stderr};
+	autosync_error_t err = {.text = ""};
 	int c, r, strict = 0;
 	unsigned long v;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:m:c:" CLI_TOPOLOGY_SHORT
-				CLI_NODES_SHORT "d:seqh", longopts,
-				NULL)) != -1) {
-		if ((r = cli_input_option("launch", WHICH, c, optarg,
-					  &o.in)) < 0)
+	while ((c = getopt_long(argc, argv,
+				"+:p:m:c:" CLI_TOPOLOGY_SHORT CLI_NODES_SHORT
+				"d:seqh",
+				longopts, NULL)) != -1) {
+		if ((r = cli_input_option("launch", WHICH, c, optarg, &o.in)) <
+		    0)
 			return 2;
 		if (r)
 			continue;
 		switch (c) {
-		case 'p': o.plan_file = optarg; break;
-		case 'm': o.model = optarg; break;
-		case OPT_CATALOG: o.catalog = optarg; break;
-		case 'c': o.config = optarg; break;
-		case 'd': o.dir = optarg; break;
+		case 'p':
+			o.plan_file = optarg;
+			break;
+		case 'm':
+			o.model = optarg;
+			break;
+		case OPT_CATALOG:
+			o.catalog = optarg;
+			break;
+		case 'c':
+			o.config = optarg;
+			break;
+		case 'd':
+			o.dir = optarg;
+			break;
 		case OPT_LOCAL_RANK:
 			if (cli_uint("launch", "--local-rank", optarg, 0,
 				     1UL << 20, &v) < 0)
 				return 2;
-			o.local_rank = (int) v;
+			o.local_rank = (int)v;
 			break;
-		case OPT_PLUGIN_DIR: o.plugin_dir = optarg; break;
-		case OPT_NO_TUNER: o.plugins &= ~AUTOSYNC_JOB_TUNER; break;
-		case OPT_NO_PROFILER: o.plugins &= ~AUTOSYNC_JOB_PROFILER; break;
-		case 's': strict = 1; break;
-		case 'e': o.explain = stderr; break;
-		case 'q': o.log = NULL; break;
-		case 'h': usage(stdout); return 0;
+		case OPT_PLUGIN_DIR:
+			o.plugin_dir = optarg;
+			break;
+		case OPT_NO_TUNER:
+			o.plugins &= ~AUTOSYNC_JOB_TUNER;
+			break;
+		case OPT_NO_PROFILER:
+			o.plugins &= ~AUTOSYNC_JOB_PROFILER;
+			break;
+		case 's':
+			strict = 1;
+			break;
+		case 'e':
+			o.explain = stderr;
+			break;
+		case 'q':
+			o.log = NULL;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
 		default:
 			return cli_bad_option("launch", c, argv, longopts);
 		}
@@ -427,18 +471,18 @@ int autosync_cmd_launch(int argc, char **argv)
 		return 2;
 	if (optind >= argc) {
 		fprintf(stderr, "autosync launch: no command (autosync launch "
-			"[options] -- COMMAND ARGS...)\n");
+				"[options] -- COMMAND ARGS...)\n");
 		return 2;
 	}
 	if (o.plan_file && o.model) {
 		fprintf(stderr, "autosync launch: --plan and --model exclude "
-			"each other\n");
+				"each other\n");
 		return 2;
 	}
 	if (!o.plan_file && !o.model) {
 		/* nothing to plan: the command runs as given */
 		say(&o, "launch: no --plan or --model; running the command "
-		    "unchanged");
+			"unchanged");
 		run(argv + optind);
 		return 127;
 	}

@@ -59,7 +59,7 @@ void cli_help(FILE *fp, const char *opt, const char *text)
 	while (*p) {
 		size_t w = strcspn(p, " \n");
 
-		if (col > HELP_COLUMN && col + 1 + (int) w > HELP_WIDTH) {
+		if (col > HELP_COLUMN && col + 1 + (int)w > HELP_WIDTH) {
 			fprintf(fp, "\n%*s", HELP_COLUMN, "");
 			col = HELP_COLUMN;
 		} else if (col > HELP_COLUMN) {
@@ -67,7 +67,7 @@ void cli_help(FILE *fp, const char *opt, const char *text)
 			col++;
 		}
 		fwrite(p, 1, w, fp);
-		col += (int) w;
+		col += (int)w;
 		p += w;
 		while (*p == ' ' || *p == '\n')
 			p++;
@@ -84,8 +84,7 @@ void cli_deprecated(const char *cmd, const char *old, const char *now)
 /* The long options a user should see: not the old spellings. */
 #define OLD(v) ((v) >= CLI_OPT_OLD)
 
-int cli_bad_option(const char *cmd, int c, char **argv,
-		   const struct option *lo)
+int cli_bad_option(const char *cmd, int c, char **argv, const struct option *lo)
 {
 	const char *arg = argv[optind - 1], *best = NULL;
 	char name[64], *eq;
@@ -95,16 +94,18 @@ int cli_bad_option(const char *cmd, int c, char **argv,
 	if (c == ':') {
 		for (size_t i = 0; lo[i].name; i++)
 			if (lo[i].val == optopt && optopt > 0xff) {
-				fprintf(stderr, "autosync %s: --%s needs a "
-					"value\n", cmd, lo[i].name);
+				fprintf(stderr,
+					"autosync %s: --%s needs a "
+					"value\n",
+					cmd, lo[i].name);
 				goto hint;
 			}
 		if (!strncmp(arg, "--", 2))
 			fprintf(stderr, "autosync %s: %s needs a value\n", cmd,
 				arg);
 		else
-			fprintf(stderr, "autosync %s: -%c needs a value\n",
-				cmd, optopt);
+			fprintf(stderr, "autosync %s: -%c needs a value\n", cmd,
+				optopt);
 		goto hint;
 	}
 	snprintf(name, sizeof(name), "%s", arg);
@@ -125,15 +126,17 @@ int cli_bad_option(const char *cmd, int c, char **argv,
 	if (!strncmp(name, "--", 2))
 		best = asi_suggest(name + 2, names, n);
 	for (size_t i = 0; !best && name[2] && lo[i].name; i++)
-		if (!OLD(lo[i].val) && !strncmp(lo[i].name, name + 2,
-						strlen(name + 2)))
-			best = "";	/* a prefix of several: ambiguous */
+		if (!OLD(lo[i].val) &&
+		    !strncmp(lo[i].name, name + 2, strlen(name + 2)))
+			best = ""; /* a prefix of several: ambiguous */
 	if (best && !*best)
 		fprintf(stderr, "autosync %s: ambiguous option '%s'\n", cmd,
 			name);
 	else if (best)
-		fprintf(stderr, "autosync %s: unknown option '%s' (did you "
-			"mean '--%s'?)\n", cmd, name, best);
+		fprintf(stderr,
+			"autosync %s: unknown option '%s' (did you "
+			"mean '--%s'?)\n",
+			cmd, name, best);
 	else
 		fprintf(stderr, "autosync %s: unknown option '%s'\n", cmd,
 			name);
@@ -151,11 +154,15 @@ int cli_bad_value(const char *cmd, const char *opt, const char *val,
 	asi_quote(val, q, sizeof(q));
 	asi_list(names, n, list, sizeof(list));
 	if (best)
-		fprintf(stderr, "autosync %s: %s: unknown value '%s' (did you "
-			"mean '%s'?); one of %s\n", cmd, opt, q, best, list);
+		fprintf(stderr,
+			"autosync %s: %s: unknown value '%s' (did you "
+			"mean '%s'?); one of %s\n",
+			cmd, opt, q, best, list);
 	else
-		fprintf(stderr, "autosync %s: %s: unknown value '%s'; one of "
-			"%s\n", cmd, opt, q, list);
+		fprintf(stderr,
+			"autosync %s: %s: unknown value '%s'; one of "
+			"%s\n",
+			cmd, opt, q, list);
 	return 2;
 }
 
@@ -194,8 +201,8 @@ static int is_path(const char *s)
 	       (l > 4 && !strcmp(s + l - 4, ".yml"));
 }
 
-const char *cli_model_hint(const char *spec, const char *catalog_dir,
-			   char *buf, size_t len)
+const char *cli_model_hint(const char *spec, const char *catalog_dir, char *buf,
+			   size_t len)
 {
 	autosync_model_t *m;
 	char **names = NULL, list[2048] = "";
@@ -212,18 +219,18 @@ const char *cli_model_hint(const char *spec, const char *catalog_dir,
 	if (errno != ENOENT ||
 	    autosync_catalog_list(catalog_dir, &names, &n, NULL) < 0)
 		return buf;
-	best = asi_suggest(spec, (const char *const *) names, n);
-	asi_list((const char *const *) names, n, list, sizeof(list));
-	snprintf(buf, len, "%s%s%s (models: %s)", best ? "; did you mean '" : "",
-		 best ? best : "", best ? "'?" : "", n ? list : "none");
+	best = asi_suggest(spec, (const char *const *)names, n);
+	asi_list((const char *const *)names, n, list, sizeof(list));
+	snprintf(buf, len, "%s%s%s (models: %s)",
+		 best ? "; did you mean '" : "", best ? best : "",
+		 best ? "'?" : "", n ? list : "none");
 	autosync_catalog_free(names);
 	return buf;
 }
 
-int cli_check_model(const char *cmd, const char *spec,
-		    const char *catalog_dir)
+int cli_check_model(const char *cmd, const char *spec, const char *catalog_dir)
 {
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_model_t *m;
 	char hint[2304];
 
@@ -234,14 +241,14 @@ int cli_check_model(const char *cmd, const char *spec,
 		return 0;
 	}
 	if (errno != ENOENT)
-		return 0;	/* the job says what is wrong with it */
+		return 0; /* the job says what is wrong with it */
 	fprintf(stderr, "autosync %s: %s%s\n", cmd, err.text,
 		cli_model_hint(spec, catalog_dir, hint, sizeof(hint)));
 	return 1;
 }
 
-int cli_uint(const char *cmd, const char *opt, const char *s,
-	     unsigned long min, unsigned long max, unsigned long *out)
+int cli_uint(const char *cmd, const char *opt, const char *s, unsigned long min,
+	     unsigned long max, unsigned long *out)
 {
 	char *end;
 	unsigned long v;
@@ -249,8 +256,10 @@ int cli_uint(const char *cmd, const char *opt, const char *s,
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (!*s || *end || errno || v < min || v > max || *s == '-') {
-		fprintf(stderr, "autosync %s: %s: '%s' is not an integer in "
-			"[%lu, %lu]\n", cmd, opt, s, min, max);
+		fprintf(stderr,
+			"autosync %s: %s: '%s' is not an integer in "
+			"[%lu, %lu]\n",
+			cmd, opt, s, min, max);
 		return -1;
 	}
 	*out = v;
@@ -266,15 +275,15 @@ static int empty(const char *cmd, const char *opt, const char *arg,
 {
 	if (arg[strspn(arg, " \t")])
 		return 0;
-	fprintf(stderr, "autosync %s: %s: an empty value (give %s)\n", cmd,
-		opt, give);
+	fprintf(stderr, "autosync %s: %s: an empty value (give %s)\n", cmd, opt,
+		give);
 	return 1;
 }
 
 int cli_input_option(const char *cmd, unsigned which, int c, const char *arg,
 		     struct cli_input *in)
 {
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	autosync_cluster_t cl;
 
 	if ((which & CLI_IN_TOPOLOGY) && c == 'T') {
@@ -290,14 +299,16 @@ int cli_input_option(const char *cmd, unsigned which, int c, const char *arg,
 		return 1;
 	}
 	if ((which & CLI_IN_CPUS) && c == CLI_OPT_CPUS) {
-		if (empty(cmd, "--cpus", arg, "a list such as 0-3,8 or a "
+		if (empty(cmd, "--cpus", arg,
+			  "a list such as 0-3,8 or a "
 			  "mask such as 0xff"))
 			return -1;
 		in->cpus = arg;
 		return 1;
 	}
 	if ((which & CLI_IN_NETWORK) && c == CLI_OPT_NETWORK) {
-		if (empty(cmd, "--network", arg, "items such as "
+		if (empty(cmd, "--network", arg,
+			  "items such as "
 			  "nodes=4,gpus=8"))
 			return -1;
 		autosync_cluster_default(&cl);
@@ -311,10 +322,13 @@ int cli_input_option(const char *cmd, unsigned which, int c, const char *arg,
 	}
 	if ((which & CLI_IN_NODES) && c == 'N')
 		return cli_uint(cmd, "--nodes", arg, 1, 65536, &in->nodes) < 0
-			   ? -1 : 1;
+			   ? -1
+			   : 1;
 	if ((which & CLI_IN_GPN) && c == CLI_OPT_GPN)
 		return cli_uint(cmd, "--gpus-per-node", arg, 1, 1024,
-				&in->gpus_per_node) < 0 ? -1 : 1;
+				&in->gpus_per_node) < 0
+			   ? -1
+			   : 1;
 	return 0;
 }
 
@@ -324,21 +338,27 @@ void cli_input_usage(FILE *fp, unsigned which, const char *topology_default,
 	char text[1024];
 
 	if (which & CLI_IN_TOPOLOGY) {
-		snprintf(text, sizeof(text), "node topology: an hwloc (v1/v2) "
+		snprintf(text, sizeof(text),
+			 "node topology: an hwloc (v1/v2) "
 			 "or NCCL topology XML\nfile, live (this machine) or "
-			 "none (default: %s)", topology_default);
+			 "none (default: %s)",
+			 topology_default);
 		cli_help(fp, "-T, --topology FILE|live|none", text);
-		snprintf(text, sizeof(text), "the GPUs to keep, as a job step "
+		snprintf(text, sizeof(text),
+			 "the GPUs to keep, as a job step "
 			 "on them sees\nthem: CUDA_VISIBLE_DEVICES syntax "
 			 "(indices in PCI\nbus order, UUIDs, bus ids) or all "
-			 "(default: %s)", gpus_default);
+			 "(default: %s)",
+			 gpus_default);
 		cli_help(fp, "-g, --gpus LIST|all", text);
 	}
 	if (which & CLI_IN_CPUS)
-		cli_help(fp, "    --cpus SET", "the CPUs to keep (list 0-3,8 "
+		cli_help(fp, "    --cpus SET",
+			 "the CPUs to keep (list 0-3,8 "
 			 "or mask 0xff)");
 	if (which & CLI_IN_NETWORK)
-		cli_help(fp, "    --network SPEC", "cluster description over "
+		cli_help(fp, "    --network SPEC",
+			 "cluster description over "
 			 "the site's network, e.g.\n"
 			 "nodes=4,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us"
 			 " (docs/cluster-spec.md); the topology fills the "
@@ -349,12 +369,13 @@ void cli_input_usage(FILE *fp, unsigned which, const char *topology_default,
 		cli_help(fp, "-N, --nodes N", text);
 	}
 	if (which & CLI_IN_GPN)
-		cli_help(fp, "    --gpus-per-node G", "GPUs (ranks) per node, "
+		cli_help(fp, "    --gpus-per-node G",
+			 "GPUs (ranks) per node, "
 			 "over the topology's");
 }
 
 int cli_input_check(const char *cmd, const struct cli_input *in,
-		    int has_default, const char *or)
+		    int has_default, const char * or)
 {
 	const char *opt = in->gpus ? "--gpus" : in->cpus ? "--cpus" : NULL;
 
@@ -368,9 +389,8 @@ int cli_input_check(const char *cmd, const struct cli_input *in,
 	return 0;
 }
 
-autosync_topo_t *cli_load_topology(const struct cli_input *in,
-				   const char *dflt, int *none,
-				   autosync_error_t *err)
+autosync_topo_t *cli_load_topology(const struct cli_input *in, const char *dflt,
+				   int *none, autosync_error_t *err)
 {
 	const char *src = in->topology ? in->topology : dflt;
 	int live = !strcmp(src, "live"), r = 0;
@@ -389,8 +409,9 @@ autosync_topo_t *cli_load_topology(const struct cli_input *in,
 		    err);
 	else if (live)
 		r = autosync_topo_restrict_env(
-		    t, getenv("CUDA_VISIBLE_DEVICES"), getenv("SLURM_STEP_GPUS"),
-		    getenv("SLURM_JOB_GPUS"), in->cpus, err);
+		    t, getenv("CUDA_VISIBLE_DEVICES"),
+		    getenv("SLURM_STEP_GPUS"), getenv("SLURM_JOB_GPUS"),
+		    in->cpus, err);
 	else if (in->cpus)
 		r = autosync_topo_restrict(t, NULL, in->cpus, err);
 	if (r < 0) {
@@ -414,10 +435,10 @@ int cli_input_to_job(const struct cli_input *in, autosync_job_t *j,
 		       (in->network &&
 			autosync_job_set_network(j, in->network, err) < 0) ||
 		       (in->nodes && autosync_job_set_nodes(
-					 j, (unsigned) in->nodes, err) < 0) ||
+					 j, (unsigned)in->nodes, err) < 0) ||
 		       (in->gpus_per_node &&
 			autosync_job_set_gpus_per_node(
-			    j, (unsigned) in->gpus_per_node, err) < 0)
+			    j, (unsigned)in->gpus_per_node, err) < 0)
 		   ? -1
 		   : 0;
 }

@@ -23,56 +23,76 @@ static void usage(FILE *fp)
 {
 	char text[512];
 
-	fprintf(fp, "usage: autosync plan --model NAME|FILE [options]\n"
+	fprintf(fp,
+		"usage: autosync plan --model NAME|FILE [options]\n"
 		"       autosync plan --list [--catalog DIR]\n"
 		"\n"
 		"Plan as the SPANK plugin does at job start (the same job "
 		"pipeline), for the\ntopology and network given here and the "
 		"site config.\n\n");
-	snprintf(text, sizeof(text), "site config (default: %s if it\n"
-		 "exists)", cli_site_config_path());
+	snprintf(text, sizeof(text),
+		 "site config (default: %s if it\n"
+		 "exists)",
+		 cli_site_config_path());
 	cli_help(fp, "-c, --config FILE|none", text);
-	cli_help(fp, "-m, --model NAME|FILE", "catalog model name or model "
+	cli_help(fp, "-m, --model NAME|FILE",
+		 "catalog model name or model "
 		 "file (docs/model-format.md)");
-	cli_help(fp, "    --catalog DIR", "catalog directory (before "
+	cli_help(fp, "    --catalog DIR",
+		 "catalog directory (before "
 		 "$AUTOSYNC_CATALOG_DIR and the installed catalog)");
-	cli_help(fp, "    --list", "list the catalog models with their "
+	cli_help(fp, "    --list",
+		 "list the catalog models with their "
 		 "parameter counts");
-	cli_input_usage(fp, WHICH, "the site's topology_xml, else\nnone: the "
+	cli_input_usage(fp, WHICH,
+			"the site's topology_xml, else\nnone: the "
 			"network description alone",
 			"all for a file, the job's for\nlive",
 			"the --network description's, else 4");
-	cli_help(fp, "-f, --framework F", "generic, pytorch-ddp, horovod or "
+	cli_help(fp, "-f, --framework F",
+		 "generic, pytorch-ddp, horovod or "
 		 "autodist (default: the model file's, else the site's "
 		 "default_framework)");
-	cli_help(fp, "    --calibration FILE", "cost-model constants (YAML, "
+	cli_help(fp, "    --calibration FILE",
+		 "cost-model constants (YAML, "
 		 "docs/planner.md)");
-	cli_help(fp, "    --allow-compression", "let the planner choose "
+	cli_help(fp, "    --allow-compression",
+		 "let the planner choose "
 		 "fp16/bf16 gradients");
-	cli_help(fp, "    --nccl-calibrate", "mark the plan so that the NCCL "
+	cli_help(fp, "    --nccl-calibrate",
+		 "mark the plan so that the NCCL "
 		 "tuner plugin also rescales NCCL's latency constants to its "
 		 "links");
-	cli_help(fp, "    --budget N", "search budget in simulator "
+	cli_help(fp, "    --budget N",
+		 "search budget in simulator "
 		 "evaluations (20000)");
-	cli_help(fp, "    --batch-size N", "per-GPU batch size (default: the "
+	cli_help(fp, "    --batch-size N",
+		 "per-GPU batch size (default: the "
 		 "model file's)");
-	cli_help(fp, "    --compute-ms MS", "a measured step's forward + "
+	cli_help(fp, "    --compute-ms MS",
+		 "a measured step's forward + "
 		 "backward compute; the\nlayers' times are scaled to it (for "
 		 "model files\nwithout FLOPs)");
-	cli_help(fp, "-b, --baseline NAME", "emit that baseline instead of "
+	cli_help(fp, "-b, --baseline NAME",
+		 "emit that baseline instead of "
 		 "searching: ddp-default, horovod-default, ps-loadbalanced, "
 		 "parallax,\nallreduce-per-tensor");
-	cli_help(fp, "-e, --explain", "per-bucket breakdown and the inputs "
+	cli_help(fp, "-e, --explain",
+		 "per-bucket breakdown and the inputs "
 		 "the model used");
-	cli_help(fp, "-t, --timeline FILE.svg", "picture of the simulated "
+	cli_help(fp, "-t, --timeline FILE.svg",
+		 "picture of the simulated "
 		 "step");
-	cli_help(fp, "-o, --output FILE", "write the YAML plan there ('-' = "
+	cli_help(fp, "-o, --output FILE",
+		 "write the YAML plan there ('-' = "
 		 "stdout, the default;\nthe report is then written as YAML "
 		 "comments)");
-	cli_help(fp, "    --env", "print the variables every task gets "
+	cli_help(fp, "    --env",
+		 "print the variables every task gets "
 		 "('every task: NAME=VALUE') and each local rank's "
 		 "('local rank R: ...')");
-	cli_help(fp, "-d, --dir DIR", "the job directory the variables name "
+	cli_help(fp, "-d, --dir DIR",
+		 "the job directory the variables name "
 		 "(default <jobdir>)");
 	cli_help(fp, "-h, --help", "this help");
 }
@@ -157,8 +177,10 @@ static int parse_ms(const char *s, double *out)
 	errno = 0;
 	v = strtod(s, &end);
 	if (!*s || *end || errno || !(v > 0 && v <= 3600e3)) {
-		fprintf(stderr, "autosync plan: --compute-ms: '%s' is not a "
-			"time in milliseconds in (0, 3600000]\n", s);
+		fprintf(stderr,
+			"autosync plan: --compute-ms: '%s' is not a "
+			"time in milliseconds in (0, 3600000]\n",
+			s);
 		return -1;
 	}
 	*out = v;
@@ -196,15 +218,16 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 		"(efficiency %.2f); plan hash %s\n",
 		pfx, s.step_time * 1e3, s.fwd_time * 1e3, s.bwd_time * 1e3,
 		s.opt_time * 1e3, s.exposed_comm * 1e3,
-		autosync_plan_nbuckets(plan),
-		s.bound * 1e3, s.step_time > 0 ? s.bound / s.step_time : 0,
+		autosync_plan_nbuckets(plan), s.bound * 1e3,
+		s.step_time > 0 ? s.bound / s.step_time : 0,
 		autosync_plan_hash(plan));
 	fprintf(out, "%s\n%s%-22s %12s %10s  %s\n", pfx, pfx, "plan",
 		"step (ms)", "vs plan", "applicable");
 	fprintf(out, "%s%-22s %12.3f %10s  %s\n", pfx, "this plan",
 		s.step_time * 1e3, "1.000", "yes");
 	for (size_t i = 0; i < autosync_plan_nbaselines(plan); i++) {
-		const autosync_plan_baseline_t *b = autosync_plan_baseline(plan, i);
+		const autosync_plan_baseline_t *b =
+		    autosync_plan_baseline(plan, i);
 		fprintf(out, "%s%-22s %12.3f %9.3fx  %s\n", pfx, b->name,
 			b->step_time * 1e3,
 			s.step_time > 0 ? b->step_time / s.step_time : 0,
@@ -213,23 +236,27 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 			def_t = b->step_time;
 	}
 	if (def_t > 0 && s.step_time > 0)
-		fprintf(out, "%sspeed-up over the framework's default (%s): "
-			"%.3fx\n", pfx, def, def_t / s.step_time);
+		fprintf(out,
+			"%sspeed-up over the framework's default (%s): "
+			"%.3fx\n",
+			pfx, def, def_t / s.step_time);
 	for (size_t i = 0; i < autosync_plan_nenv(plan); i++)
-		fprintf(out, "%s%s %s=%s\n", pfx, i ? "   " : "env:",
-			autosync_plan_env(plan, i)->name,
+		fprintf(out, "%s%s %s=%s\n", pfx,
+			i ? "   " : "env:", autosync_plan_env(plan, i)->name,
 			autosync_plan_env(plan, i)->value);
 	if (autosync_plan_nnccl_rules(plan))
-		fprintf(out, "%snccl: %zu rule(s) for the NCCL tuner plugin "
+		fprintf(out,
+			"%snccl: %zu rule(s) for the NCCL tuner plugin "
 			"(algorithm, protocol, channels per collective and "
-			"size)%s\n", pfx, autosync_plan_nnccl_rules(plan),
+			"size)%s\n",
+			pfx, autosync_plan_nnccl_rules(plan),
 			explain ? "" : "; --explain lists them");
 	if (!explain)
 		return;
 	if (autosync_plan_nnccl_rules(plan)) {
 		fprintf(out, "%s\n%s%-14s %14s %14s  %-6s %-7s %s\n", pfx, pfx,
-			"collective", "from bytes", "to bytes", "algo",
-			"proto", "channels");
+			"collective", "from bytes", "to bytes", "algo", "proto",
+			"channels");
 		for (size_t i = 0; i < autosync_plan_nnccl_rules(plan); i++) {
 			const autosync_nccl_rule_t *r =
 			    autosync_plan_nccl_rule(plan, i);
@@ -298,14 +325,16 @@ static int setup_job(autosync_job_t *j, const struct plan_opts *o,
 
 	if (autosync_job_set_site(j, site, err) < 0 ||
 	    autosync_job_set_model(j, o->model, err) < 0 ||
-	    (o->catalog && autosync_job_set_catalog_dir(j, o->catalog, err) < 0) ||
-	    (getcwd(cwd, sizeof(cwd)) && autosync_job_set_cwd(j, cwd, err) < 0) ||
+	    (o->catalog &&
+	     autosync_job_set_catalog_dir(j, o->catalog, err) < 0) ||
+	    (getcwd(cwd, sizeof(cwd)) &&
+	     autosync_job_set_cwd(j, cwd, err) < 0) ||
 	    autosync_job_set_framework(j, o->fw, err) < 0 ||
 	    (o->calib && autosync_job_set_calibration(j, o->calib, err) < 0) ||
 	    autosync_job_set_compression(j, o->compress, err) < 0 ||
 	    (o->ncal && autosync_job_set_nccl_calibrate(j, 1, err) < 0) ||
 	    autosync_job_set_budget(j, o->budget, err) < 0 ||
-	    autosync_job_set_batch(j, (unsigned) o->batch, err) < 0 ||
+	    autosync_job_set_batch(j, (unsigned)o->batch, err) < 0 ||
 	    autosync_job_set_step_compute(j, o->compute_ms / 1e3, err) < 0 ||
 	    autosync_job_set_baseline(j, o->baseline, err) < 0 ||
 	    (o->dir && autosync_job_set_dir(j, o->dir, err) < 0))
@@ -332,12 +361,12 @@ static int list_models(const char *catalog)
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		autosync_model_t *mm = autosync_model_open(names[i], catalog,
-							   &err);
+		autosync_model_t *mm =
+		    autosync_model_open(names[i], catalog, &err);
 		if (mm)
 			printf("%-20s %15llu parameters %7zu tensors\n",
 			       names[i],
-			       (unsigned long long) autosync_model_params(mm),
+			       (unsigned long long)autosync_model_params(mm),
 			       autosync_model_ntensors(mm));
 		else
 			printf("%-20s error: %s\n", names[i], err.text);
@@ -348,8 +377,15 @@ static int list_models(const char *catalog)
 }
 
 enum {
-	OPT_CATALOG = CLI_OPT_OWN, OPT_LIST, OPT_CALIB, OPT_COMPRESS, OPT_NCAL,
-	OPT_BUDGET, OPT_BATCH, OPT_COMPUTE, OPT_ENV,
+	OPT_CATALOG = CLI_OPT_OWN,
+	OPT_LIST,
+	OPT_CALIB,
+	OPT_COMPRESS,
+	OPT_NCAL,
+	OPT_BUDGET,
+	OPT_BATCH,
+	OPT_COMPUTE,
+	OPT_ENV,
 };
 
 int autosync_cmd_plan(int argc, char **argv)
@@ -389,11 +425,12 @@ int autosync_cmd_plan(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":c:m:" CLI_TOPOLOGY_SHORT
-				  CLI_NODES_SHORT "f:b:et:o:d:h", opts,
-				  NULL)) != -1) {
-		if ((r = cli_input_option("plan", WHICH, opt, optarg,
-					  &o.in)) < 0)
+	while ((opt = getopt_long(argc, argv,
+				  ":c:m:" CLI_TOPOLOGY_SHORT CLI_NODES_SHORT
+				  "f:b:et:o:d:h",
+				  opts, NULL)) != -1) {
+		if ((r = cli_input_option("plan", WHICH, opt, optarg, &o.in)) <
+		    0)
 			return 2;
 		if (r)
 			continue;
@@ -466,24 +503,26 @@ int autosync_cmd_plan(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "autosync plan: unexpected argument '%s'\n"
-			"Try 'autosync help plan'.\n", argv[optind]);
+		fprintf(stderr,
+			"autosync plan: unexpected argument '%s'\n"
+			"Try 'autosync help plan'.\n",
+			argv[optind]);
 		return 2;
 	}
 	if (list)
 		return list_models(o.catalog);
 	if (!o.model) {
 		fprintf(stderr, "autosync plan: --model is required\n"
-			"Try 'autosync help plan'.\n");
+				"Try 'autosync help plan'.\n");
 		return 2;
 	}
 	if (load_site(config, &site, &err) < 0) {
 		fprintf(stderr, "autosync plan: %s\n", err.text);
 		return 1;
 	}
-	if ((rc = cli_input_check("plan", &o.in,
-				  site && autosync_siteconf_topology_xml(site)[0],
-				  " (or the site config's topology_xml)")) ||
+	if ((rc = cli_input_check(
+		 "plan", &o.in, site && autosync_siteconf_topology_xml(site)[0],
+		 " (or the site config's topology_xml)")) ||
 	    (rc = cli_check_model("plan", o.model,
 				  o.catalog ? o.catalog
 				  : site ? autosync_siteconf_catalog_dir(site)

@@ -15,21 +15,27 @@
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: autosync topo [-T FILE|live] [-g LIST|all] "
+	fprintf(fp,
+		"usage: autosync topo [-T FILE|live] [-g LIST|all] "
 		"[--cpus SET] [--format text|yaml]\n"
 		"                     [-x FILE] [--env]\n"
 		"\n"
 		"Show a node's GPUs, NICs, NUMA nodes, nearest NIC per GPU and "
 		"the links\nbetween GPUs, as a job step on the kept GPUs sees "
 		"them.\n\n");
-	cli_input_usage(fp, WHICH, "live", "the job's GPUs from\n"
+	cli_input_usage(fp, WHICH, "live",
+			"the job's GPUs from\n"
 			"CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS"
-			"\nfor live, all for a file", NULL);
-	cli_help(fp, "    --format text|yaml", "output format (default "
+			"\nfor live, all for a file",
+			NULL);
+	cli_help(fp, "    --format text|yaml",
+		 "output format (default "
 		 "text)");
-	cli_help(fp, "-x, --nccl-xml FILE", "write NCCL topology XML for "
+	cli_help(fp, "-x, --nccl-xml FILE",
+		 "write NCCL topology XML for "
 		 "NCCL_TOPO_FILE ('-' = stdout)");
-	cli_help(fp, "    --env", "print the NCCL environment of every local "
+	cli_help(fp, "    --env",
+		 "print the NCCL environment of every local "
 		 "rank");
 	cli_help(fp, "-h, --help", "this help");
 }
@@ -64,8 +70,10 @@ int autosync_cmd_topo(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":" CLI_TOPOLOGY_SHORT "x:h"
-				"i:c:f:e", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv,
+				":" CLI_TOPOLOGY_SHORT "x:h"
+				"i:c:f:e",
+				opts, NULL)) != -1) {
 		/* the old short spellings: -i, -c, -f and -e mean other
 		 * things in the other commands */
 		switch (c) {
@@ -88,8 +96,8 @@ int autosync_cmd_topo(int argc, char **argv)
 			c = OPT_ENV;
 			break;
 		}
-		if ((handled = cli_input_option("topo", WHICH, c, optarg,
-						    &in)) < 0)
+		if ((handled =
+			 cli_input_option("topo", WHICH, c, optarg, &in)) < 0)
 			return 2;
 		if (handled)
 			continue;
@@ -120,7 +128,7 @@ int autosync_cmd_topo(int argc, char **argv)
 		return cli_bad_value("topo", "--format", format, formats, 2);
 	if (in.topology && !strcmp(in.topology, "none")) {
 		fprintf(stderr, "autosync topo: --topology none: no topology "
-			"to show\n");
+				"to show\n");
 		return 2;
 	}
 	if (!(t = cli_load_topology(&in, "live", &none, &err))) {

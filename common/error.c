@@ -15,7 +15,7 @@ int autosync_errprintf(autosync_error_t *errp, const char *fmt, ...)
 	if (errp && fmt) {
 		va_start(ap, fmt);
 		/* truncation is acceptable: the message is advisory */
-		(void) vsnprintf(errp->text, sizeof(errp->text), fmt, ap);
+		(void)vsnprintf(errp->text, sizeof(errp->text), fmt, ap);
 		va_end(ap);
 	}
 	errno = saved;

@@ -17,16 +17,20 @@ int asi_open_file(int dirfd, const char *path, size_t max, int flags,
 	struct stat st;
 	int fd, saved;
 
-	fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
-				     (flags & ASI_READ_NOFOLLOW ? O_NOFOLLOW : 0));
+	fd = openat(dirfd, path,
+		    O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+			(flags & ASI_READ_NOFOLLOW ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		saved = errno;
 		if (saved == ELOOP && (flags & ASI_READ_NOFOLLOW))
-			snprintf(err, errlen, "%s: is a symbolic link (give "
-				 "the file itself)", path);
+			snprintf(err, errlen,
+				 "%s: is a symbolic link (give "
+				 "the file itself)",
+				 path);
 		else
 			snprintf(err, errlen, "%s: %s%s", path,
-				 flags & ASI_READ_OPEN_PREFIX ? "cannot open: " : "",
+				 flags & ASI_READ_OPEN_PREFIX ? "cannot open: "
+							      : "",
 				 strerror(saved));
 		errno = saved;
 		return -1;
@@ -36,15 +40,15 @@ int asi_open_file(int dirfd, const char *path, size_t max, int flags,
 		errno = EINVAL;
 		goto fail;
 	}
-	if (owner != (uid_t) -1 && (st.st_uid != owner || st.st_nlink != 1)) {
+	if (owner != (uid_t)-1 && (st.st_uid != owner || st.st_nlink != 1)) {
 		snprintf(err, errlen, "%s: not owned by uid %u alone", path,
-			 (unsigned) owner);
+			 (unsigned)owner);
 		errno = EPERM;
 		goto fail;
 	}
-	if (max && (unsigned long long) st.st_size > max) {
+	if (max && (unsigned long long)st.st_size > max) {
 		snprintf(err, errlen, "%s: too large (%lld bytes, limit %zu)",
-			 path, (long long) st.st_size, max);
+			 path, (long long)st.st_size, max);
 		errno = EFBIG;
 		goto fail;
 	}
@@ -69,8 +73,9 @@ int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
 		return -1;
 	/* as much as the file holds (and one byte to see it grow), not the
 	 * limit: a generous limit must not cost memory on every read */
-	cap = fstat(fd, &st) == 0 && (size_t) st.st_size < max ? (size_t) st.st_size
-							      : max;
+	cap = fstat(fd, &st) == 0 && (size_t)st.st_size < max
+		  ? (size_t)st.st_size
+		  : max;
 	if (!(buf = malloc(cap + 2))) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		errno = ENOMEM;
@@ -85,7 +90,8 @@ int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
 			if (cap > max)
 				cap = max;
 			if (!(nb = realloc(buf, cap + 2))) {
-				snprintf(err, errlen, "%s: out of memory", path);
+				snprintf(err, errlen, "%s: out of memory",
+					 path);
 				errno = ENOMEM;
 				goto fail;
 			}
@@ -95,12 +101,13 @@ int asi_read_file(const char *path, size_t max, int flags, uid_t owner,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			snprintf(err, errlen, "%s: read: %s", path, strerror(errno));
+			snprintf(err, errlen, "%s: read: %s", path,
+				 strerror(errno));
 			goto fail;
 		}
 		if (r == 0)
 			break;
-		len += (size_t) r;
+		len += (size_t)r;
 		if (len > max) { /* grew while we read it */
 			snprintf(err, errlen, "%s: too large (limit %zu)", path,
 				 max);

@@ -11,8 +11,9 @@
 #include <sys/types.h>
 
 enum {
-	ASI_READ_NOFOLLOW = 1 << 0,   /* refuse a symbolic link (ELOOP) */
-	ASI_READ_OPEN_PREFIX = 1 << 1 /* "PATH: cannot open: why" on open errors */
+	ASI_READ_NOFOLLOW = 1 << 0, /* refuse a symbolic link (ELOOP) */
+	ASI_READ_OPEN_PREFIX =
+	    1 << 1 /* "PATH: cannot open: why" on open errors */
 };
 
 /*

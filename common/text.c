@@ -11,8 +11,8 @@
 
 int asi_parse_bool(const char *s)
 {
-	static const char *const t[] = { "1", "true", "yes", "on", "y" };
-	static const char *const f[] = { "0", "false", "no", "off", "n" };
+	static const char *const t[] = {"1", "true", "yes", "on", "y"};
+	static const char *const f[] = {"0", "false", "no", "off", "n"};
 
 	for (size_t i = 0; s && i < sizeof(t) / sizeof(t[0]); i++) {
 		if (!strcasecmp(s, t[i]))
@@ -25,7 +25,7 @@ int asi_parse_bool(const char *s)
 
 static int same(char x, char y)
 {
-	return tolower((unsigned char) x) == tolower((unsigned char) y);
+	return tolower((unsigned char)x) == tolower((unsigned char)y);
 }
 
 /* Edit distance, case-blind, of words up to 64 bytes: insertions,
@@ -43,13 +43,15 @@ static size_t distance(const char *a, const char *b)
 		d[0][j] = j;
 	for (size_t i = 1; i <= la; i++)
 		for (size_t j = 1; j <= lb; j++) {
-			size_t best = d[i - 1][j - 1] + !same(a[i - 1], b[j - 1]);
+			size_t best =
+			    d[i - 1][j - 1] + !same(a[i - 1], b[j - 1]);
 			if (d[i - 1][j] + 1 < best)
 				best = d[i - 1][j] + 1;
 			if (d[i][j - 1] + 1 < best)
 				best = d[i][j - 1] + 1;
 			if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) &&
-			    same(a[i - 2], b[j - 1]) && d[i - 2][j - 2] + 1 < best)
+			    same(a[i - 2], b[j - 1]) &&
+			    d[i - 2][j - 2] + 1 < best)
 				best = d[i - 2][j - 2] + 1;
 			d[i][j] = best;
 		}
@@ -84,9 +86,11 @@ char *asi_list(const char *const *cands, size_t n, char *buf, size_t len)
 		return buf;
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && o < len; i++)
-		o += (size_t) snprintf(buf + o, len - o, "%s%s",
-				       i == 0 ? "" : i + 1 == n ? " or " : ", ",
-				       cands[i]);
+		o += (size_t)snprintf(buf + o, len - o, "%s%s",
+				      i == 0	   ? ""
+				      : i + 1 == n ? " or "
+						   : ", ",
+				      cands[i]);
 	return buf;
 }
 
@@ -135,7 +139,7 @@ static int hidden(long c)
 
 char *asi_quote(const char *val, char *buf, size_t len)
 {
-	const unsigned char *p = (const unsigned char *) (val ? val : "");
+	const unsigned char *p = (const unsigned char *)(val ? val : "");
 	const size_t keep = len > 12 ? len - 12 : 0; /* room for \u{XXXXX}... */
 	size_t o = 0;
 
@@ -150,11 +154,12 @@ char *asi_quote(const char *val, char *buf, size_t len)
 			return buf;
 		}
 		if (c < 0)
-			o += (size_t) snprintf(buf + o, len - o, "\\x%02x", *p);
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
 		else if (hidden(c) && c < 0x80)
-			o += (size_t) snprintf(buf + o, len - o, "\\x%02lx", c);
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02lx", c);
 		else if (hidden(c))
-			o += (size_t) snprintf(buf + o, len - o, "\\u{%04lx}", c);
+			o +=
+			    (size_t)snprintf(buf + o, len - o, "\\u{%04lx}", c);
 		else {
 			memcpy(buf + o, p, n);
 			o += n;

@@ -94,7 +94,7 @@ static int check_events(const char *buf, size_t len, const char *fname,
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "%s: out of memory", fname);
 	}
-	yaml_parser_set_input_string(&p, (const unsigned char *) buf, len);
+	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
 	while (!done) {
 		if (!yaml_parser_parse(&p, &ev)) {
 			/* the composer will say it, with its own words */
@@ -122,18 +122,23 @@ static int check_events(const char *buf, size_t len, const char *fname,
 			break;
 		}
 		if (depth > ASI_YAML_MAX_DEPTH || nodes > max_nodes) {
-			unsigned long l = (unsigned long) ev.start_mark.line + 1,
-				      c = (unsigned long) ev.start_mark.column + 1;
+			unsigned long l = (unsigned long)ev.start_mark.line + 1,
+				      c = (unsigned long)ev.start_mark.column +
+					  1;
 			errno = EINVAL;
 			if (depth > ASI_YAML_MAX_DEPTH)
-				autosync_errprintf(errp, "%s:%lu:%lu: nested "
-						   "deeper than %d levels", fname,
-						   l, c, ASI_YAML_MAX_DEPTH);
+				autosync_errprintf(errp,
+						   "%s:%lu:%lu: nested "
+						   "deeper than %d levels",
+						   fname, l, c,
+						   ASI_YAML_MAX_DEPTH);
 			else
-				autosync_errprintf(errp, "%s:%lu:%lu: more than "
-						   "%zu nodes, more than autosync "
-						   "reads in such a file", fname,
-						   l, c, max_nodes);
+				autosync_errprintf(
+				    errp,
+				    "%s:%lu:%lu: more than "
+				    "%zu nodes, more than autosync "
+				    "reads in such a file",
+				    fname, l, c, max_nodes);
 			yaml_event_delete(&ev);
 			break;
 		}
@@ -158,9 +163,10 @@ int asi_yaml_load(yaml_document_t *doc, const char *buf, size_t len,
 	if (asi_yaml_flow_depth(buf, len, ASI_YAML_MAX_DEPTH, &line) >
 	    ASI_YAML_MAX_DEPTH) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%lu: nested deeper than "
-					  "%d levels", fname, line,
-					  ASI_YAML_MAX_DEPTH);
+		return autosync_errprintf(errp,
+					  "%s:%lu: nested deeper than "
+					  "%d levels",
+					  fname, line, ASI_YAML_MAX_DEPTH);
 	}
 	if (check_events(buf, len, fname, max_nodes, errp) < 0)
 		return -1;
@@ -168,15 +174,15 @@ int asi_yaml_load(yaml_document_t *doc, const char *buf, size_t len,
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "%s: out of memory", fname);
 	}
-	yaml_parser_set_input_string(&p, (const unsigned char *) buf, len);
+	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&p, doc)) {
 		errno = p.error == YAML_MEMORY_ERROR ? ENOMEM : EINVAL;
-		autosync_errprintf(errp, "%s:%lu:%lu: not valid YAML: %s%s%s",
-				   fname, (unsigned long) p.problem_mark.line + 1,
-				   (unsigned long) p.problem_mark.column + 1,
-				   p.problem ? p.problem : "error",
-				   p.context ? " " : "",
-				   p.context ? p.context : "");
+		autosync_errprintf(
+		    errp, "%s:%lu:%lu: not valid YAML: %s%s%s", fname,
+		    (unsigned long)p.problem_mark.line + 1,
+		    (unsigned long)p.problem_mark.column + 1,
+		    p.problem ? p.problem : "error", p.context ? " " : "",
+		    p.context ? p.context : "");
 	} else {
 		rv = 0;
 	}
@@ -207,8 +213,9 @@ static int cmp_key(const void *a, const void *b)
 static int check_mapping(yaml_document_t *doc, yaml_node_t *n,
 			 const char *fname, autosync_error_t *errp)
 {
-	size_t np = (size_t) (n->data.mapping.pairs.top -
-			      n->data.mapping.pairs.start), nk = 0;
+	size_t np = (size_t)(n->data.mapping.pairs.top -
+			     n->data.mapping.pairs.start),
+	       nk = 0;
 	struct key *k;
 	char q[128];
 	int rv = 0;
@@ -224,7 +231,7 @@ static int check_mapping(yaml_document_t *doc, yaml_node_t *n,
 		yaml_node_t *kn = yaml_document_get_node(doc, p->key);
 		if (!kn || kn->type != YAML_SCALAR_NODE)
 			continue;
-		k[nk].s = (const char *) kn->data.scalar.value;
+		k[nk].s = (const char *)kn->data.scalar.value;
 		k[nk].len = kn->data.scalar.length;
 		k[nk++].node = kn;
 	}
@@ -234,11 +241,13 @@ static int check_mapping(yaml_document_t *doc, yaml_node_t *n,
 		    !memcmp(k[i].s, k[i - 1].s, k[i].len)) {
 			errno = EINVAL;
 			rv = autosync_errprintf(
-			    errp, "%s:%lu: key '%s' given twice (first on line "
-			    "%lu)", fname,
-			    (unsigned long) k[i].node->start_mark.line + 1,
+			    errp,
+			    "%s:%lu: key '%s' given twice (first on line "
+			    "%lu)",
+			    fname,
+			    (unsigned long)k[i].node->start_mark.line + 1,
 			    asi_quote(k[i].s, q, sizeof(q)),
-			    (unsigned long) k[i - 1].node->start_mark.line + 1);
+			    (unsigned long)k[i - 1].node->start_mark.line + 1);
 		}
 	free(k);
 	return rv;

@@ -50,11 +50,11 @@ struct autosync_job {
 	struct var env[AUTOSYNC_JOB_MAX_ENV];
 	autosync_var_t env_view[AUTOSYNC_JOB_MAX_ENV];
 	unsigned nranks;
-	size_t *rank_n;		 /* [nranks] */
-	autosync_env_t *rank_env; /* [nranks][MAX_RANK_ENV] */
+	size_t *rank_n;		   /* [nranks] */
+	autosync_env_t *rank_env;  /* [nranks][MAX_RANK_ENV] */
 	autosync_var_t *rank_view; /* [nranks][MAX_RANK_ENV] */
 	size_t nskipped;
-	int autotune; /* HOROVOD_AUTOTUNE: no HOROVOD_ variable set */
+	int autotune;	     /* HOROVOD_AUTOTUNE: no HOROVOD_ variable set */
 	unsigned batch;	     /* 0: the model file's */
 	double step_compute; /* s, 0: none */
 	char *skipped[AUTOSYNC_JOB_MAX_ENV + MAX_RANK_ENV];
@@ -64,7 +64,7 @@ struct autosync_job {
 
 static const char *env_getenv(const char *name, void *arg)
 {
-	(void) arg;
+	(void)arg;
 	return getenv(name);
 }
 
@@ -140,7 +140,7 @@ void autosync_job_set_log(autosync_job_t *j, autosync_log_f fn, void *arg)
 }
 
 static void note(const autosync_job_t *j, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void note(const autosync_job_t *j, int level, const char *fmt, ...)
 {
 	char msg[AUTOSYNC_ERROR_LEN];
@@ -220,7 +220,8 @@ int autosync_job_set_baseline(autosync_job_t *j, int baseline,
 		return -1;
 	if (baseline < -1 || baseline >= AUTOSYNC_BASELINE_N) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "job: no baseline %d", baseline);
+		return autosync_errprintf(errp, "job: no baseline %d",
+					  baseline);
 	}
 	j->baseline = baseline;
 	return 0;
@@ -233,7 +234,8 @@ int autosync_job_set_nodes(autosync_job_t *j, unsigned nodes,
 		return -1;
 	if (nodes < 1) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "job: nodes must be at least 1");
+		return autosync_errprintf(errp,
+					  "job: nodes must be at least 1");
 	}
 	j->nodes = nodes;
 	return 0;
@@ -254,8 +256,7 @@ int autosync_job_set_cwd(autosync_job_t *j, const char *cwd,
 	return set_str(j, &j->cwd, cwd, errp);
 }
 
-void autosync_job_set_getenv(autosync_job_t *j, autosync_getenv_f fn,
-			     void *arg)
+void autosync_job_set_getenv(autosync_job_t *j, autosync_getenv_f fn, void *arg)
 {
 	if (!j || j->ran)
 		return;
@@ -284,8 +285,9 @@ int autosync_job_set_network(autosync_job_t *j, const char *spec,
 	/* an empty description would silently mean the built-in default */
 	if (spec && !spec[strspn(spec, " \t")]) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "network: an empty description "
-					  "(give items such as nodes=4,gpus=8)");
+		return autosync_errprintf(
+		    errp, "network: an empty description "
+			  "(give items such as nodes=4,gpus=8)");
 	}
 	if (spec && autosync_cluster_update(&c, spec, errp) < 0)
 		return -1;
@@ -363,15 +365,17 @@ int autosync_job_set_step_compute(autosync_job_t *j, double seconds,
 		return -1;
 	if (!(seconds >= 0 && seconds <= 3600)) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "step compute: %g s is not in "
-					  "0 to 3600 s", seconds);
+		return autosync_errprintf(errp,
+					  "step compute: %g s is not in "
+					  "0 to 3600 s",
+					  seconds);
 	}
 	j->step_compute = seconds;
 	return 0;
 }
 
-int autosync_job_set_nccl_plugins(autosync_job_t *j, const char *dir,
-				  int which, autosync_error_t *errp)
+int autosync_job_set_nccl_plugins(autosync_job_t *j, const char *dir, int which,
+				  autosync_error_t *errp)
 {
 	if (set_str(j, &j->plugin_dir, dir, errp) < 0)
 		return -1;
@@ -406,7 +410,7 @@ static char *read_user_file(const autosync_job_t *j, const char *path,
 	char full[PATH_MAX], msg[PATH_MAX + 128], *buf = NULL;
 
 	abs_path(j, path, full, sizeof(full));
-	if (asi_read_file(full, max, ASI_READ_NOFOLLOW, (uid_t) -1, &buf, len,
+	if (asi_read_file(full, max, ASI_READ_NOFOLLOW, (uid_t)-1, &buf, len,
 			  msg, sizeof(msg)) < 0) {
 		autosync_errprintf(errp, "%s %s", what, msg);
 		return NULL;
@@ -491,7 +495,7 @@ static int restrict_gpus(autosync_job_t *j, autosync_error_t *errp)
 
 static int load_topology(autosync_job_t *j, autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	const char *src = j->topo_src;
 
 	if (!src)
@@ -514,17 +518,19 @@ static int load_topology(autosync_job_t *j, autosync_error_t *errp)
 
 static int load_model(autosync_job_t *j, autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
-	const char *cat = j->catalog_dir ? j->catalog_dir
-					 : autosync_siteconf_catalog_dir(j->site);
+	autosync_error_t err = {.text = ""};
+	const char *cat = j->catalog_dir
+			      ? j->catalog_dir
+			      : autosync_siteconf_catalog_dir(j->site);
 	char *buf, full[PATH_MAX];
 	size_t len = 0;
 
 	if (!is_path(j->model_spec)) {
 		j->model = autosync_model_open(j->model_spec,
 					       cat[0] ? cat : NULL, &err);
-		return j->model ? 0
-				: autosync_errprintf(errp, "model: %s", err.text);
+		return j->model
+			   ? 0
+			   : autosync_errprintf(errp, "model: %s", err.text);
 	}
 	buf = read_user_file(j, j->model_spec,
 			     autosync_siteconf_max_model_bytes(j->site),
@@ -540,21 +546,21 @@ static int load_model(autosync_job_t *j, autosync_error_t *errp)
 /* what the caller knows better than the model file */
 static int adjust_model(autosync_job_t *j, autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 
 	if (j->batch &&
 	    autosync_model_set_batch(j->model, j->batch,
 				     autosync_model_tokens(j->model), &err) < 0)
 		return autosync_errprintf(errp, "batch size: %s", err.text);
-	if (j->step_compute > 0 &&
-	    autosync_model_set_step_compute(j->model, j->step_compute, &err) < 0)
+	if (j->step_compute > 0 && autosync_model_set_step_compute(
+				       j->model, j->step_compute, &err) < 0)
 		return autosync_errprintf(errp, "step compute: %s", err.text);
 	return 0;
 }
 
 static int load_plan_file(autosync_job_t *j, autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	char *buf, full[PATH_MAX];
 	size_t len = 0;
 
@@ -575,16 +581,15 @@ static int load_plan_file(autosync_job_t *j, autosync_error_t *errp)
 static int build_cluster(const autosync_job_t *j, autosync_cluster_t *c,
 			 autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 
 	autosync_cluster_default(c);
 	autosync_siteconf_apply_network(j->site, c);
 	if (j->network && autosync_cluster_update(c, j->network, &err) < 0)
 		return autosync_errprintf(errp, "network: %s", err.text);
 	if (j->topo) {
-		if (autosync_cluster_from_topo(c, j->topo,
-					       j->nodes ? j->nodes : c->nodes,
-					       &err) < 0)
+		if (autosync_cluster_from_topo(
+			c, j->topo, j->nodes ? j->nodes : c->nodes, &err) < 0)
 			return autosync_errprintf(errp, "topology: %s",
 						  err.text);
 	} else if (j->nodes) {
@@ -598,7 +603,7 @@ static int build_cluster(const autosync_job_t *j, autosync_cluster_t *c,
 static int load_costs(const autosync_job_t *j, autosync_costs_t *k,
 		      autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	const char *path = j->calibration
 			       ? j->calibration
 			       : autosync_siteconf_calibration(j->site);
@@ -628,18 +633,18 @@ static double now_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int search(autosync_job_t *j, autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_planner_t *p = NULL;
 	autosync_cluster_t c;
 	autosync_costs_t k;
 	double t0;
-	int ncal = j->ncal >= 0 ? j->ncal
-				: autosync_siteconf_nccl_calibrate(j->site);
+	int ncal =
+	    j->ncal >= 0 ? j->ncal : autosync_siteconf_nccl_calibrate(j->site);
 
 	if (build_cluster(j, &c, errp) < 0 || load_costs(j, &k, errp) < 0)
 		return -1;
@@ -699,7 +704,7 @@ static int add_env(autosync_job_t *j, const char *name, const char *value,
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "job: out of memory");
 	}
-	j->env_view[j->nenv] = (autosync_var_t) { v->name, v->value };
+	j->env_view[j->nenv] = (autosync_var_t){v->name, v->value};
 	j->nenv++;
 	return 0;
 }
@@ -720,10 +725,10 @@ static int add_plugins(autosync_job_t *j, autosync_error_t *errp)
 		int bit;
 		const char *var, *file;
 	} plugins[] = {
-		{ AUTOSYNC_JOB_TUNER, "NCCL_TUNER_PLUGIN",
-		  "libnccl-tuner-autosync.so" },
-		{ AUTOSYNC_JOB_PROFILER, "NCCL_PROFILER_PLUGIN",
-		  "libnccl-profiler-autosync.so" },
+	    {AUTOSYNC_JOB_TUNER, "NCCL_TUNER_PLUGIN",
+	     "libnccl-tuner-autosync.so"},
+	    {AUTOSYNC_JOB_PROFILER, "NCCL_PROFILER_PLUGIN",
+	     "libnccl-profiler-autosync.so"},
 	};
 	const char *dir = j->plugin_dir;
 	int which = j->plugins;
@@ -740,8 +745,9 @@ static int add_plugins(autosync_job_t *j, autosync_error_t *errp)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, plugins[i].file);
 		if (access(path, R_OK) < 0) {
-			note(j, AUTOSYNC_LOG_INFO, "%s: %s; NCCL runs without it",
-			     path, strerror(errno));
+			note(j, AUTOSYNC_LOG_INFO,
+			     "%s: %s; NCCL runs without it", path,
+			     strerror(errno));
 			continue;
 		}
 		if (add_env(j, plugins[i].var, path, 0, errp) < 0)
@@ -765,8 +771,8 @@ static int job_env(autosync_job_t *j, autosync_error_t *errp)
 	    add_env(j, "AUTOSYNC_PLAN_HASH", autosync_plan_hash(j->plan), 1,
 		    errp) < 0 ||
 	    add_env(j, "AUTOSYNC_TOPO_HASH", j->topo_hash, 1, errp) < 0 ||
-	    add_path(j, "AUTOSYNC_REPORT", AUTOSYNC_JOB_REPORT_FILE, 1,
-		     errp) < 0)
+	    add_path(j, "AUTOSYNC_REPORT", AUTOSYNC_JOB_REPORT_FILE, 1, errp) <
+		0)
 		return -1;
 	if (j->topo && autosync_topo_ngpus(j->topo) > 0 &&
 	    add_path(j, "NCCL_TOPO_FILE", AUTOSYNC_JOB_TOPO_FILE, 0, errp) < 0)
@@ -781,7 +787,8 @@ static int job_env(autosync_job_t *j, autosync_error_t *errp)
 		if (!autosync_plan_env_allowed(v->name)) {
 			errno = EPERM;
 			return autosync_errprintf(
-			    errp, "plan: env: '%s' is not a variable a plan "
+			    errp,
+			    "plan: env: '%s' is not a variable a plan "
 			    "may set (NCCL_*, AUTOSYNC_*, HOROVOD_*; no "
 			    "plugin or configuration file)",
 			    asi_quote(v->name, q, sizeof(q)));
@@ -800,7 +807,7 @@ static int job_env(autosync_job_t *j, autosync_error_t *errp)
 /* Per local rank: the nearest NIC and the paths NCCL may use. */
 static int rank_env(autosync_job_t *j, autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	unsigned n;
 
 	if (!j->topo)
@@ -810,7 +817,8 @@ static int rank_env(autosync_job_t *j, autosync_error_t *errp)
 	 * is right for one of them is wrong for the others, so no rank gets
 	 * a NIC of its own here; whatever runs per process chooses */
 	if (j->tasks && j->tasks < n) {
-		note(j, AUTOSYNC_LOG_INFO, "%u task(s) for %u GPUs on this node: "
+		note(j, AUTOSYNC_LOG_INFO,
+		     "%u task(s) for %u GPUs on this node: "
 		     "no per-rank NIC choice (autosync launch under torchrun, "
 		     "or NCCL with the topology file, choose per process)",
 		     j->tasks, n);
@@ -823,8 +831,8 @@ static int rank_env(autosync_job_t *j, autosync_error_t *errp)
 	if (!n)
 		return 0;
 	j->rank_n = calloc(n, sizeof(*j->rank_n));
-	j->rank_env = calloc((size_t) n * MAX_RANK_ENV, sizeof(*j->rank_env));
-	j->rank_view = calloc((size_t) n * MAX_RANK_ENV, sizeof(*j->rank_view));
+	j->rank_env = calloc((size_t)n * MAX_RANK_ENV, sizeof(*j->rank_env));
+	j->rank_view = calloc((size_t)n * MAX_RANK_ENV, sizeof(*j->rank_view));
 	if (!j->rank_n || !j->rank_env || !j->rank_view) {
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "job: out of memory");
@@ -835,7 +843,8 @@ static int rank_env(autosync_job_t *j, autosync_error_t *errp)
 
 		if (autosync_topo_rank_env(j->topo, r, e, MAX_RANK_ENV, &ne,
 					   &err) < 0) {
-			if (errno == EINVAL && autosync_topo_ngpus(j->topo) == 0)
+			if (errno == EINVAL &&
+			    autosync_topo_ngpus(j->topo) == 0)
 				return 0; /* no fabric NIC after all */
 			return autosync_errprintf(errp, "NIC choice: %s",
 						  err.text);
@@ -849,7 +858,7 @@ static int rank_env(autosync_job_t *j, autosync_error_t *errp)
 			d = &j->rank_env[r * MAX_RANK_ENV + kept];
 			*d = e[i];
 			j->rank_view[r * MAX_RANK_ENV + kept++] =
-			    (autosync_var_t) { d->name, d->value };
+			    (autosync_var_t){d->name, d->value};
 		}
 		j->rank_n[r] = kept;
 		j->nranks = r + 1;
@@ -899,7 +908,7 @@ static int injected_env(autosync_job_t *j, autosync_error_t *errp)
 static int record_skipped(autosync_job_t *j, autosync_error_t *errp)
 {
 	return autosync_plan_set_skipped_env(
-	    j->plan, (const char *const *) j->skipped, j->nskipped, errp);
+	    j->plan, (const char *const *)j->skipped, j->nskipped, errp);
 }
 
 /* ---------------------------------------------------- phase: summary */
@@ -913,7 +922,8 @@ static const char *default_baseline(const autosync_plan_t *plan,
 	    autosync_baseline_default(autosync_framework_from_name(framework)));
 
 	for (size_t i = 0; name && i < autosync_plan_nbaselines(plan); i++) {
-		const autosync_plan_baseline_t *b = autosync_plan_baseline(plan, i);
+		const autosync_plan_baseline_t *b =
+		    autosync_plan_baseline(plan, i);
 		if (!strcmp(b->name, name)) {
 			*t = b->step_time;
 			return name;
@@ -936,28 +946,36 @@ static void summarise(autosync_job_t *j)
 	/* names and values can come from the user's files: one line each,
 	 * nothing that steers a terminal */
 	autosync_plan_summary(j->plan, &s);
-	fprintf(fp, "autosync: plan for %s on %u node(s) x %u GPU(s), "
-		"framework %s\n", asi_quote(s.model, q, sizeof(q)),
-		s.cluster.nodes, s.cluster.gpus_per_node, s.framework);
-	fprintf(fp, "autosync:   strategy %s: predicted step %.3f ms (forward "
+	fprintf(fp,
+		"autosync: plan for %s on %u node(s) x %u GPU(s), "
+		"framework %s\n",
+		asi_quote(s.model, q, sizeof(q)), s.cluster.nodes,
+		s.cluster.gpus_per_node, s.framework);
+	fprintf(fp,
+		"autosync:   strategy %s: predicted step %.3f ms (forward "
 		"%.3f, backward %.3f, exposed communication %.3f), %zu "
-		"bucket(s)\n", asi_quote(s.strategy, q, sizeof(q)),
-		s.step_time * 1e3, s.fwd_time * 1e3,
-		s.bwd_time * 1e3, s.exposed_comm * 1e3,
+		"bucket(s)\n",
+		asi_quote(s.strategy, q, sizeof(q)), s.step_time * 1e3,
+		s.fwd_time * 1e3, s.bwd_time * 1e3, s.exposed_comm * 1e3,
 		autosync_plan_nbuckets(j->plan));
 	if ((def = default_baseline(j->plan, s.framework, &def_t)) &&
 	    s.step_time > 0)
-		fprintf(fp, "autosync:   the framework's default %s: %.3f ms "
-			"(plan is %.3fx faster)\n", def, def_t * 1e3,
-			def_t / s.step_time);
-	fprintf(fp, "autosync:   reason: %s\n", asi_quote(s.reason, q, sizeof(q)));
+		fprintf(fp,
+			"autosync:   the framework's default %s: %.3f ms "
+			"(plan is %.3fx faster)\n",
+			def, def_t * 1e3, def_t / s.step_time);
+	fprintf(fp, "autosync:   reason: %s\n",
+		asi_quote(s.reason, q, sizeof(q)));
 	if (autosync_plan_format_version(j->plan) < AUTOSYNC_PLAN_VERSION)
-		fprintf(fp, "autosync:   the plan file is format %u, read as "
-			"format %d\n", autosync_plan_format_version(j->plan),
+		fprintf(fp,
+			"autosync:   the plan file is format %u, read as "
+			"format %d\n",
+			autosync_plan_format_version(j->plan),
 			AUTOSYNC_PLAN_VERSION);
 	fprintf(fp, "autosync:   plan %s/%s (hash %s), topology %s\n",
 		j->dir ? j->dir : NO_DIR, AUTOSYNC_JOB_PLAN_FILE,
-		autosync_plan_hash(j->plan), j->topo_hash[0] ? j->topo_hash : "-");
+		autosync_plan_hash(j->plan),
+		j->topo_hash[0] ? j->topo_hash : "-");
 	fprintf(fp, "autosync:   sets");
 	for (size_t i = 0; i < j->nenv; i++)
 		if (strncmp(j->env[i].name, "AUTOSYNC_", 9))
@@ -971,16 +989,19 @@ static void summarise(autosync_job_t *j)
 	for (unsigned r = 0; r < j->nranks && r < 8; r++) {
 		fprintf(fp, "autosync:   local rank %u:", r);
 		for (size_t i = 0; i < j->rank_n[r]; i++)
-			fprintf(fp, " %s=%s", j->rank_view[r * MAX_RANK_ENV + i].name,
+			fprintf(fp, " %s=%s",
+				j->rank_view[r * MAX_RANK_ENV + i].name,
 				j->rank_view[r * MAX_RANK_ENV + i].value);
 		fprintf(fp, "\n");
 	}
 	if (j->topo && j->tasks && j->tasks < autosync_topo_ngpus(j->topo))
-		fprintf(fp, "autosync:   %u task(s) for %u GPUs: no per-rank NIC "
-			"choice; each process chooses its own\n", j->tasks,
-			autosync_topo_ngpus(j->topo));
+		fprintf(fp,
+			"autosync:   %u task(s) for %u GPUs: no per-rank NIC "
+			"choice; each process chooses its own\n",
+			j->tasks, autosync_topo_ngpus(j->topo));
 	if (j->autotune)
-		fprintf(fp, "autosync:   HOROVOD_AUTOTUNE is set: Horovod's "
+		fprintf(fp,
+			"autosync:   HOROVOD_AUTOTUNE is set: Horovod's "
 			"autotuner keeps its fusion threshold and cycle time; "
 			"autosync sets no HOROVOD_ variable\n");
 	if (j->nskipped) {
@@ -1006,7 +1027,8 @@ int autosync_job_run(autosync_job_t *j, autosync_error_t *errp)
 	/* nothing to plan: no topology work either */
 	if (!j->plan_file && !j->model_spec) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "no model named (use "
+		return autosync_errprintf(errp,
+					  "no model named (use "
 					  "--autosync-model=NAME or a path to "
 					  "a model file)");
 	}
@@ -1048,10 +1070,9 @@ static int render(const autosync_plan_t *plan, const autosync_topo_t *topo,
 }
 
 static int write_one(const autosync_job_t *j, const autosync_plan_t *plan,
-		     const char *name, const char *what,
-		     autosync_error_t *errp)
+		     const char *name, const char *what, autosync_error_t *errp)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	char *text = NULL;
 	size_t len = 0;
 	int rv;
@@ -1082,13 +1103,15 @@ int autosync_job_write_files(autosync_job_t *j, autosync_error_t *errp)
 int autosync_job_env_allowed(const char *name, int per_rank)
 {
 	static const char *const own[] = {
-		"AUTOSYNC_PLAN",     "AUTOSYNC_PLAN_HASH", "AUTOSYNC_TOPO_HASH",
-		"AUTOSYNC_REPORT",   "AUTOSYNC_INJECTED",  "NCCL_TOPO_FILE",
-		"NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN",
+	    "AUTOSYNC_PLAN",	 "AUTOSYNC_PLAN_HASH",	 "AUTOSYNC_TOPO_HASH",
+	    "AUTOSYNC_REPORT",	 "AUTOSYNC_INJECTED",	 "NCCL_TOPO_FILE",
+	    "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN",
 	};
 	static const char *const rank[] = {
-		"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_NET_GDR_LEVEL",
-		"NCCL_P2P_LEVEL",
+	    "NCCL_IB_HCA",
+	    "NCCL_SOCKET_IFNAME",
+	    "NCCL_NET_GDR_LEVEL",
+	    "NCCL_P2P_LEVEL",
 	};
 	const char *const *set = per_rank ? rank : own;
 	size_t n = per_rank ? sizeof(rank) / sizeof(rank[0])

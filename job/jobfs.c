@@ -27,12 +27,12 @@ static int random_name(const char *name, char *out, size_t len)
 	unsigned char r[8];
 	char sfx[9];
 
-	if (getrandom(r, sizeof(r), 0) != (ssize_t) sizeof(r))
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return -1;
 	for (size_t i = 0; i < sizeof(r); i++)
 		sfx[i] = abc[r[i] % (sizeof(abc) - 1)];
 	sfx[8] = '\0';
-	return (size_t) snprintf(out, len, "%s.%s", name, sfx) < len ? 0 : -1;
+	return (size_t)snprintf(out, len, "%s.%s", name, sfx) < len ? 0 : -1;
 }
 
 /* 'base' may hold job directories: owned by root or the user; when others
@@ -43,18 +43,22 @@ static int check_base(int bfd, const char *base, uid_t uid, int *shared,
 	struct stat st;
 
 	if (fstat(bfd, &st) < 0)
-		return autosync_errprintf(errp, "%s: %s", base, strerror(errno));
+		return autosync_errprintf(errp, "%s: %s", base,
+					  strerror(errno));
 	if (st.st_uid != 0 && st.st_uid != uid) {
 		errno = EPERM;
-		return autosync_errprintf(errp, "%s: owned by uid %u, not root "
-					  "or the job's user", base,
-					  (unsigned) st.st_uid);
+		return autosync_errprintf(errp,
+					  "%s: owned by uid %u, not root "
+					  "or the job's user",
+					  base, (unsigned)st.st_uid);
 	}
 	*shared = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
 	if (*shared && !(st.st_mode & S_ISVTX)) {
 		errno = EPERM;
-		return autosync_errprintf(errp, "%s: others may write to it and "
-					  "it is not sticky", base);
+		return autosync_errprintf(errp,
+					  "%s: others may write to it and "
+					  "it is not sticky",
+					  base);
 	}
 	return 0;
 }
@@ -74,7 +78,8 @@ static int make_or_accept(int bfd, const char *name, const char *full,
 					  strerror(errno));
 	/* Whether we made it or it was there, what we hand on must be a real
 	 * directory (not a link someone planted) that only the user owns. */
-	dfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd =
+	    openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return autosync_errprintf(errp, "%s: %s", full,
 					  errno == ELOOP || errno == ENOTDIR
@@ -94,11 +99,12 @@ static int make_or_accept(int bfd, const char *name, const char *full,
 	}
 	if (st.st_uid != uid || (st.st_mode & 07777) != 0700) {
 		errno = EPERM;
-		autosync_errprintf(errp, "%s: exists with owner %u mode %04o "
-				   "(expected %u, 0700)", full,
-				   (unsigned) st.st_uid,
-				   (unsigned) (st.st_mode & 07777),
-				   (unsigned) uid);
+		autosync_errprintf(errp,
+				   "%s: exists with owner %u mode %04o "
+				   "(expected %u, 0700)",
+				   full, (unsigned)st.st_uid,
+				   (unsigned)(st.st_mode & 07777),
+				   (unsigned)uid);
 		goto out;
 	}
 	rv = 0;
@@ -125,7 +131,8 @@ int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
 	}
 	bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (bfd < 0)
-		return autosync_errprintf(errp, "%s: %s", base, strerror(errno));
+		return autosync_errprintf(errp, "%s: %s", base,
+					  strerror(errno));
 	if (check_base(bfd, base, uid, &shared, errp) < 0)
 		goto out;
 	/* in a shared directory anyone could create a predictable name
@@ -135,7 +142,7 @@ int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
 				   strerror(errno));
 		goto out;
 	}
-	if ((size_t) snprintf(out, outlen, "%s/%s", base, shared ? rnd : name) >=
+	if ((size_t)snprintf(out, outlen, "%s/%s", base, shared ? rnd : name) >=
 	    outlen) {
 		errno = ENAMETOOLONG;
 		autosync_errprintf(errp, "job directory path too long");
@@ -157,18 +164,21 @@ int autosync_jobdir_base(const char *path, autosync_error_t *errp)
 	if (!path || path[0] != '/') {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "runtime directory must be an "
-					  "absolute path");
+						"absolute path");
 	}
 	if (mkdir(path, 0755) < 0 && errno != EEXIST)
 		return autosync_errprintf(errp, "%s: cannot create: %s", path,
 					  strerror(errno));
 	if (lstat(path, &st) < 0)
-		return autosync_errprintf(errp, "%s: %s", path, strerror(errno));
+		return autosync_errprintf(errp, "%s: %s", path,
+					  strerror(errno));
 	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		errno = EPERM;
-		return autosync_errprintf(errp, "%s: not a directory that root "
-					  "alone owns and writes", path);
+		return autosync_errprintf(errp,
+					  "%s: not a directory that root "
+					  "alone owns and writes",
+					  path);
 	}
 	return 0;
 }
@@ -181,23 +191,24 @@ int job_write_in(const char *dir, const char *name, const void *data,
 	size_t off = 0;
 
 	/* unique per writer: two processes may write into one directory */
-	if ((size_t) snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name,
-			      (long) getpid()) >= sizeof(tmp)) {
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name,
+			     (long)getpid()) >= sizeof(tmp)) {
 		errno = ENAMETOOLONG;
 		return autosync_errprintf(errp, "%s: name too long", name);
 	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return autosync_errprintf(errp, "%s: %s", dir, strerror(errno));
-	(void) unlinkat(dfd, tmp, 0);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
+	(void)unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		autosync_errprintf(errp, "%s/%s: %s", dir, tmp, strerror(errno));
+		autosync_errprintf(errp, "%s/%s: %s", dir, tmp,
+				   strerror(errno));
 		goto out;
 	}
 	while (off < len) {
-		ssize_t w = write(fd, (const char *) data + off, len - off);
+		ssize_t w = write(fd, (const char *)data + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
@@ -205,11 +216,11 @@ int job_write_in(const char *dir, const char *name, const void *data,
 				errno = ENOSPC;
 			autosync_errprintf(errp, "%s/%s: %s", dir, name,
 					   errno == ENOSPC || errno == EDQUOT
-						   ? "disk full"
-						   : strerror(errno));
+					       ? "disk full"
+					       : strerror(errno));
 			goto out;
 		}
-		off += (size_t) w;
+		off += (size_t)w;
 	}
 	if (fsync(fd) < 0 && errno != EINVAL) {
 		autosync_errprintf(errp, "%s/%s: %s", dir, name,
@@ -235,7 +246,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	if (rv < 0)
-		(void) unlinkat(dfd, tmp, 0);
+		(void)unlinkat(dfd, tmp, 0);
 	close(dfd);
 	errno = saved;
 	return rv;
@@ -246,7 +257,8 @@ int autosync_jobdir_write(const char *dir, const char *name, const void *data,
 {
 	if (!dir || !name || (!data && len) || strchr(name, '/')) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "jobdir_write: invalid argument");
+		return autosync_errprintf(errp,
+					  "jobdir_write: invalid argument");
 	}
 	return job_write_in(dir, name, data, len, errp);
 }
@@ -260,7 +272,7 @@ void autosync_jobdir_unlink(const char *dir, const char *name)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return;
-	(void) unlinkat(dfd, name, 0);
+	(void)unlinkat(dfd, name, 0);
 	close(dfd);
 }
 
@@ -268,7 +280,8 @@ void autosync_jobdir_unlink(const char *dir, const char *name)
  * through handles: nothing is followed, whoever owns it */
 static int remove_at(int bfd, const char *name)
 {
-	int dfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd =
+	    openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d;
 	struct dirent *e;
 
@@ -284,7 +297,7 @@ static int remove_at(int bfd, const char *name)
 			continue;
 		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    !S_ISDIR(st.st_mode))
-			(void) unlinkat(dfd, e->d_name, 0);
+			(void)unlinkat(dfd, e->d_name, 0);
 	}
 	closedir(d);
 	return unlinkat(bfd, name, AT_REMOVEDIR);
@@ -294,8 +307,9 @@ unsigned autosync_jobdir_prune(const char *base, const char *prefix,
 			       uid_t owner, long max_age, unsigned max_remove,
 			       unsigned max_scan)
 {
-	int bfd = base ? open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-		       : -1;
+	int bfd =
+	    base ? open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		 : -1;
 	time_t now = time(NULL);
 	unsigned removed = 0, scanned = 0;
 	DIR *d;
@@ -307,12 +321,13 @@ unsigned autosync_jobdir_prune(const char *base, const char *prefix,
 		close(bfd);
 		return 0;
 	}
-	while (removed < max_remove && scanned++ < max_scan && (e = readdir(d))) {
+	while (removed < max_remove && scanned++ < max_scan &&
+	       (e = readdir(d))) {
 		struct stat st;
 		if (!prefix || strncmp(e->d_name, prefix, strlen(prefix)) ||
 		    fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode) || now - st.st_mtime <= max_age ||
-		    (owner != (uid_t) -1 && st.st_uid != owner))
+		    (owner != (uid_t)-1 && st.st_uid != owner))
 			continue;
 		if (remove_at(bfd, e->d_name) == 0)
 			removed++;
@@ -323,8 +338,9 @@ unsigned autosync_jobdir_prune(const char *base, const char *prefix,
 
 void autosync_jobdir_remove(const char *dir)
 {
-	int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-		      : -1;
+	int dfd =
+	    dir ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		: -1;
 	DIR *d;
 	struct dirent *e;
 
@@ -340,8 +356,9 @@ void autosync_jobdir_remove(const char *dir)
 			continue;
 		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    !S_ISDIR(st.st_mode))
-			(void) unlinkat(dfd, e->d_name, 0); /* removes links, not targets */
+			(void)unlinkat(dfd, e->d_name,
+				       0); /* removes links, not targets */
 	}
 	closedir(d);
-	(void) rmdir(dir);
+	(void)rmdir(dir);
 }

@@ -64,7 +64,7 @@ struct autosync_model {
 	char *source;
 	unsigned batch;
 	unsigned tokens;
-	int compute_src; /* 0 estimated, 1 flops, 2 time */
+	int compute_src;     /* 0 estimated, 1 flops, 2 time */
 	double step_compute; /* s of forward + backward measured, 0 = none */
 	size_t n, cap;
 	autosync_tensor_t *t;

@@ -430,8 +430,9 @@ int autosync_model_set_step_compute(autosync_model_t *m, double seconds,
 {
 	if (!m || !(seconds >= 0 && seconds <= 3600)) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "model_set_step_compute: a "
-					  "step's compute is 0 (none) to 3600 s");
+		return autosync_errprintf(
+		    errp, "model_set_step_compute: a "
+			  "step's compute is 0 (none) to 3600 s");
 	}
 	m->step_compute = seconds;
 	return 0;

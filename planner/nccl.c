@@ -13,14 +13,16 @@
 #include "internal.h"
 
 static const char *const func_names[AUTOSYNC_NCCL_NFUNCS] = {
-	"broadcast", "reduce", "allgather", "reducescatter", "allreduce",
+    "broadcast", "reduce", "allgather", "reducescatter", "allreduce",
 };
 static const char *const algo_names[AUTOSYNC_NCCL_NALGOS] = {
-	"tree", "ring", "collnet_direct", "collnet_chain",
-	"nvls", "nvls_tree", "pat",
+    "tree",	 "ring", "collnet_direct", "collnet_chain", "nvls",
+    "nvls_tree", "pat",
 };
 static const char *const proto_names[AUTOSYNC_NCCL_NPROTOS] = {
-	"ll", "ll128", "simple",
+    "ll",
+    "ll128",
+    "simple",
 };
 
 const char *autosync_nccl_func_name(int f)
@@ -62,14 +64,14 @@ int autosync_nccl_proto_from_name(const char *s)
 /* NCCL 2.28's default constants (µs; cost-models.md section 7), Tree and
  * Ring rows, protocols LL / LL128 / Simple. */
 static const double base_lat[2][3] = {
-	{6.8, 14.0, 8.4}, /* tree */
-	{6.6, 14.0, 8.4}, /* ring */
+    {6.8, 14.0, 8.4}, /* tree */
+    {6.6, 14.0, 8.4}, /* ring */
 };
 enum { HW_NVLINK, HW_PCI, HW_NET };
 static const double hw_lat[3][2][3] = {
-	{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}},   /* NVLink */
-	{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},    /* PCI */
-	{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}}, /* network */
+    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}},  /* NVLink */
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},	  /* PCI */
+    {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}}, /* network */
 };
 
 double autosync_sim_nccl(const autosync_cluster_t *c, const autosync_costs_t *k,
@@ -82,9 +84,9 @@ double autosync_sim_nccl(const autosync_cluster_t *c, const autosync_costs_t *k,
 	int hw;
 
 	if (!c || !k || func < 0 || func >= AUTOSYNC_NCCL_NFUNCS || proto < 0 ||
-	    proto >= AUTOSYNC_NCCL_NPROTOS || channels == 0 ||
-	    !(bytes >= 0) || !isfinite(bytes) || c->nodes == 0 ||
-	    c->gpus_per_node == 0 || !(k->nccl_channel_bw > 0)) {
+	    proto >= AUTOSYNC_NCCL_NPROTOS || channels == 0 || !(bytes >= 0) ||
+	    !isfinite(bytes) || c->nodes == 0 || c->gpus_per_node == 0 ||
+	    !(k->nccl_channel_bw > 0)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -136,10 +138,10 @@ double autosync_sim_nccl(const autosync_cluster_t *c, const autosync_costs_t *k,
 
 	lat = base_lat[algo][proto];
 	if (algo == AUTOSYNC_NCCL_RING) {
-		double ov = m > 1 ? (proto == AUTOSYNC_NCCL_SIMPLE ? 3.0 : 1.0)
-				  : 0;
-		ninter = func == AUTOSYNC_NCCL_ALLREDUCE ? 2.0 * (m - 1)
-						      : m - 1.0;
+		double ov =
+		    m > 1 ? (proto == AUTOSYNC_NCCL_SIMPLE ? 3.0 : 1.0) : 0;
+		ninter =
+		    func == AUTOSYNC_NCCL_ALLREDUCE ? 2.0 * (m - 1) : m - 1.0;
 		if (func == AUTOSYNC_NCCL_BROADCAST ||
 		    func == AUTOSYNC_NCCL_REDUCE)
 			ov = 0; /* a pipeline: no per-step network flush */
@@ -258,8 +260,8 @@ static size_t fixed_ranges(const autosync_plan_t *plan, struct point *pt,
 		if (b->kind != AUTOSYNC_SYNC_ALLREDUCE || !(size > 0))
 			continue;
 		pt[np].bytes = size;
-		pt[np].algo = b->algo == AUTOSYNC_ALGO_AUTO ? job
-							    : nccl_algo(b->algo);
+		pt[np].algo =
+		    b->algo == AUTOSYNC_ALGO_AUTO ? job : nccl_algo(b->algo);
 		np++;
 	}
 	if (np == 0 && job >= 0) {
@@ -349,7 +351,7 @@ int autosync_plan_derive_nccl(autosync_plan_t *plan, const autosync_costs_t *k,
 		for (size_t i = 0; i <= ncut; i++) {
 			double lo = i ? cut[i - 1] : 0;
 			double hi = i < ncut ? cut[i] : INFINITY;
-			double at = i == 0      ? hi / 2
+			double at = i == 0	? hi / 2
 				    : i == ncut ? 2 * lo
 						: sqrt(lo * hi);
 			unsigned algos = 1u << AUTOSYNC_NCCL_RING;
@@ -373,10 +375,13 @@ int autosync_plan_derive_nccl(autosync_plan_t *plan, const autosync_costs_t *k,
 				rules[nr - 1].max_bytes = to_u64(hi);
 				continue;
 			}
-			rules[nr++] = (autosync_nccl_rule_t){
-			    .func = f, .algo = ch.algo, .proto = ch.proto,
-			    .channels = ch.channels, .min_bytes = to_u64(lo),
-			    .max_bytes = to_u64(hi)};
+			rules[nr++] =
+			    (autosync_nccl_rule_t){.func = f,
+						   .algo = ch.algo,
+						   .proto = ch.proto,
+						   .channels = ch.channels,
+						   .min_bytes = to_u64(lo),
+						   .max_bytes = to_u64(hi)};
 		}
 	}
 done:

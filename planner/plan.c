@@ -84,10 +84,10 @@ int autosync_plan_env_allowed(const char *name)
 	static const char *const prefixes[] = {"NCCL_", "AUTOSYNC_",
 					       "HOROVOD_"};
 	static const char *const reserved[] = {
-	    "NCCL_CONF_FILE",	  "NCCL_DEBUG_FILE",	"NCCL_TOPO_FILE",
-	    "AUTOSYNC_PLAN",	  "AUTOSYNC_PLAN_HASH", "AUTOSYNC_TOPO_HASH",
-	    "AUTOSYNC_REPORT",	  "AUTOSYNC_INJECTED",	"AUTOSYNC_MODE",
-	    "AUTOSYNC_MODEL",	  "AUTOSYNC_LOCAL_RANK",
+	    "NCCL_CONF_FILE",  "NCCL_DEBUG_FILE",     "NCCL_TOPO_FILE",
+	    "AUTOSYNC_PLAN",   "AUTOSYNC_PLAN_HASH",  "AUTOSYNC_TOPO_HASH",
+	    "AUTOSYNC_REPORT", "AUTOSYNC_INJECTED",   "AUTOSYNC_MODE",
+	    "AUTOSYNC_MODEL",  "AUTOSYNC_LOCAL_RANK",
 	};
 	size_t n = name ? strlen(name) : 0;
 	int prefixed = 0;
@@ -382,13 +382,14 @@ int planner_plan_compute_hash(autosync_plan_t *plan)
 		h = fnv1a(h, plan->env[i].value,
 			  strlen(plan->env[i].value) + 1);
 	}
-	if (plan->s.nccl_calibrate) /* hashed only when set: older plans keep theirs */
+	if (plan->s.nccl_calibrate) /* hashed only when set: older plans keep
+				       theirs */
 		h = fnv1a(h, "nccl_calibrate", sizeof("nccl_calibrate"));
 	for (size_t i = 0; i < plan->nnccl; i++) {
 		const autosync_nccl_rule_t *r = &plan->nccl[i];
-		snprintf(buf, sizeof(buf),
-			 "n %d %d %d %u %" PRIu64 " %" PRIu64, r->func, r->algo,
-			 r->proto, r->channels, r->min_bytes, r->max_bytes);
+		snprintf(buf, sizeof(buf), "n %d %d %d %u %" PRIu64 " %" PRIu64,
+			 r->func, r->algo, r->proto, r->channels, r->min_bytes,
+			 r->max_bytes);
 		h = fnv1a(h, buf, strlen(buf) + 1);
 	}
 	snprintf(plan->hash, sizeof(plan->hash), "%016" PRIx64, h);
@@ -434,4 +435,3 @@ const char *autosync_plan_skipped_env(const autosync_plan_t *plan, size_t i)
 {
 	return plan && i < plan->nskipped ? plan->skipped[i] : NULL;
 }
-

@@ -188,9 +188,8 @@ fail:
 
 /* Every key of mapping 'map' is one of 'keys' (NULL-terminated); else
  * "FILE:LINE: <what>unknown key 'K'". */
-static int known_keys(struct ydoc *d, yaml_node_t *map,
-		      const char *const *keys, const char *what,
-		      autosync_error_t *errp)
+static int known_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
+		      const char *what, autosync_error_t *errp)
 {
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
 	     p < map->data.mapping.pairs.top; p++) {
@@ -201,10 +200,9 @@ static int known_keys(struct ydoc *d, yaml_node_t *map,
 			found |= !strcmp(k, keys[i]);
 		if (!found) {
 			errno = EINVAL;
-			return autosync_errprintf(errp, "%s:%u: %sunknown key '%s'",
-						  d->fname,
-						  planner_ynode_line(kn), what,
-						  k ? k : "?");
+			return autosync_errprintf(
+			    errp, "%s:%u: %sunknown key '%s'", d->fname,
+			    planner_ynode_line(kn), what, k ? k : "?");
 		}
 	}
 	return 0;
@@ -215,9 +213,9 @@ static int known_keys(struct ydoc *d, yaml_node_t *map,
 static int parse_nccl(struct ydoc *dd, yaml_node_t *sq, autosync_plan_t *plan,
 		      autosync_error_t *errp)
 {
-	static const char *const keys[] = {"coll",     "min_bytes",
-					   "max_bytes", "algorithm",
-					   "protocol", "channels", NULL};
+	static const char *const keys[] = {
+	    "coll",	"min_bytes", "max_bytes", "algorithm",
+	    "protocol", "channels",  NULL};
 	struct ydoc d = *dd;
 	uint64_t last[AUTOSYNC_NCCL_NFUNCS] = {0};
 	yaml_node_t *n;
@@ -229,9 +227,10 @@ static int parse_nccl(struct ydoc *dd, yaml_node_t *sq, autosync_plan_t *plan,
 		      sq->data.sequence.items.start);
 	if (nr > 4096) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: nccl: more than 4096 "
-					  "rules", d.fname,
-					  planner_ynode_line(sq));
+		return autosync_errprintf(errp,
+					  "%s:%u: nccl: more than 4096 "
+					  "rules",
+					  d.fname, planner_ynode_line(sq));
 	}
 	free(plan->nccl);
 	plan->nnccl = 0;
@@ -245,8 +244,8 @@ static int parse_nccl(struct ydoc *dd, yaml_node_t *sq, autosync_plan_t *plan,
 		autosync_nccl_rule_t *r = &plan->nccl[i];
 		uint64_t v;
 
-		if (planner_yexpect(&d, rn, YAML_MAPPING_NODE, "nccl[]",
-				    errp) < 0)
+		if (planner_yexpect(&d, rn, YAML_MAPPING_NODE, "nccl[]", errp) <
+		    0)
 			goto fail;
 		if (known_keys(&d, rn, keys, "nccl: ", errp) < 0)
 			goto fail;
@@ -280,7 +279,8 @@ static int parse_nccl(struct ydoc *dd, yaml_node_t *sq, autosync_plan_t *plan,
 			autosync_errprintf(
 			    errp,
 			    "%s:%u: nccl: %s rule from %" PRIu64 " bytes "
-			    "overlaps or precedes the one before it (to %" PRIu64
+			    "overlaps or precedes the one before it (to "
+			    "%" PRIu64
 			    "): rules of one collective must be sorted and "
 			    "disjoint",
 			    d.fname, planner_ynode_line(rn),
@@ -323,7 +323,7 @@ static int read_version(struct ydoc *dd, yaml_node_t *root,
 					  d.fname, planner_ynode_line(n), v,
 					  AUTOSYNC_PLAN_VERSION);
 	}
-	plan->format = (unsigned) v;
+	plan->format = (unsigned)v;
 	if ((n = planner_ymap_get(&d, root, "hash")) &&
 	    planner_yget_str(&d, n, "hash", hash, errp) < 0)
 		return -1;
@@ -331,8 +331,8 @@ static int read_version(struct ydoc *dd, yaml_node_t *root,
 }
 
 /* phase: the cluster the plan was made for */
-static int read_cluster(struct ydoc *dd, yaml_node_t *in,
-			autosync_plan_t *plan, autosync_error_t *errp)
+static int read_cluster(struct ydoc *dd, yaml_node_t *in, autosync_plan_t *plan,
+			autosync_error_t *errp)
 {
 	struct ydoc d = *dd;
 	autosync_cluster_t *c = &plan->s.cluster;
@@ -348,8 +348,7 @@ static int read_cluster(struct ydoc *dd, yaml_node_t *in,
 		goto fail;
 	c->nodes = (unsigned)v;
 	NEED(n, "gpus_per_node", cl);
-	if (planner_yget_u64(&d, n, "gpus_per_node", 1, 4096, &v,
-			     errp) < 0)
+	if (planner_yget_u64(&d, n, "gpus_per_node", 1, 4096, &v, errp) < 0)
 		goto fail;
 	c->gpus_per_node = (unsigned)v;
 	NEED(n, "intra_class", cl);
@@ -357,39 +356,36 @@ static int read_cluster(struct ydoc *dd, yaml_node_t *in,
 		goto fail;
 	if ((c->intra_class = autosync_link_class_from_name(cls)) < 0) {
 		errno = EINVAL;
-		autosync_errprintf(
-		    errp, "%s:%u: intra_class: unknown value '%s'",
-		    d.fname, planner_ynode_line(n), cls);
+		autosync_errprintf(errp,
+				   "%s:%u: intra_class: unknown value '%s'",
+				   d.fname, planner_ynode_line(n), cls);
 		goto fail;
 	}
 	NEED(n, "intra_bw", cl);
-	if (planner_yget_double(&d, n, "intra_bw", 0, 1e18,
-				&c->intra_bw, errp) < 0)
+	if (planner_yget_double(&d, n, "intra_bw", 0, 1e18, &c->intra_bw,
+				errp) < 0)
 		goto fail;
 	NEED(n, "intra_lat", cl);
-	if (planner_yget_double(&d, n, "intra_lat", 0, 10,
-				&c->intra_lat, errp) < 0)
+	if (planner_yget_double(&d, n, "intra_lat", 0, 10, &c->intra_lat,
+				errp) < 0)
 		goto fail;
 	NEED(n, "nics_per_node", cl);
-	if (planner_yget_u64(&d, n, "nics_per_node", 0, 1024, &v,
-			     errp) < 0)
+	if (planner_yget_u64(&d, n, "nics_per_node", 0, 1024, &v, errp) < 0)
 		goto fail;
 	c->nics_per_node = (unsigned)v;
 	NEED(n, "nic_bw", cl);
-	if (planner_yget_double(&d, n, "nic_bw", 0, 1e18, &c->nic_bw,
-				errp) < 0)
+	if (planner_yget_double(&d, n, "nic_bw", 0, 1e18, &c->nic_bw, errp) < 0)
 		goto fail;
 	NEED(n, "inter_lat", cl);
-	if (planner_yget_double(&d, n, "inter_lat", 0, 10,
-				&c->inter_lat, errp) < 0)
+	if (planner_yget_double(&d, n, "inter_lat", 0, 10, &c->inter_lat,
+				errp) < 0)
 		goto fail;
 	NEED(n, "nodes_per_switch", cl);
-	if (planner_yget_u64(&d, n, "nodes_per_switch", 0, 1000000, &v,
-			     errp) < 0)
+	if (planner_yget_u64(&d, n, "nodes_per_switch", 0, 1000000, &v, errp) <
+	    0)
 		goto fail;
 	c->nodes_per_switch = (unsigned)v;
-	snprintf(c->topo_hash, sizeof(c->topo_hash), "%s",
-		 plan->topo_hash);
+	snprintf(c->topo_hash, sizeof(c->topo_hash), "%s", plan->topo_hash);
 	return 0;
 fail:
 	return -1;
@@ -532,7 +528,8 @@ static int read_prediction(struct ydoc *dd, yaml_node_t *root,
 				goto fail;
 			NEED(n, "step_time", bn);
 			if (planner_yget_double(&d, n, "step_time", 0, 1e300,
-						&plan->base[i].step_time, errp) < 0)
+						&plan->base[i].step_time,
+						errp) < 0)
 				goto fail;
 			NEED(n, "applicable", bn);
 			if (planner_yget_bool(&d, n, "applicable",
@@ -569,9 +566,11 @@ static int read_env(struct ydoc *dd, yaml_node_t *root, autosync_plan_t *plan,
 			char q[96];
 			errno = EPERM;
 			autosync_errprintf(
-			    errp, "%s:%u: env: '%s' is not a variable a plan may "
+			    errp,
+			    "%s:%u: env: '%s' is not a variable a plan may "
 			    "set (NCCL_*, AUTOSYNC_*, HOROVOD_*; no plugin or "
-			    "configuration file)", d.fname,
+			    "configuration file)",
+			    d.fname,
 			    planner_ynode_line(planner_ydoc_node(&d, p->key)),
 			    asi_quote(k, q, sizeof(q)));
 			goto fail;
@@ -591,12 +590,15 @@ static int read_env(struct ydoc *dd, yaml_node_t *root, autosync_plan_t *plan,
 		     it < n->data.sequence.items.top; it++) {
 			if (nn == sizeof(names) / sizeof(names[0])) {
 				errno = EINVAL;
-				autosync_errprintf(errp, "%s: skipped_env: more "
-						   "than 256 names", d.fname);
+				autosync_errprintf(errp,
+						   "%s: skipped_env: more "
+						   "than 256 names",
+						   d.fname);
 				goto fail;
 			}
 			if (planner_yget_str(&d, planner_ydoc_node(&d, *it),
-					     "skipped_env", &names[nn++], errp) < 0)
+					     "skipped_env", &names[nn++],
+					     errp) < 0)
 				goto fail;
 		}
 		if (autosync_plan_set_skipped_env(plan, names, nn, errp) < 0)
@@ -640,9 +642,8 @@ fail:
 }
 
 /* phase: the stated hash must be the decisions' own */
-static int check_hash(struct ydoc *d, yaml_node_t *root,
-		      autosync_plan_t *plan, const char *hash,
-		      autosync_error_t *errp)
+static int check_hash(struct ydoc *d, yaml_node_t *root, autosync_plan_t *plan,
+		      const char *hash, autosync_error_t *errp)
 {
 	planner_plan_sync(plan);
 	planner_plan_compute_hash(plan);
@@ -661,9 +662,9 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 				     const char *fname, autosync_error_t *errp)
 {
 	static const char *const top[] = {
-	    "autosync_plan", "hash",	  "inputs", "strategy", "reason", "job",
-	    "prediction",    "baselines", "env",    "buckets",	"skipped_env",
-	    "nccl",	     NULL};
+	    "autosync_plan", "hash",	   "inputs",	"strategy", "reason",
+	    "job",	     "prediction", "baselines", "env",	    "buckets",
+	    "skipped_env",   "nccl",	   NULL};
 	struct ydoc d;
 	autosync_plan_t *plan = NULL;
 	yaml_node_t *root, *sq;
@@ -678,7 +679,8 @@ autosync_plan_t *autosync_plan_parse(const char *buf, size_t len,
 		goto fail;
 	}
 	root = planner_ydoc_root(&d);
-	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "plan file", errp) < 0 ||
+	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "plan file", errp) <
+		0 ||
 	    known_keys(&d, root, top, "", errp) < 0 ||
 	    read_version(&d, root, plan, &hash, errp) < 0 ||
 	    read_inputs(&d, root, plan, errp) < 0 ||
@@ -715,4 +717,3 @@ autosync_plan_t *autosync_plan_load(const char *path, autosync_error_t *errp)
 	errno = saved;
 	return p;
 }
-

@@ -185,4 +185,3 @@ int autosync_plan_write_svg(const autosync_plan_t *plan, FILE *fp,
 	}
 	return 0;
 }
-

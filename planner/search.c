@@ -39,11 +39,11 @@ autosync_plan_t *autosync_planner_random(autosync_planner_t *p, uint64_t seed,
 	if (!p || !p->have_c || !p->m) {
 		errno = EINVAL;
 		autosync_errprintf(errp, "planner_random: cluster and model "
-				   "must be set");
+					 "must be set");
 		return NULL;
 	}
-	return planner_random_plan(p->m, &p->c, &p->k, p->fw, p->compress,
-				   seed, errp);
+	return planner_random_plan(p->m, &p->c, &p->k, p->fw, p->compress, seed,
+				   errp);
 }
 
 int autosync_planner_compute_times(autosync_planner_t *p, double *forward,
@@ -55,7 +55,8 @@ int autosync_planner_compute_times(autosync_planner_t *p, double *forward,
 
 	if (!p || !p->have_c || !p->m) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "planner_compute_times: cluster "
+		return autosync_errprintf(errp,
+					  "planner_compute_times: cluster "
 					  "and model must be set");
 	}
 	if (planner_simctx_init(&x, p->m, &p->c, &p->k, p->fw, errp) < 0)
@@ -398,8 +399,8 @@ struct search {
 	struct simctx x;
 	struct simres r;
 	struct strategy best;
-	double best_t;		/* predicted step time of 'best' */
-	double best_score;	/* best_t / (1 - its margin): what is compared */
+	double best_t;	   /* predicted step time of 'best' */
+	double best_score; /* best_t / (1 - its margin): what is compared */
 	struct margin best_m;
 	const struct caps *cap;
 	int exhausted;
@@ -829,14 +830,15 @@ static int search_comp(struct search *S, int c)
 	if (sweep(S, c) < 0)
 		return -1;
 	for (int dense = 0; dense < 2; dense++) {
-		if (dense && !(S->cap->custom && S->cap->densify &&
-			       has_sparse(S->p->m)))
+		if (dense &&
+		    !(S->cap->custom && S->cap->densify && has_sparse(S->p->m)))
 			break;
 		if (pb && dp_plan(S, -1, mask, dense) < 0)
 			return -1;
 		/* compression per bucket needs the per-bucket program */
-		for (int a = 0; !c && S->cap->custom && !pb &&
-				a < AUTOSYNC_ALGO_NALGOS; a++)
+		for (int a = 0;
+		     !c && S->cap->custom && !pb && a < AUTOSYNC_ALGO_NALGOS;
+		     a++)
 			if (algo_ok(S, a) && dp_plan(S, a, 1, dense) < 0)
 				return -1;
 	}
@@ -899,7 +901,8 @@ static int choose(struct search *S, const double *base_t,
 		 "evaluations%s",
 		 name, t, t > 0 ? base_t[inc] / t : 0,
 		 autosync_baseline_name(inc), base_t[inc], m->m * 100,
-		 m->family, p->evals, S->exhausted ? " (budget exhausted)" : "");
+		 m->family, p->evals,
+		 S->exhausted ? " (budget exhausted)" : "");
 	return pick;
 }
 
@@ -929,15 +932,20 @@ static void compute_note(const autosync_model_t *m, char *reason, size_t len)
 	size_t n = strlen(reason);
 
 	if (m->step_compute > 0)
-		snprintf(reason + n, len - n, "; compute: %.6g ms per step, "
-			 "measured", m->step_compute * 1e3);
+		snprintf(reason + n, len - n,
+			 "; compute: %.6g ms per step, "
+			 "measured",
+			 m->step_compute * 1e3);
 	else if (m->compute_src == 0)
-		snprintf(reason + n, len - n, "; compute: estimated from "
-			 "parameter counts (no FLOPs in the model file); export "
-			 "the model with autosync_export to measure them");
+		snprintf(
+		    reason + n, len - n,
+		    "; compute: estimated from "
+		    "parameter counts (no FLOPs in the model file); export "
+		    "the model with autosync_export to measure them");
 }
 
-autosync_plan_t *autosync_planner_run(autosync_planner_t *p, autosync_error_t *errp)
+autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
+				      autosync_error_t *errp)
 {
 	struct search S;
 	struct strategy base[AUTOSYNC_BASELINE_N];

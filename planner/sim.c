@@ -155,8 +155,9 @@ void planner_links(const autosync_cluster_t *c, const autosync_costs_t *K,
 					    : c->intra_lat;
 	*a_out = K->alpha_inter_override > 0 ? K->alpha_inter_override
 					     : c->inter_lat;
-	*b_in = (K->bw_intra_override > 0 ? K->bw_intra_override : c->intra_bw) *
-		K->intra_eff;
+	*b_in =
+	    (K->bw_intra_override > 0 ? K->bw_intra_override : c->intra_bw) *
+	    K->intra_eff;
 	*b_node = (K->bw_nic_override > 0 ? K->bw_nic_override : c->nic_bw) *
 		  (c->nics_per_node ? c->nics_per_node : 1) * K->inter_eff;
 	/* a job spanning several leaf switches shares their uplinks */

@@ -80,7 +80,7 @@ fail:
 
 /* a model of AUTOSYNC_MAX_TENSORS tensors in flow style needs about ten
  * nodes per tensor */
-#define MAX_NODES ((size_t) AUTOSYNC_MAX_TENSORS * 16)
+#define MAX_NODES ((size_t)AUTOSYNC_MAX_TENSORS * 16)
 
 int planner_ydoc_load(struct ydoc *d, const char *buf, size_t len,
 		      const char *fname, autosync_error_t *errp)

@@ -72,7 +72,8 @@ int as_args_set_mode(struct as_args *a, const char *val, int src,
 	if (!val || !*val) {
 		snprintf(err, errlen,
 			 "autosync: invalid %s value '' (expected auto, off, "
-			 "required or a path to a plan file)", what);
+			 "required or a path to a plan file)",
+			 what);
 		return -1;
 	}
 	if (!strcmp(val, "auto"))
@@ -86,8 +87,8 @@ int as_args_set_mode(struct as_args *a, const char *val, int src,
 	else {
 		snprintf(err, errlen,
 			 "autosync: invalid %s value '%s' (expected auto, off, "
-			 "required or a path to a plan file)", what,
-			 asi_quote(val, q, sizeof(q)));
+			 "required or a path to a plan file)",
+			 what, asi_quote(val, q, sizeof(q)));
 		return -1;
 	}
 	if (src < a->mode_src)
@@ -110,7 +111,8 @@ int as_args_set_model(struct as_args *a, const char *val, int src,
 		snprintf(err, errlen,
 			 "autosync: invalid %s value '%s' (expected a catalog "
 			 "model name such as resnet50, or a path to a model "
-			 "file)", what, asi_quote(val, q, sizeof(q)));
+			 "file)",
+			 what, asi_quote(val, q, sizeof(q)));
 		return -1;
 	}
 	if (src < a->model_src)

@@ -19,18 +19,18 @@ enum as_mode {
 /* Where a value came from; a lower rank never overrides a higher one. */
 enum as_source {
 	AS_SRC_NONE = 0,
-	AS_SRC_ENV,     /* AUTOSYNC_MODE / AUTOSYNC_MODEL */
-	AS_SRC_OPTION,  /* --autosync… (command line, #SBATCH or SPANK env) */
+	AS_SRC_ENV,    /* AUTOSYNC_MODE / AUTOSYNC_MODEL */
+	AS_SRC_OPTION, /* --autosync… (command line, #SBATCH or SPANK env) */
 };
 
 #define AS_MODEL_NAME_MAX 64
 
 struct as_args {
-	int mode;                /* enum as_mode */
-	int mode_src;            /* enum as_source */
-	char plan_path[PATH_MAX];/* AS_MODE_PLAN only */
-	char model[PATH_MAX];    /* catalog name or path; "" = none */
-	int model_src;           /* enum as_source */
+	int mode;		  /* enum as_mode */
+	int mode_src;		  /* enum as_source */
+	char plan_path[PATH_MAX]; /* AS_MODE_PLAN only */
+	char model[PATH_MAX];	  /* catalog name or path; "" = none */
+	int model_src;		  /* enum as_source */
 };
 
 void as_args_init(struct as_args *a);
@@ -51,6 +51,5 @@ int as_args_effective_mode(const struct as_args *a, int site_default);
 
 /* "off", "auto", "required", "plan" */
 const char *as_mode_name(int mode);
-
 
 #endif

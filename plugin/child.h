@@ -27,11 +27,11 @@ struct as_child_in {
 	unsigned ntasks;		 /* tasks on this node, 0 unknown */
 	const char *cwd;		 /* for relative paths; may be NULL */
 	const char *jobdir;		 /* the user's job directory */
-	char *const *env;  /* the job's environment, NAME=VALUE; borrowed */
-	uid_t uid;	   /* the child runs as uid:gid (dropped for good) */
+	char *const *env; /* the job's environment, NAME=VALUE; borrowed */
+	uid_t uid;	  /* the child runs as uid:gid (dropped for good) */
 	gid_t gid;
-	unsigned deadline_ms;	/* the child is killed after this */
-	size_t max_memory;	/* its address space, bytes; 0 = no cap */
+	unsigned deadline_ms; /* the child is killed after this */
+	size_t max_memory;    /* its address space, bytes; 0 = no cap */
 };
 
 struct as_child_var {
@@ -65,8 +65,8 @@ void as_child_out_free(struct as_child_out *out);
 /* Parse what a child sent (the parent's side of the protocol; exposed for
  * the fuzz target): 0, or -1 with 'err' (then 'out' holds what was read
  * before the problem: free it). */
-int as_child_parse_result(const char *buf, size_t len,
-			  struct as_child_out *out, autosync_error_t *err);
+int as_child_parse_result(const char *buf, size_t len, struct as_child_out *out,
+			  autosync_error_t *err);
 
 /* A variable of 'out' (job-wide), or NULL. */
 const char *as_child_env(const struct as_child_out *out, const char *name);

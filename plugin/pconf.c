@@ -15,8 +15,8 @@ static const struct key {
 	enum key_type type;
 	size_t offset;
 } keys[] = {
-	{ "config", KEY_PATH, offsetof(struct as_pconf, config) },
-	{ "strict", KEY_BOOL, offsetof(struct as_pconf, strict) },
+    {"config", KEY_PATH, offsetof(struct as_pconf, config)},
+    {"strict", KEY_BOOL, offsetof(struct as_pconf, strict)},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -29,7 +29,7 @@ static void defaults(struct as_pconf *pc)
 int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 		   size_t errlen)
 {
-	int seen[NKEYS] = { 0 };
+	int seen[NKEYS] = {0};
 	char q[96];
 
 	defaults(pc);
@@ -41,12 +41,14 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 		if (!eq) {
 			snprintf(err, errlen,
 				 "autosync: plugstack argument '%s' is not "
-				 "key=value", asi_quote(av[i], q, sizeof(q)));
+				 "key=value",
+				 asi_quote(av[i], q, sizeof(q)));
 			goto fail;
 		}
 		for (idx = 0; idx < NKEYS; idx++)
-			if (strlen(keys[idx].name) == (size_t) (eq - av[i]) &&
-			    !strncmp(keys[idx].name, av[i], (size_t) (eq - av[i]))) {
+			if (strlen(keys[idx].name) == (size_t)(eq - av[i]) &&
+			    !strncmp(keys[idx].name, av[i],
+				     (size_t)(eq - av[i]))) {
 				k = &keys[idx];
 				break;
 			}
@@ -58,14 +60,15 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 			goto fail;
 		}
 		if (seen[idx]++) {
-			snprintf(err, errlen,
-				 "autosync: plugstack argument '%s' given twice",
-				 k->name);
+			snprintf(
+			    err, errlen,
+			    "autosync: plugstack argument '%s' given twice",
+			    k->name);
 			goto fail;
 		}
 		switch (k->type) {
 		case KEY_PATH: {
-			char *dst = (char *) pc + k->offset;
+			char *dst = (char *)pc + k->offset;
 			if (eq[1] != '/' || strlen(eq + 1) >= PATH_MAX) {
 				snprintf(err, errlen,
 					 "autosync: plugstack argument '%s' "
@@ -86,7 +89,7 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 					 asi_quote(av[i], q, sizeof(q)));
 				goto fail;
 			}
-			*(int *) ((char *) pc + k->offset) = b;
+			*(int *)((char *)pc + k->offset) = b;
 			break;
 		}
 		}

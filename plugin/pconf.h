@@ -10,7 +10,7 @@
 
 struct as_pconf {
 	char config[PATH_MAX]; /* site config (YAML); "" = none */
-	int strict;            /* 1: treat every autosync error as --autosync=required */
+	int strict; /* 1: treat every autosync error as --autosync=required */
 };
 
 /* Fill 'pc' with defaults, then apply 'av'. On an unknown key, a missing

@@ -48,26 +48,26 @@ SPANK_PLUGIN(autosync, 1);
 
 static struct autosync_context {
 	struct as_pconf pconf;
-	int pconf_ok;          /* plugstack arguments parsed cleanly */
+	int pconf_ok; /* plugstack arguments parsed cleanly */
 	char pconf_err[MSG_MAX];
 	struct as_args args;
-	int explain;            /* --autosync-explain */
+	int explain;		   /* --autosync-explain */
 	autosync_siteconf_t *site; /* loaded once per process */
 	int site_tried;
 	char site_err[MSG_MAX];
-	int mode;               /* effective mode, remote */
-	int plan_step;          /* 1: this step is planned (not batch/extern) */
+	int mode;      /* effective mode, remote */
+	int plan_step; /* 1: this step is planned (not batch/extern) */
 	uint32_t job_id, step, nnodes, nodeid;
 	uid_t uid;
 	gid_t gid;
 	char jobdir[PATH_MAX];
-	int planned;            /* 'out' holds a plan and what to inject */
+	int planned; /* 'out' holds a plan and what to inject */
 	struct as_child_out out;
 	char node[64];
 	char deferred[MSG_MAX]; /* a problem to report in task_init */
-	int deferred_fatal;     /* 1: fail the tasks (required mode) */
-	int injected;           /* user_init set the task environment */
-} context = { .args = { .mode = AS_MODE_UNSET }, .mode = AS_MODE_UNSET };
+	int deferred_fatal;	/* 1: fail the tasks (required mode) */
+	int injected;		/* user_init set the task environment */
+} context = {.args = {.mode = AS_MODE_UNSET}, .mode = AS_MODE_UNSET};
 
 static int cb_mode(int val, const char *optarg, int remote);
 static int cb_model(int val, const char *optarg, int remote);
@@ -75,27 +75,26 @@ static int cb_explain(int val, const char *optarg, int remote);
 static autosync_siteconf_t *site(void);
 
 static struct spank_option options[] = {
-	{ "autosync", "auto|off|required|PLAN",
-	  "[autosync] plan gradient synchronization for this job: auto "
-	  "(default when given without a value), off, required (fail the step "
-	  "if no plan can be made) or the path of a plan file",
-	  2, 0, (spank_opt_cb_f) cb_mode },
-	{ "autosync-model", "NAME|PATH",
-	  "[autosync] the model being trained: a catalog name (e.g. "
-	  "resnet50, bert-large) or the path of a model file; implies "
-	  "--autosync=auto",
-	  1, 0, (spank_opt_cb_f) cb_model },
-	{ "autosync-explain", NULL,
-	  "[autosync] print a summary of the chosen plan on the job's "
-	  "standard error (from its first task)",
-	  0, 1, (spank_opt_cb_f) cb_explain },
-	SPANK_OPTIONS_TABLE_END
-};
+    {"autosync", "auto|off|required|PLAN",
+     "[autosync] plan gradient synchronization for this job: auto "
+     "(default when given without a value), off, required (fail the step "
+     "if no plan can be made) or the path of a plan file",
+     2, 0, (spank_opt_cb_f)cb_mode},
+    {"autosync-model", "NAME|PATH",
+     "[autosync] the model being trained: a catalog name (e.g. "
+     "resnet50, bert-large) or the path of a model file; implies "
+     "--autosync=auto",
+     1, 0, (spank_opt_cb_f)cb_model},
+    {"autosync-explain", NULL,
+     "[autosync] print a summary of the chosen plan on the job's "
+     "standard error (from its first task)",
+     0, 1, (spank_opt_cb_f)cb_explain},
+    SPANK_OPTIONS_TABLE_END};
 
 /* slurm_info() in srun/sbatch reaches the user's terminal: keep routine
  * messages at verbose there; in slurmd/slurmstepd info goes to the log. */
 static void plog(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void plog(int level, const char *fmt, ...)
 {
 	char msg[MSG_MAX];
@@ -131,9 +130,9 @@ static void plog(int level, const char *fmt, ...)
 /* Parse the plugstack arguments; called from every callback. */
 static void load_pconf(int ac, char **av)
 {
-	context.pconf_ok = as_pconf_parse(&context.pconf, ac, av,
-					  context.pconf_err,
-					  sizeof(context.pconf_err)) == 0;
+	context.pconf_ok =
+	    as_pconf_parse(&context.pconf, ac, av, context.pconf_err,
+			   sizeof(context.pconf_err)) == 0;
 }
 
 /* Option callbacks: validation happens on the user's side (remote == 0),
@@ -156,29 +155,28 @@ static int cb_mode(int val, const char *optarg, int remote)
 {
 	char err[MSG_MAX];
 
-	(void) val;
-	return option_result(as_args_set_mode(&context.args,
-					      optarg ? optarg : "auto",
-					      AS_SRC_OPTION, "--autosync", err,
-					      sizeof(err)),
-			     err, remote);
+	(void)val;
+	return option_result(
+	    as_args_set_mode(&context.args, optarg ? optarg : "auto",
+			     AS_SRC_OPTION, "--autosync", err, sizeof(err)),
+	    err, remote);
 }
 
 static int cb_model(int val, const char *optarg, int remote)
 {
 	char err[MSG_MAX];
 
-	(void) val;
-	return option_result(as_args_set_model(&context.args, optarg,
-					       AS_SRC_OPTION, "--autosync-model",
-					       err, sizeof(err)),
-			     err, remote);
+	(void)val;
+	return option_result(
+	    as_args_set_model(&context.args, optarg, AS_SRC_OPTION,
+			      "--autosync-model", err, sizeof(err)),
+	    err, remote);
 }
 
 static int cb_explain(int val, const char *optarg, int remote)
 {
-	(void) optarg;
-	(void) remote;
+	(void)optarg;
+	(void)remote;
 	context.explain = val;
 	return 0;
 }
@@ -193,8 +191,8 @@ static int apply_env(spank_t sp, int remote)
 		int (*set)(struct as_args *, const char *, int, const char *,
 			   char *, size_t);
 	} env[] = {
-		{ "AUTOSYNC_MODE", as_args_set_mode },
-		{ "AUTOSYNC_MODEL", as_args_set_model },
+	    {"AUTOSYNC_MODE", as_args_set_mode},
+	    {"AUTOSYNC_MODEL", as_args_set_model},
 	};
 	char val[PATH_MAX], err[MSG_MAX];
 
@@ -227,7 +225,7 @@ static int apply_env(spank_t sp, int remote)
  * it, otherwise rank 0 prints it once as a warning and the step runs as
  * if autosync were not there. */
 static void defer(int fatal, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void defer(int fatal, const char *fmt, ...)
 {
 	va_list ap;
@@ -268,8 +266,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		else if (context.pconf.config[0] && !site())
 			/* logged once, when slurmd loads the plugin; steps
 			 * then stay out of the way */
-			plog(AUTOSYNC_LOG_ERROR, "%s; autosync is disabled on "
-			     "this node until it is fixed", context.site_err);
+			plog(AUTOSYNC_LOG_ERROR,
+			     "%s; autosync is disabled on "
+			     "this node until it is fixed",
+			     context.site_err);
 		return 0;
 	}
 	if (c != S_CTX_LOCAL && c != S_CTX_ALLOCATOR && c != S_CTX_REMOTE)
@@ -293,12 +293,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
  * it is broken (then site_err says why). */
 static autosync_siteconf_t *site(void)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 
 	if (context.site_tried || !context.pconf_ok || !context.pconf.config[0])
 		return context.site;
 	context.site_tried = 1;
-	if (!(context.site = autosync_siteconf_load(context.pconf.config, &err)))
+	if (!(context.site =
+		  autosync_siteconf_load(context.pconf.config, &err)))
 		snprintf(context.site_err, sizeof(context.site_err),
 			 "autosync: site config: %s", err.text);
 	return context.site;
@@ -309,7 +310,6 @@ static long keep_seconds(void)
 {
 	return site() ? autosync_siteconf_keep_job_files(site()) : 86400;
 }
-
 
 /* Work out, in slurmstepd, whether this step is autosync's and who it is
  * for. Returns 0 when there is nothing to do, 1 when there is. */
@@ -325,14 +325,16 @@ static int remote_mode(spank_t sp)
 	if (!context.pconf_ok) {
 		if (context.mode != AS_MODE_OFF)
 			defer(context.mode == AS_MODE_REQUIRED,
-			      "%s; running without autosync", context.pconf_err);
+			      "%s; running without autosync",
+			      context.pconf_err);
 		context.mode = AS_MODE_OFF;
 		return 0;
 	}
 	s = site();
 	if (context.pconf.config[0] && !s) {
 		if (context.mode != AS_MODE_OFF)
-			defer(context.mode == AS_MODE_REQUIRED || context.pconf.strict,
+			defer(context.mode == AS_MODE_REQUIRED ||
+				  context.pconf.strict,
 			      "%s; running without autosync", context.site_err);
 		context.mode = AS_MODE_OFF;
 		return 0;
@@ -342,23 +344,24 @@ static int remote_mode(spank_t sp)
 				 sizeof(partition)) != ESPANK_SUCCESS)
 			partition[0] = '\0';
 		site_default = autosync_siteconf_default_mode(
-				       s, partition[0] ? partition : NULL) ==
+				   s, partition[0] ? partition : NULL) ==
 				       AUTOSYNC_SITE_MODE_AUTO
-			       ? AS_MODE_AUTO
-			       : AS_MODE_OFF;
+				   ? AS_MODE_AUTO
+				   : AS_MODE_OFF;
 	}
 	context.mode = as_args_effective_mode(&context.args, site_default);
 	if (context.mode == AS_MODE_OFF)
 		return 0;
 	{
 		static const int bit[] = {
-			[AS_MODE_AUTO] = AUTOSYNC_ALLOW_AUTO,
-			[AS_MODE_REQUIRED] = AUTOSYNC_ALLOW_REQUIRED,
-			[AS_MODE_PLAN] = AUTOSYNC_ALLOW_PLAN,
+		    [AS_MODE_AUTO] = AUTOSYNC_ALLOW_AUTO,
+		    [AS_MODE_REQUIRED] = AUTOSYNC_ALLOW_REQUIRED,
+		    [AS_MODE_PLAN] = AUTOSYNC_ALLOW_PLAN,
 		};
 		if (context.args.mode_src != AS_SRC_NONE &&
 		    !autosync_siteconf_mode_allowed(s, bit[context.mode])) {
-			defer(0, "autosync: --autosync=%s is not allowed on this "
+			defer(0,
+			      "autosync: --autosync=%s is not allowed on this "
 			      "cluster; running without autosync",
 			      as_mode_name(context.mode));
 			context.mode = AS_MODE_OFF;
@@ -384,21 +387,21 @@ static int remote_mode(spank_t sp)
 	 * planned. A step that names neither is never planned, warned or
 	 * failed, whatever the site's default mode and strictness: it only
 	 * carries AUTOSYNC_MODE for the adapters. */
-	context.plan_step = context.step < STEP_SPECIAL_MIN &&
-			    context.nnodes > 0 &&
-			    (context.mode == AS_MODE_PLAN || context.args.model[0]);
+	context.plan_step =
+	    context.step < STEP_SPECIAL_MIN && context.nnodes > 0 &&
+	    (context.mode == AS_MODE_PLAN || context.args.model[0]);
 	if (context.mode == AS_MODE_REQUIRED && !context.args.model[0] &&
 	    context.args.mode_src == AS_SRC_OPTION &&
 	    context.step < STEP_SPECIAL_MIN)
 		defer(1, "autosync: --autosync=required needs a model "
-		      "(--autosync-model=NAME or the path of a model file)");
+			 "(--autosync-model=NAME or the path of a model file)");
 	return 1;
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	spank_context_t c = spank_context();
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	char base[PATH_MAX], name[128];
 	const char *rd;
 
@@ -407,7 +410,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return apply_env(sp, 0);
 	if (c != S_CTX_REMOTE)
 		return 0;
-	(void) apply_env(sp, 1);
+	(void)apply_env(sp, 1);
 	if (!remote_mode(sp) || !context.plan_step)
 		return 0;
 	/* The job directory is made here, as root, in a directory root
@@ -417,13 +420,13 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	rd = site() ? autosync_siteconf_runtime_dir(site()) : "";
 	snprintf(base, sizeof(base), "%s", rd[0] ? rd : RUNTIME_DIR);
 	snprintf(name, sizeof(name), "autosync-%u-%u.%u.%u",
-		 (unsigned) context.uid, context.job_id, context.step,
+		 (unsigned)context.uid, context.job_id, context.step,
 		 context.nodeid);
 	/* directories kept past their steps: the old ones go, a bounded
 	 * number per step start */
 	if (rd[0] || autosync_jobdir_base(base, NULL) == 0)
-		(void) autosync_jobdir_prune(base, "autosync-", (uid_t) -1,
-					     keep_seconds(), 16, 4096);
+		(void)autosync_jobdir_prune(base, "autosync-", (uid_t)-1,
+					    keep_seconds(), 16, 4096);
 	if ((rd[0] ? 0 : autosync_jobdir_base(base, &err)) < 0 ||
 	    autosync_jobdir_create(base, name, context.uid, context.gid,
 				   context.jobdir, sizeof(context.jobdir),
@@ -460,33 +463,34 @@ static int plan_step(spank_t sp, autosync_error_t *err)
 
 	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
 		env = NULL;
-	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS)
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) !=
+	    ESPANK_SUCCESS)
 		ntasks = 0;
 	if (spank_getenv(sp, "PWD", cwd, sizeof(cwd)) != ESPANK_SUCCESS)
 		cwd[0] = '\0';
-	in = (struct as_child_in) {
-		.site = site(),
-		.model = context.args.model,
-		.plan_file = context.mode == AS_MODE_PLAN ? context.args.plan_path
-							  : NULL,
-		.nnodes = context.nnodes,
-		.ntasks = ntasks,
-		.cwd = cwd,
-		.jobdir = context.jobdir,
-		.env = env,
-		.uid = context.uid,
-		.gid = context.gid,
-		.deadline_ms = site() ? autosync_siteconf_plan_budget_ms(site())
-				      : 1000,
-		.max_memory = site() ? autosync_siteconf_plan_memory(site())
-				     : (size_t) 4 << 30,
+	in = (struct as_child_in){
+	    .site = site(),
+	    .model = context.args.model,
+	    .plan_file =
+		context.mode == AS_MODE_PLAN ? context.args.plan_path : NULL,
+	    .nnodes = context.nnodes,
+	    .ntasks = ntasks,
+	    .cwd = cwd,
+	    .jobdir = context.jobdir,
+	    .env = env,
+	    .uid = context.uid,
+	    .gid = context.gid,
+	    .deadline_ms =
+		site() ? autosync_siteconf_plan_budget_ms(site()) : 1000,
+	    .max_memory = site() ? autosync_siteconf_plan_memory(site())
+				 : (size_t)4 << 30,
 	};
 	return as_child_plan(&in, &context.out, err);
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	int fatal;
 
 	load_pconf(ac, av);
@@ -495,8 +499,9 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	fatal = context.mode == AS_MODE_REQUIRED || context.pconf.strict;
 
 	if (set_env(sp, "AUTOSYNC_MODE",
-		    context.mode == AS_MODE_PLAN ? context.args.plan_path
-						 : as_mode_name(context.mode)) < 0)
+		    context.mode == AS_MODE_PLAN
+			? context.args.plan_path
+			: as_mode_name(context.mode)) < 0)
 		return 0;
 	if (context.args.model[0] &&
 	    set_env(sp, "AUTOSYNC_MODEL", context.args.model) < 0)
@@ -507,7 +512,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 
 	node_name();
 	if (plan_step(sp, &err) < 0) {
-		defer(fatal, "autosync: %s; running without autosync", err.text);
+		defer(fatal, "autosync: %s; running without autosync",
+		      err.text);
 		return 0;
 	}
 	context.planned = 1;
@@ -517,8 +523,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 			break;
 	plog(AUTOSYNC_LOG_INFO,
 	     "autosync: job %u step %u node %s: plan %s, topology %s, model "
-	     "%s, planned in %.1f ms (%.1f ms with loading)", context.job_id,
-	     context.step, context.node, context.out.plan_hash,
+	     "%s, planned in %.1f ms (%.1f ms with loading)",
+	     context.job_id, context.step, context.node, context.out.plan_hash,
 	     context.out.topo_hash[0] ? context.out.topo_hash : "-",
 	     context.args.model[0] ? context.args.model : "(plan file)",
 	     context.out.plan_ms, context.out.total_ms);
@@ -533,7 +539,7 @@ static void print_lines(const char *text)
 	while (text && *text) {
 		size_t n = strcspn(text, "\n");
 		snprintf(line, sizeof(line), "%.*s",
-			 (int) (n < sizeof(line) ? n : sizeof(line) - 1), text);
+			 (int)(n < sizeof(line) ? n : sizeof(line) - 1), text);
 		dprintf(STDERR_FILENO, "%s\n", asi_quote(line, q, sizeof(q)));
 		text += n + (text[n] == '\n');
 	}
@@ -550,7 +556,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (context.deferred[0]) {
 		if (context.deferred_fatal) {
 			char q[MSG_MAX];
-			slurm_error("%s", asi_quote(context.deferred, q, sizeof(q)));
+			slurm_error("%s",
+				    asi_quote(context.deferred, q, sizeof(q)));
 			return -1;
 		}
 		/* One warning per step, from its first task, on the user's
@@ -569,8 +576,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	    spank_get_item(sp, S_TASK_ID, &ltid) == ESPANK_SUCCESS) {
 		unsigned r = ltid % context.out.nranks;
 		for (size_t i = 0; i < context.out.rank_n[r]; i++)
-			(void) spank_setenv(sp, context.out.rank_env[r][i].name,
-					    context.out.rank_env[r][i].value, 1);
+			(void)spank_setenv(sp, context.out.rank_env[r][i].name,
+					   context.out.rank_env[r][i].value, 1);
 	}
 	if (context.explain && first)
 		print_lines(context.out.summary);
@@ -583,29 +590,32 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
  * logged, never silently dropped. */
 static void read_report(autosync_feedback_rec_t *r)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	char msg[PATH_MAX + 128];
 	int dfd, fd, cut = 0;
 
-	dfd = open(context.jobdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				       O_CLOEXEC);
+	dfd = open(context.jobdir,
+		   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return;
-	fd = asi_open_file(dfd, AUTOSYNC_JOB_REPORT_FILE, 0,
-			   ASI_READ_NOFOLLOW, context.uid, msg, sizeof(msg));
+	fd = asi_open_file(dfd, AUTOSYNC_JOB_REPORT_FILE, 0, ASI_READ_NOFOLLOW,
+			   context.uid, msg, sizeof(msg));
 	close(dfd);
 	if (fd < 0) {
 		if (errno != ENOENT)
-			plog(AUTOSYNC_LOG_INFO, "autosync: job %u step %u: "
-			     "report %s: %s", context.job_id, context.step,
-			     context.jobdir, msg);
+			plog(AUTOSYNC_LOG_INFO,
+			     "autosync: job %u step %u: "
+			     "report %s: %s",
+			     context.job_id, context.step, context.jobdir, msg);
 		return;
 	}
-	if (autosync_feedback_read_report(fd, REPORT_MAX_BYTES, r, &cut,
-					  &err) < 0 || cut)
-		plog(AUTOSYNC_LOG_INFO, "autosync: job %u step %u: report in "
-		     "%s: %s", context.job_id, context.step, context.jobdir,
-		     err.text);
+	if (autosync_feedback_read_report(fd, REPORT_MAX_BYTES, r, &cut, &err) <
+		0 ||
+	    cut)
+		plog(AUTOSYNC_LOG_INFO,
+		     "autosync: job %u step %u: report in "
+		     "%s: %s",
+		     context.job_id, context.step, context.jobdir, err.text);
 	close(fd);
 }
 
@@ -615,7 +625,7 @@ static void read_report(autosync_feedback_rec_t *r)
  * identity comes from Slurm. */
 static void finish_step(void)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_feedback_rec_t *r;
 	const char *log = site() ? autosync_siteconf_feedback_path(site()) : "";
 	struct passwd pw, *pwp = NULL;
@@ -626,29 +636,33 @@ static void finish_step(void)
 		return;
 	if (autosync_feedback_parse(context.out.record,
 				    strlen(context.out.record), r, &err) < 0) {
-		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: the planning "
-		     "child's record: %s", err.text);
+		plog(AUTOSYNC_LOG_ERROR,
+		     "autosync: feedback: the planning "
+		     "child's record: %s",
+		     err.text);
 		free(r);
 		return;
 	}
-	r->time = (int64_t) time(NULL);
+	r->time = (int64_t)time(NULL);
 	r->job = context.job_id;
 	r->step = context.step;
-	r->uid = (uint32_t) context.uid;
+	r->uid = (uint32_t)context.uid;
 	r->user[0] = '\0';
-	if (getpwuid_r(context.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp)
+	if (getpwuid_r(context.uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 &&
+	    pwp)
 		snprintf(r->user, sizeof(r->user), "%s", pw.pw_name);
 	snprintf(r->node, sizeof(r->node), "%s", context.node);
 	read_report(r);
 	if (r->measured_count)
-		r->influenced |= AUTOSYNC_FEEDBACK_USER_MEASURED; /* the job's file */
+		r->influenced |=
+		    AUTOSYNC_FEEDBACK_USER_MEASURED; /* the job's file */
 	if (autosync_feedback_format(r, &line, &len, &err) < 0)
 		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
 	else if (log[0] &&
-		 autosync_feedback_append(log, line, len,
-					  autosync_siteconf_feedback_max_bytes(site()),
-					  autosync_siteconf_feedback_keep(site()),
-					  &err) < 0)
+		 autosync_feedback_append(
+		     log, line, len,
+		     autosync_siteconf_feedback_max_bytes(site()),
+		     autosync_siteconf_feedback_keep(site()), &err) < 0)
 		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
 	/* the step's own record, beside its plan, for the user */
 	if (line && context.jobdir[0] && keep_seconds() > 0 &&
@@ -665,16 +679,17 @@ static void finish_step(void)
 static void leave_jobdir(void)
 {
 	if (keep_seconds() > 0)
-		autosync_jobdir_unlink(context.jobdir, AUTOSYNC_JOB_REPORT_FILE);
+		autosync_jobdir_unlink(context.jobdir,
+				       AUTOSYNC_JOB_REPORT_FILE);
 	else
 		autosync_jobdir_remove(context.jobdir);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
-	(void) sp;
-	(void) ac;
-	(void) av;
+	(void)sp;
+	(void)ac;
+	(void)av;
 	if (spank_context() == S_CTX_REMOTE) {
 		if (context.planned)
 			finish_step();

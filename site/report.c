@@ -12,7 +12,7 @@
 
 #include "autosync/feedback.h"
 
-#define VALUE_MAX_LEN 63 /* a step time is a short number */
+#define VALUE_MAX_LEN 63  /* a step time is a short number */
 #define LINE_MAX_LEN 4096 /* a line, blanks and comment included */
 
 struct acc {
@@ -63,8 +63,10 @@ static int acc_line(struct acc *a, const char *p, size_t n,
 	v = strtod(tmp, &end);
 	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e6) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "line %lu: not a step time in "
-					  "seconds: '%.32s'", a->line, tmp);
+		return autosync_errprintf(errp,
+					  "line %lu: not a step time in "
+					  "seconds: '%.32s'",
+					  a->line, tmp);
 	}
 	if (a->r->nmeasured < AUTOSYNC_FEEDBACK_MAX_MEASURED)
 		a->r->measured[a->r->nmeasured++] = v;
@@ -78,9 +80,9 @@ static int acc_end(struct acc *a)
 	autosync_feedback_rec_t *r = a->r;
 
 	if (r->measured_count)
-		r->measured_mean = a->sum / (double) r->measured_count;
-	return (int) (r->measured_count > 0x7fffffff ? 0x7fffffff
-						     : r->measured_count);
+		r->measured_mean = a->sum / (double)r->measured_count;
+	return (int)(r->measured_count > 0x7fffffff ? 0x7fffffff
+						    : r->measured_count);
 }
 
 int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
@@ -95,7 +97,7 @@ int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
 	acc_start(&a, r);
 	while (*buf) {
 		const char *nl = strchr(buf, '\n');
-		size_t n = nl ? (size_t) (nl - buf) : strlen(buf);
+		size_t n = nl ? (size_t)(nl - buf) : strlen(buf);
 
 		if (acc_line(&a, buf, n, errp) < 0)
 			return -1;
@@ -146,7 +148,7 @@ int autosync_feedback_read_report(int fd, size_t max,
 		}
 		if (got == 0)
 			break;
-		total += (size_t) got;
+		total += (size_t)got;
 		for (ssize_t i = 0; i < got; i++) {
 			if (buf[i] != '\n') {
 				/* one byte past the limit: acc_line says so */
@@ -166,9 +168,10 @@ int autosync_feedback_read_report(int fd, size_t max,
 		if (truncated)
 			*truncated = 1;
 		errno = EFBIG;
-		autosync_errprintf(errp, "report: longer than %zu bytes; the "
-				   "%llu step(s) before that are kept", max,
-				   (unsigned long long) r->measured_count);
+		autosync_errprintf(errp,
+				   "report: longer than %zu bytes; the "
+				   "%llu step(s) before that are kept",
+				   max, (unsigned long long)r->measured_count);
 	}
 	rv = acc_end(&a);
 out:

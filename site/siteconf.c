@@ -66,7 +66,7 @@ struct ctx {
 };
 
 static void problem(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void problem(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 {
 	char what[AUTOSYNC_ERROR_LEN], msg[AUTOSYNC_ERROR_LEN + PATH_MAX];
@@ -76,7 +76,7 @@ static void problem(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	snprintf(msg, sizeof(msg), "%s:%lu: %s", c->path,
-		 n ? (unsigned long) n->start_mark.line + 1 : 1UL, what);
+		 n ? (unsigned long)n->start_mark.line + 1 : 1UL, what);
 	if (c->nproblems++ == 0 && c->first)
 		autosync_errprintf(c->first, "%s", msg);
 	if (c->fn)
@@ -85,8 +85,9 @@ static void problem(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 
 static const char *scalar(const yaml_node_t *n)
 {
-	return n && n->type == YAML_SCALAR_NODE ? (const char *) n->data.scalar.value
-						: NULL;
+	return n && n->type == YAML_SCALAR_NODE
+		   ? (const char *)n->data.scalar.value
+		   : NULL;
 }
 
 /* Quote a user value for a message: bounded, control bytes escaped. */
@@ -95,14 +96,14 @@ static const char *q(const char *v, char *buf, size_t len)
 	size_t o = 0;
 
 	for (; v && *v && o + 8 < len; v++) {
-		unsigned char ch = (unsigned char) *v;
+		unsigned char ch = (unsigned char)*v;
 		if (ch >= 0x20 && ch != 0x7f)
-			buf[o++] = (char) ch;
+			buf[o++] = (char)ch;
 		else
-			o += (size_t) snprintf(buf + o, len - o, "\\x%02x", ch);
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
 	}
 	if (v && *v)
-		o += (size_t) snprintf(buf + o, len - o, "...");
+		o += (size_t)snprintf(buf + o, len - o, "...");
 	buf[o] = '\0';
 	return buf;
 }
@@ -144,11 +145,11 @@ static int h_mode(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 	if (want_scalar(c, key, v, &s) < 0)
 		return -1;
 	if ((m = parse_mode(s)) < 0) {
-		problem(c, v, "'%s': bad value '%s' (expected off or auto)", key,
-			q(s, b, sizeof(b)));
+		problem(c, v, "'%s': bad value '%s' (expected off or auto)",
+			key, q(s, b, sizeof(b)));
 		return -1;
 	}
-	*(int *) dst = m;
+	*(int *)dst = m;
 	return 0;
 }
 
@@ -160,15 +161,16 @@ static int h_path(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 	if (want_scalar(c, key, v, &s) < 0)
 		return -1;
 	if (!*s) {
-		((char *) dst)[0] = '\0';
+		((char *)dst)[0] = '\0';
 		return 0;
 	}
 	if (s[0] != '/' || strlen(s) >= PATH_MAX) {
-		problem(c, v, "'%s': bad value '%s' (expected an absolute path)",
-			key, q(s, b, sizeof(b)));
+		problem(c, v,
+			"'%s': bad value '%s' (expected an absolute path)", key,
+			q(s, b, sizeof(b)));
 		return -1;
 	}
-	snprintf((char *) dst, PATH_MAX, "%s", s);
+	snprintf((char *)dst, PATH_MAX, "%s", s);
 	return 0;
 }
 
@@ -182,12 +184,13 @@ static int h_framework(struct ctx *c, const char *key, yaml_node_t *v,
 		return -1;
 	/* the planner's names, so that what validates here also plans */
 	if (strlen(s) < NAME_MAX_LEN && autosync_framework_from_name(s) >= 0) {
-		snprintf((char *) dst, NAME_MAX_LEN, "%s", s);
+		snprintf((char *)dst, NAME_MAX_LEN, "%s", s);
 		return 0;
 	}
 	problem(c, v,
 		"'%s': bad value '%s' (expected pytorch-ddp, horovod, "
-		"autodist or generic)", key, q(s, b, sizeof(b)));
+		"autodist or generic)",
+		key, q(s, b, sizeof(b)));
 	return -1;
 }
 
@@ -221,8 +224,10 @@ static int uint_value(struct ctx *c, const char *key, yaml_node_t *v,
 	if (want_scalar(c, key, v, &s) < 0)
 		return -1;
 	if (parse_uint(s, max, out) < 0 || *out < min) {
-		problem(c, v, "'%s': bad value '%s' (expected an integer from "
-			"%llu to %llu)", key, q(s, b, sizeof(b)), min, max);
+		problem(c, v,
+			"'%s': bad value '%s' (expected an integer from "
+			"%llu to %llu)",
+			key, q(s, b, sizeof(b)), min, max);
 		return -1;
 	}
 	return 0;
@@ -236,13 +241,20 @@ static int h_size(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 		const char *sfx;
 		unsigned long long mul;
 	} sfx[] = {
-		{ "", 1 },           { "B", 1 },
-		{ "K", 1000ULL },    { "KB", 1000ULL },
-		{ "M", 1000000ULL }, { "MB", 1000000ULL },
-		{ "G", 1000000000ULL }, { "GB", 1000000000ULL },
-		{ "T", 1000000000000ULL }, { "TB", 1000000000000ULL },
-		{ "KiB", 1ULL << 10 }, { "MiB", 1ULL << 20 },
-		{ "GiB", 1ULL << 30 }, { "TiB", 1ULL << 40 },
+	    {"", 1},
+	    {"B", 1},
+	    {"K", 1000ULL},
+	    {"KB", 1000ULL},
+	    {"M", 1000000ULL},
+	    {"MB", 1000000ULL},
+	    {"G", 1000000000ULL},
+	    {"GB", 1000000000ULL},
+	    {"T", 1000000000000ULL},
+	    {"TB", 1000000000000ULL},
+	    {"KiB", 1ULL << 10},
+	    {"MiB", 1ULL << 20},
+	    {"GiB", 1ULL << 30},
+	    {"TiB", 1ULL << 40},
 	};
 	const unsigned long long max = 1ULL << 40;
 	const char *s;
@@ -260,15 +272,16 @@ static int h_size(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 		unsigned long long base;
 		if (strcmp(s + n, sfx[i].sfx))
 			continue;
-		if (parse_uint(num, max, &base) < 0 || base > max / sfx[i].mul ||
-		    base == 0)
+		if (parse_uint(num, max, &base) < 0 ||
+		    base > max / sfx[i].mul || base == 0)
 			break;
-		*(size_t *) dst = (size_t) (base * sfx[i].mul);
+		*(size_t *)dst = (size_t)(base * sfx[i].mul);
 		return 0;
 	}
-	problem(c, v, "'%s': bad value '%s' (expected a size such as 1048576, "
-		"64MiB or 100MB, at least 1 byte and at most 1TiB)", key,
-		q(s, b, sizeof(b)));
+	problem(c, v,
+		"'%s': bad value '%s' (expected a size such as 1048576, "
+		"64MiB or 100MB, at least 1 byte and at most 1TiB)",
+		key, q(s, b, sizeof(b)));
 	return -1;
 }
 
@@ -283,33 +296,33 @@ static int h_model_size(struct ctx *c, const char *key, yaml_node_t *v,
 
 	if (h_size(c, key, v, dst) < 0)
 		return -1;
-	if (*(size_t *) dst <= MAX_MODEL_FILE)
+	if (*(size_t *)dst <= MAX_MODEL_FILE)
 		return 0;
-	problem(c, v, "'%s': '%s' is more than a model file may be (at most "
+	problem(c, v,
+		"'%s': '%s' is more than a model file may be (at most "
 		"256MiB: planning holds the file and its parsed form in "
-		"memory)", key, q((const char *) v->data.scalar.value, b,
-				  sizeof(b)));
+		"memory)",
+		key, q((const char *)v->data.scalar.value, b, sizeof(b)));
 	return -1;
 }
 
-static int h_memory(struct ctx *c, const char *key, yaml_node_t *v,
-		    void *dst)
+static int h_memory(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 {
 	char b[80];
 
 	if (h_size(c, key, v, dst) < 0)
 		return -1;
-	if (*(size_t *) dst >= (256u << 20))
+	if (*(size_t *)dst >= (256u << 20))
 		return 0;
 	problem(c, v, "'%s': '%s' is too little to plan in (at least 256MiB)",
-		key, q((const char *) v->data.scalar.value, b, sizeof(b)));
+		key, q((const char *)v->data.scalar.value, b, sizeof(b)));
 	return -1;
 }
 
 static int h_bool(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 {
-	static const char *const t[] = { "true", "yes", "on", "1" };
-	static const char *const f[] = { "false", "no", "off", "0" };
+	static const char *const t[] = {"true", "yes", "on", "1"};
+	static const char *const f[] = {"false", "no", "off", "0"};
 	const char *s;
 	char b[80];
 
@@ -317,11 +330,11 @@ static int h_bool(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 		return -1;
 	for (size_t i = 0; i < 4; i++) {
 		if (!strcmp(s, t[i])) {
-			*(int *) dst = 1;
+			*(int *)dst = 1;
 			return 0;
 		}
 		if (!strcmp(s, f[i])) {
-			*(int *) dst = 0;
+			*(int *)dst = 0;
 			return 0;
 		}
 	}
@@ -332,14 +345,12 @@ static int h_bool(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 
 /* Durations: an integer with s, m, h or d (a bare number is seconds), at
  * most 90 days; 0 is allowed. */
-static int h_duration(struct ctx *c, const char *key, yaml_node_t *v,
-		      void *dst)
+static int h_duration(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 {
 	static const struct {
 		const char *sfx;
 		long mul;
-	} sfx[] = { { "", 1 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
-		    { "d", 86400 } };
+	} sfx[] = {{"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
 	const long max = 90L * 86400;
 	const char *s;
 	char num[16], b[80];
@@ -356,14 +367,16 @@ static int h_duration(struct ctx *c, const char *key, yaml_node_t *v,
 		unsigned long long x;
 		if (strcmp(s + n, sfx[i].sfx))
 			continue;
-		if (parse_uint(num, (unsigned long long) max, &x) < 0 ||
-		    (long) x > max / sfx[i].mul)
+		if (parse_uint(num, (unsigned long long)max, &x) < 0 ||
+		    (long)x > max / sfx[i].mul)
 			break;
-		*(long *) dst = (long) x * sfx[i].mul;
+		*(long *)dst = (long)x * sfx[i].mul;
 		return 0;
 	}
-	problem(c, v, "'%s': bad value '%s' (expected a duration such as 0, "
-		"3600, 30m, 12h or 7d, at most 90d)", key, q(s, b, sizeof(b)));
+	problem(c, v,
+		"'%s': bad value '%s' (expected a duration such as 0, "
+		"3600, 30m, 12h or 7d, at most 90d)",
+		key, q(s, b, sizeof(b)));
 	return -1;
 }
 
@@ -373,7 +386,7 @@ static int h_budget(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 
 	if (uint_value(c, key, v, 1, 60000, &x) < 0)
 		return -1;
-	*(unsigned *) dst = (unsigned) x;
+	*(unsigned *)dst = (unsigned)x;
 	return 0;
 }
 
@@ -383,7 +396,7 @@ static int h_keep(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 
 	if (uint_value(c, key, v, 0, 100, &x) < 0)
 		return -1;
-	*(unsigned *) dst = (unsigned) x;
+	*(unsigned *)dst = (unsigned)x;
 	return 0;
 }
 
@@ -392,12 +405,14 @@ static int h_version(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 	const char *s;
 	char b[80];
 
-	(void) dst;
+	(void)dst;
 	if (want_scalar(c, key, v, &s) < 0)
 		return -1;
 	if (strcmp(s, "1")) {
-		problem(c, v, "'%s': unsupported version '%s' (this autosync "
-			"reads version 1)", key, q(s, b, sizeof(b)));
+		problem(c, v,
+			"'%s': unsupported version '%s' (this autosync "
+			"reads version 1)",
+			key, q(s, b, sizeof(b)));
 		return -1;
 	}
 	return 0;
@@ -409,16 +424,18 @@ static int h_allowed(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 		const char *name;
 		int bit;
 	} names[] = {
-		{ "off", AUTOSYNC_ALLOW_OFF },
-		{ "auto", AUTOSYNC_ALLOW_AUTO },
-		{ "required", AUTOSYNC_ALLOW_REQUIRED },
-		{ "plan", AUTOSYNC_ALLOW_PLAN },
+	    {"off", AUTOSYNC_ALLOW_OFF},
+	    {"auto", AUTOSYNC_ALLOW_AUTO},
+	    {"required", AUTOSYNC_ALLOW_REQUIRED},
+	    {"plan", AUTOSYNC_ALLOW_PLAN},
 	};
 	int bits = 0, rc = 0;
 
 	if (v->type != YAML_SEQUENCE_NODE) {
-		problem(c, v, "'%s' must be a list such as [auto, off, "
-			"required, plan]", key);
+		problem(c, v,
+			"'%s' must be a list such as [auto, off, "
+			"required, plan]",
+			key);
 		return -1;
 	}
 	for (yaml_node_item_t *it = v->data.sequence.items.start;
@@ -432,16 +449,17 @@ static int h_allowed(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 			if (!strcmp(s, names[i].name))
 				break;
 		if (!s || i == sizeof(names) / sizeof(names[0])) {
-			problem(c, e, "'%s': bad entry '%s' (expected auto, off, "
-				"required or plan)", key,
-				q(s ? s : "(not a value)", b, sizeof(b)));
+			problem(c, e,
+				"'%s': bad entry '%s' (expected auto, off, "
+				"required or plan)",
+				key, q(s ? s : "(not a value)", b, sizeof(b)));
 			rc = -1;
 			continue;
 		}
 		bits |= names[i].bit;
 	}
 	if (rc == 0)
-		*(int *) dst = bits;
+		*(int *)dst = bits;
 	return rc;
 }
 
@@ -466,13 +484,15 @@ static int h_partitions(struct ctx *c, const char *key, yaml_node_t *v,
 	size_t n;
 	int rc = 0;
 
-	(void) dst;
+	(void)dst;
 	if (v->type != YAML_MAPPING_NODE) {
-		problem(c, v, "'%s' must be a mapping of partition name to off "
-			"or auto", key);
+		problem(c, v,
+			"'%s' must be a mapping of partition name to off "
+			"or auto",
+			key);
 		return -1;
 	}
-	n = (size_t) (v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	n = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
 	free(s->parts);
 	s->nparts = 0;
 	if (!(s->parts = calloc(n ? n : 1, sizeof(*s->parts)))) {
@@ -495,13 +515,16 @@ static int h_partitions(struct ctx *c, const char *key, yaml_node_t *v,
 		}
 		for (size_t i = 0; i < s->nparts; i++)
 			if (!strcmp(s->parts[i].name, name)) {
-				problem(c, k, "'%s': partition '%s' given twice",
-					key, name);
+				problem(c, k,
+					"'%s': partition '%s' given twice", key,
+					name);
 				rc = -1;
 			}
 		if (!m || (mode = parse_mode(m)) < 0) {
-			problem(c, val, "'%s': partition '%s': bad value '%s' "
-				"(expected off or auto)", key, name,
+			problem(c, val,
+				"'%s': partition '%s': bad value '%s' "
+				"(expected off or auto)",
+				key, name,
 				q(m ? m : "(not a value)", b, sizeof(b)));
 			rc = -1;
 			continue;
@@ -516,12 +539,12 @@ static int h_partitions(struct ctx *c, const char *key, yaml_node_t *v,
 static int h_bandwidth(struct ctx *c, const char *key, yaml_node_t *v,
 		       void *dst)
 {
-	autosync_error_t e = { .text = "" };
+	autosync_error_t e = {.text = ""};
 	const char *s;
 
 	if (want_scalar(c, key, v, &s) < 0)
 		return -1;
-	if (autosync_parse_bandwidth(s, (double *) dst, &e) < 0) {
+	if (autosync_parse_bandwidth(s, (double *)dst, &e) < 0) {
 		problem(c, v, "'%s': %s", key, e.text);
 		return -1;
 	}
@@ -531,12 +554,12 @@ static int h_bandwidth(struct ctx *c, const char *key, yaml_node_t *v,
 
 static int h_latency(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 {
-	autosync_error_t e = { .text = "" };
+	autosync_error_t e = {.text = ""};
 	const char *s;
 
 	if (want_scalar(c, key, v, &s) < 0)
 		return -1;
-	if (autosync_parse_duration(s, (double *) dst, &e) < 0) {
+	if (autosync_parse_duration(s, (double *)dst, &e) < 0) {
 		problem(c, v, "'%s': %s", key, e.text);
 		return -1;
 	}
@@ -550,7 +573,7 @@ static int h_nics(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 
 	if (uint_value(c, key, v, 1, 64, &x) < 0)
 		return -1;
-	*(unsigned *) dst = (unsigned) x;
+	*(unsigned *)dst = (unsigned)x;
 	c->s->has_nics = 1;
 	return 0;
 }
@@ -561,7 +584,7 @@ static int h_nps(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 
 	if (uint_value(c, key, v, 0, 65536, &x) < 0)
 		return -1;
-	*(unsigned *) dst = (unsigned) x;
+	*(unsigned *)dst = (unsigned)x;
 	c->s->has_nps = 1;
 	return 0;
 }
@@ -572,13 +595,15 @@ static int h_fabric(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 	size_t n;
 	int rc = 0;
 
-	(void) dst;
+	(void)dst;
 	if (v->type != YAML_SEQUENCE_NODE) {
-		problem(c, v, "'%s' must be a list of NIC names such as "
-			"[mlx5_0, mlx5_1]", key);
+		problem(c, v,
+			"'%s' must be a list of NIC names such as "
+			"[mlx5_0, mlx5_1]",
+			key);
 		return -1;
 	}
-	n = (size_t) (v->data.sequence.items.top - v->data.sequence.items.start);
+	n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
 	free(s->fabric);
 	s->nfabric = 0;
 	if (!(s->fabric = calloc(n ? n : 1, sizeof(*s->fabric)))) {
@@ -613,41 +638,47 @@ static int walk(struct ctx *c, yaml_node_t *map, const struct key *keys,
 		const char *prefix);
 
 static const struct key network_keys[] = {
-	{ "nic_bandwidth", h_bandwidth, offsetof(autosync_siteconf_t, nic_bw), NULL },
-	{ "latency", h_latency, offsetof(autosync_siteconf_t, lat), NULL },
-	{ "nics_per_node", h_nics, offsetof(autosync_siteconf_t, nics), NULL },
-	{ "fabric_nics", h_fabric, 0, NULL },
-	{ "nodes_per_switch", h_nps, offsetof(autosync_siteconf_t, nps), NULL },
-	{ NULL, NULL, 0, NULL },
+    {"nic_bandwidth", h_bandwidth, offsetof(autosync_siteconf_t, nic_bw), NULL},
+    {"latency", h_latency, offsetof(autosync_siteconf_t, lat), NULL},
+    {"nics_per_node", h_nics, offsetof(autosync_siteconf_t, nics), NULL},
+    {"fabric_nics", h_fabric, 0, NULL},
+    {"nodes_per_switch", h_nps, offsetof(autosync_siteconf_t, nps), NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static const struct key feedback_keys[] = {
-	{ "path", h_path, offsetof(autosync_siteconf_t, feedback_path), NULL },
-	{ "max_bytes", h_size, offsetof(autosync_siteconf_t, feedback_max), NULL },
-	{ "keep", h_keep, offsetof(autosync_siteconf_t, feedback_keep), NULL },
-	{ NULL, NULL, 0, NULL },
+    {"path", h_path, offsetof(autosync_siteconf_t, feedback_path), NULL},
+    {"max_bytes", h_size, offsetof(autosync_siteconf_t, feedback_max), NULL},
+    {"keep", h_keep, offsetof(autosync_siteconf_t, feedback_keep), NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static const struct key top_keys[] = {
-	{ "version", h_version, 0, NULL },
-	{ "default_mode", h_mode, offsetof(autosync_siteconf_t, default_mode), NULL },
-	{ "partitions", h_partitions, 0, NULL },
-	{ "allowed_modes", h_allowed, offsetof(autosync_siteconf_t, allowed), NULL },
-	{ "default_framework", h_framework, offsetof(autosync_siteconf_t, framework), NULL },
-	{ "catalog_dir", h_path, offsetof(autosync_siteconf_t, catalog_dir), NULL },
-	{ "calibration", h_path, offsetof(autosync_siteconf_t, calibration), NULL },
-	{ "runtime_dir", h_path, offsetof(autosync_siteconf_t, runtime_dir), NULL },
-	{ "keep_job_files", h_duration, offsetof(autosync_siteconf_t, keep_job_files), NULL },
-	{ "topology_xml", h_path, offsetof(autosync_siteconf_t, topology_xml), NULL },
-	{ "plan_budget_ms", h_budget, offsetof(autosync_siteconf_t, budget_ms), NULL },
-	{ "max_model_bytes", h_model_size, offsetof(autosync_siteconf_t, max_model), NULL },
-	{ "plan_memory", h_memory, offsetof(autosync_siteconf_t, plan_memory), NULL },
-	{ "nccl_plugins", h_bool, offsetof(autosync_siteconf_t, nccl_plugins), NULL },
-	{ "nccl_plugin_dir", h_path, offsetof(autosync_siteconf_t, nccl_plugin_dir), NULL },
-	{ "nccl_calibrate", h_bool, offsetof(autosync_siteconf_t, nccl_calibrate), NULL },
-	{ "network", NULL, 0, network_keys },
-	{ "feedback", NULL, 0, feedback_keys },
-	{ NULL, NULL, 0, NULL },
+    {"version", h_version, 0, NULL},
+    {"default_mode", h_mode, offsetof(autosync_siteconf_t, default_mode), NULL},
+    {"partitions", h_partitions, 0, NULL},
+    {"allowed_modes", h_allowed, offsetof(autosync_siteconf_t, allowed), NULL},
+    {"default_framework", h_framework, offsetof(autosync_siteconf_t, framework),
+     NULL},
+    {"catalog_dir", h_path, offsetof(autosync_siteconf_t, catalog_dir), NULL},
+    {"calibration", h_path, offsetof(autosync_siteconf_t, calibration), NULL},
+    {"runtime_dir", h_path, offsetof(autosync_siteconf_t, runtime_dir), NULL},
+    {"keep_job_files", h_duration,
+     offsetof(autosync_siteconf_t, keep_job_files), NULL},
+    {"topology_xml", h_path, offsetof(autosync_siteconf_t, topology_xml), NULL},
+    {"plan_budget_ms", h_budget, offsetof(autosync_siteconf_t, budget_ms),
+     NULL},
+    {"max_model_bytes", h_model_size, offsetof(autosync_siteconf_t, max_model),
+     NULL},
+    {"plan_memory", h_memory, offsetof(autosync_siteconf_t, plan_memory), NULL},
+    {"nccl_plugins", h_bool, offsetof(autosync_siteconf_t, nccl_plugins), NULL},
+    {"nccl_plugin_dir", h_path, offsetof(autosync_siteconf_t, nccl_plugin_dir),
+     NULL},
+    {"nccl_calibrate", h_bool, offsetof(autosync_siteconf_t, nccl_calibrate),
+     NULL},
+    {"network", NULL, 0, network_keys},
+    {"feedback", NULL, 0, feedback_keys},
+    {NULL, NULL, 0, NULL},
 };
 
 static void known_list(const struct key *keys, char *buf, size_t len)
@@ -656,14 +687,14 @@ static void known_list(const struct key *keys, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (const struct key *k = keys; k->name && o < len; k++)
-		o += (size_t) snprintf(buf + o, len - o, "%s%s",
-				       k == keys ? "" : ", ", k->name);
+		o += (size_t)snprintf(buf + o, len - o, "%s%s",
+				      k == keys ? "" : ", ", k->name);
 }
 
 static int walk(struct ctx *c, yaml_node_t *map, const struct key *keys,
 		const char *prefix)
 {
-	unsigned char seen[32] = { 0 };
+	unsigned char seen[32] = {0};
 
 	if (map->type != YAML_MAPPING_NODE) {
 		problem(c, map, "%s%s must be a mapping of key: value",
@@ -683,8 +714,8 @@ static int walk(struct ctx *c, yaml_node_t *map, const struct key *keys,
 				break;
 		if (!name || !keys[i].name) {
 			known_list(keys, known, sizeof(known));
-			problem(c, k, "unknown key '%s%s%s' (known: %s)", prefix,
-				prefix[0] ? "." : "",
+			problem(c, k, "unknown key '%s%s%s' (known: %s)",
+				prefix, prefix[0] ? "." : "",
 				q(name ? name : "(not a value)", b, sizeof(b)),
 				known);
 			continue;
@@ -698,7 +729,7 @@ static int walk(struct ctx *c, yaml_node_t *map, const struct key *keys,
 		if (keys[i].sub)
 			walk(c, v, keys[i].sub, full);
 		else
-			keys[i].fn(c, full, v, (char *) c->s + keys[i].off);
+			keys[i].fn(c, full, v, (char *)c->s + keys[i].off);
 	}
 	return 0;
 }
@@ -714,7 +745,7 @@ static void set_defaults(autosync_siteconf_t *s)
 	s->budget_ms = 1000;
 	s->keep_job_files = 86400;
 	s->max_model = 16u << 20;
-	s->plan_memory = (size_t) 4 << 30;
+	s->plan_memory = (size_t)4 << 30;
 	snprintf(s->nccl_plugin_dir, sizeof(s->nccl_plugin_dir), "%s",
 		 AUTOSYNC_LIBDIR);
 }
@@ -746,7 +777,7 @@ static char *read_file(const char *path, size_t max, size_t *lenp,
 {
 	char *buf = NULL, msg[AUTOSYNC_ERROR_LEN];
 
-	if (asi_read_file(path, max, ASI_READ_OPEN_PREFIX, (uid_t) -1, &buf,
+	if (asi_read_file(path, max, ASI_READ_OPEN_PREFIX, (uid_t)-1, &buf,
 			  lenp, msg, sizeof(msg)) < 0) {
 		autosync_errprintf(errp, "%s", msg);
 		return NULL;
@@ -765,7 +796,7 @@ static autosync_siteconf_t *load(const char *path,
 	char *buf = NULL;
 	size_t len = 0;
 	int have_doc = 0;
-	struct ctx c = { .path = path, .fn = fn, .arg = arg, .first = errp };
+	struct ctx c = {.path = path, .fn = fn, .arg = arg, .first = errp};
 
 	*nproblems = 0;
 	if (!path) {
@@ -853,10 +884,10 @@ int autosync_siteconf_mode_allowed(const autosync_siteconf_t *s, int allow_bit)
 	return s ? (s->allowed & allow_bit) != 0 : 1;
 }
 
-#define GETTER(type, name, field)                                        \
-	type autosync_siteconf_##name(const autosync_siteconf_t *s)      \
-	{                                                                \
-		return s->field;                                         \
+#define GETTER(type, name, field)                                   \
+	type autosync_siteconf_##name(const autosync_siteconf_t *s) \
+	{                                                           \
+		return s->field;                                    \
 	}
 GETTER(const char *, framework, framework)
 GETTER(const char *, catalog_dir, catalog_dir)

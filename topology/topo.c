@@ -846,7 +846,7 @@ int autosync_topo_set_fabric_nics(autosync_topo_t *t, const char *const *names,
 	if (!t || (n && !names)) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "topo_set_fabric_nics: invalid "
-					  "argument");
+						"argument");
 	}
 	if (n == 0)
 		return 0;
@@ -855,13 +855,14 @@ int autosync_topo_set_fabric_nics(autosync_topo_t *t, const char *const *names,
 	if (!found) {
 		list[0] = '\0';
 		for (size_t j = 0; j < n && o < sizeof(list); j++)
-			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s",
-					      j ? ", " : "",
+			o += (size_t)snprintf(list + o, sizeof(list) - o,
+					      "%s%s", j ? ", " : "",
 					      names[j] ? names[j] : "");
 		errno = ENOENT;
-		return autosync_errprintf(errp, "%s: none of the fabric NICs "
-					  "(%s) is on this node", t->path,
-					  list);
+		return autosync_errprintf(errp,
+					  "%s: none of the fabric NICs "
+					  "(%s) is on this node",
+					  t->path, list);
 	}
 	for (unsigned i = 0; i < t->nnics; i++)
 		t->nics[i].management = !listed(names, n, &t->nics[i]);
@@ -999,7 +1000,8 @@ static int cvd_is_absolute(const struct restriction *r)
 
 	return r->slurm && r->t->ngpus <= TOPO_MAX_GPUS &&
 	       parse_slurm_list(r->t, "", r->cvd, tmp, &ntmp, &ignore) == 0 &&
-	       ntmp == r->nbase && !memcmp(tmp, r->base, r->nbase * sizeof(*tmp));
+	       ntmp == r->nbase &&
+	       !memcmp(tmp, r->base, r->nbase * sizeof(*tmp));
 }
 
 /* an index into what the process may see */
@@ -1011,11 +1013,12 @@ static int cvd_index(const struct restriction *r, const char *s,
 	unsigned n = relative ? r->nbase : r->t->ngpus;
 
 	if (k < n)
-		return relative ? (int) r->base[k] : (int) k;
+		return relative ? (int)r->base[k] : (int)k;
 	errno = EINVAL;
-	return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: GPU %s "
-				  "does not exist (%u GPU%s visible)", r->cvd,
-				  s, n, n == 1 ? "" : "s");
+	return autosync_errprintf(errp,
+				  "CUDA_VISIBLE_DEVICES=%.64s: GPU %s "
+				  "does not exist (%u GPU%s visible)",
+				  r->cvd, s, n, n == 1 ? "" : "s");
 }
 
 /* a UUID prefix, as CUDA takes it: it must name exactly one GPU */
@@ -1028,17 +1031,19 @@ static int cvd_uuid(const struct restriction *r, const char *s,
 	for (unsigned i = 0; i < r->t->ngpus; i++)
 		if (r->t->gpus[i].uuid[0] &&
 		    !strncasecmp(r->t->gpus[i].uuid, s, l)) {
-			g = (int) i;
+			g = (int)i;
 			nmatch++;
 		}
 	if (nmatch == 1)
 		return g;
 	errno = EINVAL;
-	return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: %s GPU "
-				  "with UUID '%s'%s", r->cvd,
-				  nmatch ? "more than one" : "no", s,
-				  nmatch ? "" : " (UUIDs known only with NVML "
-						"data or the NVIDIA driver)");
+	return autosync_errprintf(errp,
+				  "CUDA_VISIBLE_DEVICES=%.64s: %s GPU "
+				  "with UUID '%s'%s",
+				  r->cvd, nmatch ? "more than one" : "no", s,
+				  nmatch ? ""
+					 : " (UUIDs known only with NVML "
+					   "data or the NVIDIA driver)");
 }
 
 /* phase 2a: one entry of CUDA_VISIBLE_DEVICES to a topology index */
@@ -1052,7 +1057,8 @@ static int cvd_entry(const struct restriction *r, const char *s,
 		return cvd_index(r, s, errp);
 	if (!strncmp(s, "MIG-", 4)) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: "
+		return autosync_errprintf(errp,
+					  "CUDA_VISIBLE_DEVICES=%.64s: "
 					  "MIG instance '%s' not supported",
 					  r->cvd, s);
 	}
@@ -1062,8 +1068,10 @@ static int cvd_entry(const struct restriction *r, const char *s,
 	if ((g = find_gpu(r->t, norm)) >= 0)
 		return g;
 	errno = EINVAL;
-	return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: no GPU "
-				  "'%s' on this node", r->cvd, s);
+	return autosync_errprintf(errp,
+				  "CUDA_VISIBLE_DEVICES=%.64s: no GPU "
+				  "'%s' on this node",
+				  r->cvd, s);
 }
 
 /* phase 2b: a GPU the process sees must be Slurm's and seen once */
@@ -1076,16 +1084,19 @@ static int cvd_add(struct restriction *r, const char *s, unsigned g,
 		in |= r->base[i] == g;
 	if (!in) {
 		errno = EINVAL;
-		return autosync_errprintf(errp, "CUDA_VISIBLE_DEVICES=%.64s: "
-					  "GPU '%s' is not in %s=%.64s", r->cvd,
-					  s, r->slurm_name, r->slurm);
+		return autosync_errprintf(errp,
+					  "CUDA_VISIBLE_DEVICES=%.64s: "
+					  "GPU '%s' is not in %s=%.64s",
+					  r->cvd, s, r->slurm_name, r->slurm);
 	}
 	for (unsigned i = 0; i < r->nview; i++)
 		if (r->view[i] == g) {
 			errno = EINVAL;
 			return autosync_errprintf(
-			    errp, "CUDA_VISIBLE_DEVICES=%.64s: GPU '%s' "
-			    "listed twice", r->cvd, s);
+			    errp,
+			    "CUDA_VISIBLE_DEVICES=%.64s: GPU '%s' "
+			    "listed twice",
+			    r->cvd, s);
 		}
 	if (r->nview < r->t->ngpus)
 		r->view[r->nview++] = g;
@@ -1118,7 +1129,7 @@ static int cvd_view(struct restriction *r, autosync_error_t *errp)
 		for (char *e = tok + strlen(tok); e > tok && e[-1] == ' ';)
 			*--e = '\0';
 		if ((g = cvd_entry(r, tok, errp)) < 0 ||
-		    cvd_add(r, tok, (unsigned) g, errp) < 0)
+		    cvd_add(r, tok, (unsigned)g, errp) < 0)
 			rv = -1;
 	}
 	free(buf);
@@ -1130,8 +1141,10 @@ int autosync_topo_restrict_env(autosync_topo_t *t, const char *cvd,
 			       const char *cpuset, autosync_error_t *errp)
 {
 	struct restriction r = {
-		.t = t, .cvd = cvd, .slurm = step_gpus ? step_gpus : job_gpus,
-		.slurm_name = step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS",
+	    .t = t,
+	    .cvd = cvd,
+	    .slurm = step_gpus ? step_gpus : job_gpus,
+	    .slurm_name = step_gpus ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS",
 	};
 	hwloc_bitmap_t allowed = NULL;
 	int rv = -1;

@@ -399,8 +399,10 @@ static int walk_pci(struct nctx *c, const struct xnode *n, int cpu, int parent,
 	}
 	cls = d.class_id;
 	if (!cls) /* no class in the file: what its children make it */
-		cls = d.class_id = gpu ? 0x0302 : nic ? 0x0200
-				   : has_pci_child ? 0x0604 : 0;
+		cls = d.class_id = gpu		   ? 0x0302
+				   : nic	   ? 0x0200
+				   : has_pci_child ? 0x0604
+						   : 0;
 	if (gpu || (!nic && (cls >> 8) == 0x03 &&
 		    (!d.has_ids || d.vendor == 0x10de))) {
 		rv = add_gpu_elem(c, n, gpu, &d);

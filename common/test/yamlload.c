@@ -15,7 +15,8 @@ static int load(const char *text, size_t max_nodes, autosync_error_t *err)
 	yaml_document_t doc;
 
 	err->text[0] = '\0';
-	if (asi_yaml_load(&doc, text, strlen(text), "t.yaml", max_nodes, err) < 0)
+	if (asi_yaml_load(&doc, text, strlen(text), "t.yaml", max_nodes, err) <
+	    0)
 		return -1;
 	yaml_document_delete(&doc);
 	return 0;
@@ -48,81 +49,94 @@ static unsigned depth(const char *s)
 
 int main(void)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	char *s;
 
 	plan(NO_PLAN);
-	ok(load("a: 1\nb: [1, {c: 2}]\n", 100, &err) == 0, "a small document (%s)",
-	   err.text);
+	ok(load("a: 1\nb: [1, {c: 2}]\n", 100, &err) == 0,
+	   "a small document (%s)", err.text);
 
 	s = nested(64, "[", "]");
-	ok(load(s, 1000, &err) == 0, "64 levels of flow nesting load (%s)", err.text);
+	ok(load(s, 1000, &err) == 0, "64 levels of flow nesting load (%s)",
+	   err.text);
 	free(s);
 	s = nested(65, "[", "]");
 	errno = 0;
-	ok(load(s, 1000, &err) == -1 && errno == EINVAL, "65 levels are refused");
-	is(err.text, "t.yaml:1: nested deeper than 64 levels", "before libyaml, naming the line");
+	ok(load(s, 1000, &err) == -1 && errno == EINVAL,
+	   "65 levels are refused");
+	is(err.text, "t.yaml:1: nested deeper than 64 levels",
+	   "before libyaml, naming the line");
 	free(s);
 	s = nested(200000, "{a: ", "}");
 	ok(load(s, 1u << 30, &err) == -1 &&
-		   !strcmp(err.text, "t.yaml:1: nested deeper than 64 levels"),
+	       !strcmp(err.text, "t.yaml:1: nested deeper than 64 levels"),
 	   "1.2 MB of nested mappings: refused by the linear pre-scan");
 	free(s);
 
 	ok(depth("a: \"[[[[\"\nb: '{{{{'\n# [[[[\nc: x[0]\nd: [1, [2]]\n") == 2,
-	   "quoted scalars, comments and brackets inside plain scalars are not nesting");
+	   "quoted scalars, comments and brackets inside plain scalars are not "
+	   "nesting");
 	{
 		char buf[4096] = "";
 		for (int i = 0; i < 70; i++)
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
 				 "k%d: a[\n", i);
-		ok(load(buf, 1000, &err) == 0, "70 plain scalars with an open bracket (%s)",
-		   err.text);
+		ok(load(buf, 1000, &err) == 0,
+		   "70 plain scalars with an open bracket (%s)", err.text);
 	}
 	ok(depth("x:\n  - [\n    [1],\n  ]\n") == 2,
 	   "a flow sequence over several lines");
 
 	s = nested(65, "- ", "");
-	ok(load(s, 1000, &err) == -1 &&
-		   strstr(err.text, "t.yaml:1:") && strstr(err.text, "nested deeper than 64 levels"),
+	ok(load(s, 1000, &err) == -1 && strstr(err.text, "t.yaml:1:") &&
+	       strstr(err.text, "nested deeper than 64 levels"),
 	   "65 levels of block nesting are refused (%s)", err.text);
 	free(s);
 
 	ok(load("[1, 2, 3, 4]\n", 4, &err) == -1 &&
-		   !strcmp(err.text, "t.yaml:1:11: more than 4 nodes, more than autosync "
-				     "reads in such a file"),
+	       !strcmp(err.text,
+		       "t.yaml:1:11: more than 4 nodes, more than autosync "
+		       "reads in such a file"),
 	   "a node count over the bound (%s)", err.text);
 	ok(load("[1, 2, 3]\n", 4, &err) == 0, "and one at it");
 
-	ok(load("a: [1, 2\n", 100, &err) == -1 && strstr(err.text, "t.yaml:2:1: not valid YAML: "),
+	ok(load("a: [1, 2\n", 100, &err) == -1 &&
+	       strstr(err.text, "t.yaml:2:1: not valid YAML: "),
 	   "libyaml's own errors keep file, line and column (%s)", err.text);
 	{
 		static const struct {
 			const char *text, *want;
 		} dups[] = {
-			{ "a: 1\nb: 2\na: 3\n", "t.yaml:3: key 'a' given twice (first on line 1)" },
-			{ "x:\n  - {n: 1, m: 2, n: 3}\n", "t.yaml:2: key 'n' given twice (first on line 2)" },
-			{ "a: 1\n\"a\": 2\n", "t.yaml:2: key 'a' given twice (first on line 1)" },
-			{ "a: 1\nb: {a: 1}\n[a]: 2\n", NULL },
+		    {"a: 1\nb: 2\na: 3\n",
+		     "t.yaml:3: key 'a' given twice (first on line 1)"},
+		    {"x:\n  - {n: 1, m: 2, n: 3}\n",
+		     "t.yaml:2: key 'n' given twice (first on line 2)"},
+		    {"a: 1\n\"a\": 2\n",
+		     "t.yaml:2: key 'a' given twice (first on line 1)"},
+		    {"a: 1\nb: {a: 1}\n[a]: 2\n", NULL},
 		};
 		for (size_t i = 0; i < sizeof(dups) / sizeof(dups[0]); i++) {
 			yaml_document_t doc;
 			int rv;
 			err.text[0] = '\0';
-			if (asi_yaml_load(&doc, dups[i].text, strlen(dups[i].text), "t.yaml",
-					  100, &err) < 0)
+			if (asi_yaml_load(&doc, dups[i].text,
+					  strlen(dups[i].text), "t.yaml", 100,
+					  &err) < 0)
 				bail_out("%s", err.text);
 			rv = asi_yaml_no_duplicates(&doc, "t.yaml", &err);
 			yaml_document_delete(&doc);
 			if (dups[i].want)
-				ok(rv == -1 && errno == EINVAL && !strcmp(err.text, dups[i].want),
+				ok(rv == -1 && errno == EINVAL &&
+				       !strcmp(err.text, dups[i].want),
 				   "a repeated key: %s", err.text);
 			else
-				ok(rv == 0, "the same key in different mappings is no repeat");
+				ok(rv == 0, "the same key in different "
+					    "mappings is no repeat");
 		}
 	}
 	errno = 0;
-	ok(asi_yaml_load(NULL, "", 0, "t.yaml", 1, &err) == -1 && errno == EINVAL,
+	ok(asi_yaml_load(NULL, "", 0, "t.yaml", 1, &err) == -1 &&
+	       errno == EINVAL,
 	   "no document: EINVAL");
 	return done_testing();
 }

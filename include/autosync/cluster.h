@@ -21,25 +21,26 @@ extern "C" {
 enum autosync_link_class {
 	AUTOSYNC_LINK_NVLINK = 0,   /* NVLink or NVSwitch */
 	AUTOSYNC_LINK_PCIE_SWITCH,  /* same PCIe switch */
-	AUTOSYNC_LINK_HOST_BRIDGE,  /* same host bridge / root complex, same socket */
+	AUTOSYNC_LINK_HOST_BRIDGE,  /* same host bridge / root complex, same
+				       socket */
 	AUTOSYNC_LINK_CROSS_SOCKET, /* across the CPU interconnect */
-	AUTOSYNC_LINK_NET,          /* between nodes */
+	AUTOSYNC_LINK_NET,	    /* between nodes */
 	AUTOSYNC_LINK_NCLASSES
 };
 
 typedef struct autosync_cluster {
-	unsigned nodes;           /* nodes in the job step (>= 1) */
-	unsigned gpus_per_node;   /* GPUs (= ranks) per node (>= 1) */
+	unsigned nodes;		/* nodes in the job step (>= 1) */
+	unsigned gpus_per_node; /* GPUs (= ranks) per node (>= 1) */
 	/* intra-node: the bottleneck class among the node's GPU pairs */
-	int intra_class;          /* enum autosync_link_class */
-	double intra_bw;          /* B/s, per GPU, one direction */
-	double intra_lat;         /* s */
+	int intra_class;  /* enum autosync_link_class */
+	double intra_bw;  /* B/s, per GPU, one direction */
+	double intra_lat; /* s */
 	/* inter-node */
-	unsigned nics_per_node;   /* fabric NICs usable by the job (>= 1) */
-	double nic_bw;            /* B/s per NIC, one direction */
-	double inter_lat;         /* s, one hop between nodes */
-	unsigned nodes_per_switch;/* 0 = unknown / flat */
-	char topo_hash[17];       /* hex hash of the node topology, "" if none */
+	unsigned nics_per_node;	   /* fabric NICs usable by the job (>= 1) */
+	double nic_bw;		   /* B/s per NIC, one direction */
+	double inter_lat;	   /* s, one hop between nodes */
+	unsigned nodes_per_switch; /* 0 = unknown / flat */
+	char topo_hash[17]; /* hex hash of the node topology, "" if none */
 } autosync_cluster_t;
 
 /* ------------------------------------------------------------------ units */

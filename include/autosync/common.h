@@ -45,7 +45,7 @@ typedef void (*autosync_log_f)(int level, const char *msg, void *arg);
  * preserved.
  */
 int autosync_errprintf(autosync_error_t *errp, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* The library's version string, e.g. "0.1.0"; static storage. */
 const char *autosync_version(void);

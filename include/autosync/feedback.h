@@ -56,24 +56,24 @@ enum {
 #define AUTOSYNC_FEEDBACK_MAX_LINE (512 * 1024)
 
 typedef struct autosync_feedback_bucket {
-	char kind[16];      /* "allreduce" | "ps" */
-	char algo[16];      /* "ring", "tree", "hier", "auto", "" for PS */
-	char compress[8];   /* "none", "fp16", "bf16" */
-	unsigned servers;   /* PS shards, 0 for all-reduce */
-	unsigned tensors;   /* tensors in the bucket */
-	double bytes;       /* gradient bytes per rank */
+	char kind[16];	  /* "allreduce" | "ps" */
+	char algo[16];	  /* "ring", "tree", "hier", "auto", "" for PS */
+	char compress[8]; /* "none", "fp16", "bf16" */
+	unsigned servers; /* PS shards, 0 for all-reduce */
+	unsigned tensors; /* tensors in the bucket */
+	double bytes;	  /* gradient bytes per rank */
 } autosync_feedback_bucket_t;
 
 typedef struct autosync_feedback_baseline {
 	char name[32];
-	double predicted;   /* s */
+	double predicted; /* s */
 } autosync_feedback_baseline_t;
 
 /* One record; a plain value type (zero it, then fill what is known). */
 typedef struct autosync_feedback_rec {
-	int64_t time;            /* seconds since the epoch (UTC) */
-	char source[16];         /* "plugin", "bench" */
-	uint64_t job, step;      /* step 4294967291 = batch script */
+	int64_t time;	    /* seconds since the epoch (UTC) */
+	char source[16];    /* "plugin", "bench" */
+	uint64_t job, step; /* step 4294967291 = batch script */
 	char user[64];
 	uint32_t uid;
 	char node[64];
@@ -82,21 +82,21 @@ typedef struct autosync_feedback_rec {
 	char model_hash[17], topo_hash[17], plan_hash[17];
 	char framework[32];
 	char strategy[64];
-	char cluster[256];       /* the cluster the plan was made for, as an
-				  * autosync_cluster_parse() spec */
-	double scale;            /* gradient sizes divided by this (trial runs
-				  * on scaled models); 0 or 1 = full size */
-	double predicted;        /* s per step, 0 unknown */
+	char cluster[256]; /* the cluster the plan was made for, as an
+			    * autosync_cluster_parse() spec */
+	double scale;	   /* gradient sizes divided by this (trial runs
+			    * on scaled models); 0 or 1 = full size */
+	double predicted;  /* s per step, 0 unknown */
 	size_t nbuckets;
 	autosync_feedback_bucket_t buckets[AUTOSYNC_FEEDBACK_MAX_BUCKETS];
 	size_t nbaselines;
 	autosync_feedback_baseline_t baselines[AUTOSYNC_FEEDBACK_MAX_BASELINES];
-	size_t nmeasured;        /* kept step times (the first ones) */
+	size_t nmeasured; /* kept step times (the first ones) */
 	double measured[AUTOSYNC_FEEDBACK_MAX_MEASURED]; /* s per step */
 	uint64_t measured_count; /* all reported steps */
-	double measured_mean;    /* over all reported steps, 0 none */
-	unsigned influenced;     /* AUTOSYNC_FEEDBACK_USER_* bits */
-	unsigned version;        /* the format it was read in (0: made here) */
+	double measured_mean;	 /* over all reported steps, 0 none */
+	unsigned influenced;	 /* AUTOSYNC_FEEDBACK_USER_* bits */
+	unsigned version;	 /* the format it was read in (0: made here) */
 } autosync_feedback_rec_t;
 
 /*

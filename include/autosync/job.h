@@ -24,11 +24,12 @@
  *	autosync_job_set_nodes(j, 4, &err);
  *	autosync_job_set_getenv(j, my_getenv, arg);
  *	autosync_job_set_dir(j, "/run/autosync/job.1", &err);
- *	if (autosync_job_run(j, &err) < 0 || autosync_job_write_files(j, &err) < 0)
+ *	if (autosync_job_run(j, &err) < 0 || autosync_job_write_files(j, &err) <
+ *0)
  *		...;
  *	for (size_t i = 0; i < autosync_job_nenv(j); i++)
- *		setenv(autosync_job_env(j, i)->name, autosync_job_env(j, i)->value, 1);
- *	autosync_job_destroy(j);
+ *		setenv(autosync_job_env(j, i)->name, autosync_job_env(j,
+ *i)->value, 1); autosync_job_destroy(j);
  */
 #ifndef AUTOSYNC_JOB_H
 #define AUTOSYNC_JOB_H
@@ -54,8 +55,8 @@ extern "C" {
 #define AUTOSYNC_JOB_FEEDBACK_FILE "feedback.json"
 
 /* Bounds of what a job may set. */
-#define AUTOSYNC_JOB_MAX_ENV 32	      /* job-wide variables */
-#define AUTOSYNC_JOB_MAX_RANKS 1024   /* local ranks with their own variables */
+#define AUTOSYNC_JOB_MAX_ENV 32	    /* job-wide variables */
+#define AUTOSYNC_JOB_MAX_RANKS 1024 /* local ranks with their own variables */
 #define AUTOSYNC_JOB_MAX_PLAN_BYTES (16u << 20) /* a user's plan file */
 
 typedef struct autosync_job autosync_job_t;
@@ -169,8 +170,8 @@ enum {
  * Default: both from the site's nccl_plugin_dir when the site enables
  * nccl_plugins, else none. A plugin file that is not there is left out
  * (with a note). */
-int autosync_job_set_nccl_plugins(autosync_job_t *j, const char *dir,
-				  int which, autosync_error_t *errp);
+int autosync_job_set_nccl_plugins(autosync_job_t *j, const char *dir, int which,
+				  autosync_error_t *errp);
 /* The job directory: the files go there and the environment names them.
  * Default: none (autosync_job_write_files() fails; paths are shown as
  * "<jobdir>/..."). */

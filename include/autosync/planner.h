@@ -54,7 +54,7 @@ unsigned autosync_dtype_size(int dtype);
 
 #define AUTOSYNC_MAX_DIMS 8
 /* Limits enforced by every loader (documented in docs/model-format.md). */
-#define AUTOSYNC_MAX_TENSORS 1000000ULL	    /* 10^6 tensors */
+#define AUTOSYNC_MAX_TENSORS 1000000ULL		    /* 10^6 tensors */
 #define AUTOSYNC_MAX_TENSOR_ELEMS 1000000000000ULL  /* 10^12 per tensor */
 #define AUTOSYNC_MAX_MODEL_ELEMS 100000000000000ULL /* 10^14 in all */
 
@@ -125,8 +125,8 @@ autosync_model_t *autosync_model_open(const char *spec, const char *catalog_dir,
 /* Names of the catalog models found in the first existing directory of the
  * search path, sorted: '*names' holds '*count' names (and a NULL after
  * them); the caller frees it with autosync_catalog_free(). */
-int autosync_catalog_list(const char *catalog_dir, char ***names,
-			  size_t *count, autosync_error_t *errp);
+int autosync_catalog_list(const char *catalog_dir, char ***names, size_t *count,
+			  autosync_error_t *errp);
 void autosync_catalog_free(char **names);
 
 /*
@@ -202,14 +202,15 @@ typedef struct autosync_costs {
 	 * predicted faster by more than the margin of every family it belongs
 	 * to (docs/planner.md, "No harm"); wider where measurements showed
 	 * the simulator optimistic. */
-	double margin_small_buckets; /* many buckets < small_bucket_bytes 0.35 */
-	double margin_ps;	     /* parameter server buckets          0.25 */
-	double margin_tree;	     /* explicit tree all-reduce          0.50 */
-	double margin_compression;   /* 16-bit compressed buckets         0.40 */
-	double small_bucket_bytes;   /* a "small" bucket, bytes         1 MiB */
-	double oversubscription; /* fabric uplink oversubscription when the
-				    job spans more than nodes_per_switch
-				    nodes (divides the NIC bandwidth)  1 */
+	double
+	    margin_small_buckets;  /* many buckets < small_bucket_bytes 0.35 */
+	double margin_ps;	   /* parameter server buckets          0.25 */
+	double margin_tree;	   /* explicit tree all-reduce          0.50 */
+	double margin_compression; /* 16-bit compressed buckets         0.40 */
+	double small_bucket_bytes; /* a "small" bucket, bytes         1 MiB */
+	double oversubscription;   /* fabric uplink oversubscription when the
+				      job spans more than nodes_per_switch
+				      nodes (divides the NIC bandwidth)  1 */
 	/* NCCL protocol/channel model (autosync_sim_nccl) */
 	double nccl_channel_bw;	   /* B/s one NCCL channel moves      12e9 */
 	double nccl_max_channels;  /* channels NCCL can use at most     32 */
@@ -471,14 +472,14 @@ typedef struct autosync_plan_summary {
 	unsigned batch;
 	int job_algo; /* job-level NCCL algorithm (AUTO = no hint) */
 	int job_compress;
-	int nccl_calibrate; /* the tuner rescales NCCL's latencies (0/1) */
+	int nccl_calibrate;  /* the tuner rescales NCCL's latencies (0/1) */
 	double bucket_cap;   /* bytes, 0 = custom buckets */
 	double first_bucket; /* bytes, 0 = none */
 	double cycle_time;   /* s, 0 = none */
 	double step_time, fwd_time, bwd_time, opt_time;
-	double comm_time;    /* sum of bucket comm */
-	double exposed_comm; /* step - (fwd + bwd + opt) */
-	double bound;	     /* cost-models.md section 6 lower bound */
+	double comm_time;	/* sum of bucket comm */
+	double exposed_comm;	/* step - (fwd + bwd + opt) */
+	double bound;		/* cost-models.md section 6 lower bound */
 	const char *costs_hash; /* 16 hex digits of the cost constants, "" */
 } autosync_plan_summary_t;
 
@@ -547,9 +548,10 @@ const autosync_nccl_rule_t *autosync_plan_nccl_rule(const autosync_plan_t *plan,
  * (Re)compute the NCCL table from the plan's cluster and all-reduce
  * buckets with cost constants 'k' (NULL: the defaults): a bucket's
  * explicit ring/tree algorithm holds for the sizes around it, every other
- * choice is autosync_sim_nccl's fastest (docs/planner.md). autosync_planner_run()
- * fills it; readers of plans without one (hand-written, or from an older
- * autosync) may call this. Changes the plan hash. No table for one rank.
+ * choice is autosync_sim_nccl's fastest (docs/planner.md).
+ * autosync_planner_run() fills it; readers of plans without one (hand-written,
+ * or from an older autosync) may call this. Changes the plan hash. No table for
+ * one rank.
  */
 int autosync_plan_derive_nccl(autosync_plan_t *plan, const autosync_costs_t *k,
 			      autosync_error_t *errp);

@@ -93,7 +93,8 @@ const char *autosync_siteconf_nccl_plugin_dir(const autosync_siteconf_t *s);
 int autosync_siteconf_nccl_calibrate(const autosync_siteconf_t *s);
 /* Fabric NIC names (e.g. "mlx5_0"); 'i' < count. */
 size_t autosync_siteconf_nfabric_nics(const autosync_siteconf_t *s);
-const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s, size_t i);
+const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s,
+					 size_t i);
 
 /*
  * Overwrite the inter-node fields of 'c' (nic_bw, inter_lat, nics_per_node,

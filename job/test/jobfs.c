@@ -35,19 +35,22 @@ static void test_read(void)
 
 	put("model.yaml", "name: x\n");
 	snprintf(p, sizeof(p), "%s/model.yaml", dir);
-	ok(asi_read_file(p, 1024, ASI_READ_NOFOLLOW, (uid_t) -1, &buf, &len, err, sizeof(err)) == 0 &&
-		   len == 8 && !strcmp(buf, "name: x\n"),
+	ok(asi_read_file(p, 1024, ASI_READ_NOFOLLOW, (uid_t)-1, &buf, &len, err,
+			 sizeof(err)) == 0 &&
+	       len == 8 && !strcmp(buf, "name: x\n"),
 	   "reads a regular file");
 	free(buf);
 	buf = NULL;
-	ok(asi_read_file(p, 4, ASI_READ_NOFOLLOW, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0 &&
-		   errno == EFBIG,
+	ok(asi_read_file(p, 4, ASI_READ_NOFOLLOW, (uid_t)-1, &buf, &len, err,
+			 sizeof(err)) < 0 &&
+	       errno == EFBIG,
 	   "refuses a file over the limit: %s", err);
 	snprintf(l, sizeof(l), "%s/link.yaml", dir);
 	if (symlink("/etc/shadow", l) < 0)
 		bail_out("symlink");
-	ok(asi_read_file(l, 1 << 20, ASI_READ_NOFOLLOW, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0 &&
-		   errno == ELOOP,
+	ok(asi_read_file(l, 1 << 20, ASI_READ_NOFOLLOW, (uid_t)-1, &buf, &len,
+			 err, sizeof(err)) < 0 &&
+	       errno == ELOOP,
 	   "refuses a symlink (to a root-only file)");
 	{
 		char want[600];
@@ -57,55 +60,74 @@ static void test_read(void)
 	}
 	snprintf(l, sizeof(l), "%s/fifo", dir);
 	if (mkfifo(l, 0600) == 0)
-		ok(asi_read_file(l, 1024, ASI_READ_NOFOLLOW, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0 &&
-			   errno == EINVAL,
+		ok(asi_read_file(l, 1024, ASI_READ_NOFOLLOW, (uid_t)-1, &buf,
+				 &len, err, sizeof(err)) < 0 &&
+		       errno == EINVAL,
 		   "refuses a FIFO without blocking: %s", err);
-	ok(asi_read_file(dir, 1024, ASI_READ_NOFOLLOW, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0,
+	ok(asi_read_file(dir, 1024, ASI_READ_NOFOLLOW, (uid_t)-1, &buf, &len,
+			 err, sizeof(err)) < 0,
 	   "refuses a directory");
-	ok(asi_read_file("/nonexistent/x", 1024, ASI_READ_NOFOLLOW, (uid_t) -1, &buf, &len, err, sizeof(err)) < 0 &&
-		   errno == ENOENT && !strcmp(err, "/nonexistent/x: No such file or directory"),
+	ok(asi_read_file("/nonexistent/x", 1024, ASI_READ_NOFOLLOW, (uid_t)-1,
+			 &buf, &len, err, sizeof(err)) < 0 &&
+	       errno == ENOENT &&
+	       !strcmp(err, "/nonexistent/x: No such file or directory"),
 	   "missing file: %s", err);
-	ok(asi_read_file(p, 1024, ASI_READ_NOFOLLOW, getuid() + 1, &buf, &len, err, sizeof(err)) < 0 &&
-		   errno == EPERM,
+	ok(asi_read_file(p, 1024, ASI_READ_NOFOLLOW, getuid() + 1, &buf, &len,
+			 err, sizeof(err)) < 0 &&
+	       errno == EPERM,
 	   "owner check: %s", err);
 	snprintf(l, sizeof(l), "%s/hardlink.yaml", dir);
 	if (link(p, l) == 0)
-		ok(asi_read_file(p, 1024, ASI_READ_NOFOLLOW, getuid(), &buf, &len, err, sizeof(err)) < 0 &&
-			   errno == EPERM,
+		ok(asi_read_file(p, 1024, ASI_READ_NOFOLLOW, getuid(), &buf,
+				 &len, err, sizeof(err)) < 0 &&
+		       errno == EPERM,
 		   "owner check refuses a file with two links");
 }
 
 static void test_jobdir(void)
 {
 	char out[512], p[600];
-	autosync_error_t e = { .text = "" };
+	autosync_error_t e = {.text = ""};
 	const char *err = e.text;
 	struct stat st;
 	uid_t me = geteuid();
 
-	ok(autosync_jobdir_create(dir, "job.1", me, getegid(), out, sizeof(out), &e) == 0, "creates the job directory (%s)", err);
+	ok(autosync_jobdir_create(dir, "job.1", me, getegid(), out, sizeof(out),
+				  &e) == 0,
+	   "creates the job directory (%s)", err);
 	ok(stat(out, &st) == 0 && S_ISDIR(st.st_mode) &&
-		   (st.st_mode & 07777) == 0700 && st.st_uid == me,
+	       (st.st_mode & 07777) == 0700 && st.st_uid == me,
 	   "mode 0700, owned by the user");
-	ok(autosync_jobdir_create(dir, "job.1", me, getegid(), out, sizeof(out), &e) == 0, "an existing good directory is accepted");
+	ok(autosync_jobdir_create(dir, "job.1", me, getegid(), out, sizeof(out),
+				  &e) == 0,
+	   "an existing good directory is accepted");
 	snprintf(p, sizeof(p), "%s/planted", dir);
 	if (symlink("/etc", p) < 0)
 		bail_out("symlink");
-	ok(autosync_jobdir_create(dir, "planted", me, getegid(), out, sizeof(out), &e) < 0 && strstr(err, "not a directory"),
+	ok(autosync_jobdir_create(dir, "planted", me, getegid(), out,
+				  sizeof(out), &e) < 0 &&
+	       strstr(err, "not a directory"),
 	   "a planted symlink is refused: %s", err);
 	snprintf(p, sizeof(p), "%s/open", dir);
 	mkdir(p, 0777);
 	chmod(p, 0777);
-	ok(autosync_jobdir_create(dir, "open", me, getegid(), out, sizeof(out), &e) < 0 && errno == EPERM,
+	ok(autosync_jobdir_create(dir, "open", me, getegid(), out, sizeof(out),
+				  &e) < 0 &&
+	       errno == EPERM,
 	   "a directory others can write is refused: %s", err);
-	ok(autosync_jobdir_create(dir, "../x", me, getegid(), out, sizeof(out), &e) < 0 && errno == EINVAL,
+	ok(autosync_jobdir_create(dir, "../x", me, getegid(), out, sizeof(out),
+				  &e) < 0 &&
+	       errno == EINVAL,
 	   "a name with '/' is refused");
 	if (me == 0) {
-		ok(autosync_jobdir_create(dir, "foruser", 4242, 4242, out, sizeof(out), &e) == 0 &&
-			   stat(out, &st) == 0 && st.st_uid == 4242 &&
-			   st.st_gid == 4242,
+		ok(autosync_jobdir_create(dir, "foruser", 4242, 4242, out,
+					  sizeof(out), &e) == 0 &&
+		       stat(out, &st) == 0 && st.st_uid == 4242 &&
+		       st.st_gid == 4242,
 		   "root makes it for the user and hands it over");
-		ok(autosync_jobdir_create(dir, "job.1", 4242, 4242, out, sizeof(out), &e) < 0 && errno == EPERM,
+		ok(autosync_jobdir_create(dir, "job.1", 4242, 4242, out,
+					  sizeof(out), &e) < 0 &&
+		       errno == EPERM,
 		   "another user's directory is refused");
 	} else {
 		skip(2, "not root");
@@ -115,18 +137,19 @@ static void test_jobdir(void)
 static void test_write_remove(void)
 {
 	char out[512], err[512], p[600], *buf = NULL;
-	autosync_error_t e = { .text = "" };
+	autosync_error_t e = {.text = ""};
 	size_t len;
 	struct stat st;
 
-	autosync_jobdir_create(dir, "job.2", geteuid(), getegid(), out, sizeof(out), &e);
+	autosync_jobdir_create(dir, "job.2", geteuid(), getegid(), out,
+			       sizeof(out), &e);
 	ok(job_write_in(out, "plan.yaml", "a: 1\n", 5, &e) == 0,
 	   "writes a file");
-	ok(job_write_in(out, "plan.yaml", "a: 2\n", 5, &e) == 0,
-	   "replaces it");
+	ok(job_write_in(out, "plan.yaml", "a: 2\n", 5, &e) == 0, "replaces it");
 	snprintf(p, sizeof(p), "%s/plan.yaml", out);
-	ok(asi_read_file(p, 100, ASI_READ_NOFOLLOW, (uid_t) -1, &buf, &len, err, sizeof(err)) == 0 &&
-		   !strcmp(buf, "a: 2\n"),
+	ok(asi_read_file(p, 100, ASI_READ_NOFOLLOW, (uid_t)-1, &buf, &len, err,
+			 sizeof(err)) == 0 &&
+	       !strcmp(buf, "a: 2\n"),
 	   "content");
 	free(buf);
 	ok(stat(p, &st) == 0 && (st.st_mode & 0777) == 0644, "mode 0644");
@@ -134,7 +157,7 @@ static void test_write_remove(void)
 	if (symlink("/etc/passwd", p) < 0)
 		bail_out("symlink");
 	ok(job_write_in(out, "nccl.xml", "x", 1, &e) == 0 &&
-		   lstat(p, &st) == 0 && S_ISREG(st.st_mode),
+	       lstat(p, &st) == 0 && S_ISREG(st.st_mode),
 	   "a symlink in the way is replaced, its target untouched");
 	ok(stat("/etc/passwd", &st) == 0 && st.st_size > 1, "target intact");
 	snprintf(p, sizeof(p), "%s/victim", dir);

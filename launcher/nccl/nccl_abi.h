@@ -58,7 +58,12 @@ enum {
 	AS_ALGO_PAT = 6,
 	AS_NALGOS = 7,
 };
-enum { AS_PROTO_LL = 0, AS_PROTO_LL128 = 1, AS_PROTO_SIMPLE = 2, AS_NPROTOS = 3 };
+enum {
+	AS_PROTO_LL = 0,
+	AS_PROTO_LL128 = 1,
+	AS_PROTO_SIMPLE = 2,
+	AS_NPROTOS = 3
+};
 #define AS_NCCL_ALGO_PROTO_IGNORE (-1.0f)
 enum { AS_HW_NVLINK = 0, AS_HW_PCI = 1, AS_HW_NET = 2, AS_NHW = 3 };
 #define AS_NCCL_COMPCAPS 4 /* Volta, Ampere, Hopper, Blackwell */
@@ -116,7 +121,8 @@ typedef struct {
 				 as_nccl_logger_t logFunction, void **ctx);
 	as_nccl_result_t (*getCollInfo)(void *ctx, int collType, size_t nBytes,
 					int numPipeOps, float **collCostTable,
-					int numAlgo, int numProto, int *nChannels);
+					int numAlgo, int numProto,
+					int *nChannels);
 	as_nccl_result_t (*destroy)(void *ctx);
 } as_tuner_v3_t;
 

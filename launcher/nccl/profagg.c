@@ -10,8 +10,7 @@
 
 #include "profagg.h"
 
-void as_prof_agg_init(struct as_prof_agg *a, unsigned steps_per,
-		      unsigned skip)
+void as_prof_agg_init(struct as_prof_agg *a, unsigned steps_per, unsigned skip)
 {
 	memset(a, 0, sizeof(*a));
 	a->steps_per = steps_per;
@@ -24,8 +23,9 @@ static void copy_name(char *dst, size_t len, const char *src)
 	size_t i = 0;
 
 	for (; src && src[i] && i + 1 < len; i++)
-		dst[i] = isalnum((unsigned char) src[i]) || src[i] == '_'
-				 ? src[i] : '_';
+		dst[i] = isalnum((unsigned char)src[i]) || src[i] == '_'
+			     ? src[i]
+			     : '_';
 	if (i == 0 && len > 1)
 		dst[i++] = '-';
 	dst[i] = '\0';
@@ -42,9 +42,9 @@ static int size_class(uint64_t b)
 	return c;
 }
 
-void as_prof_agg_coll(struct as_prof_agg *a, const char *func,
-		      const char *algo, const char *proto, int nchannels,
-		      uint64_t bytes, double dur_us, int gpu)
+void as_prof_agg_coll(struct as_prof_agg *a, const char *func, const char *algo,
+		      const char *proto, int nchannels, uint64_t bytes,
+		      double dur_us, int gpu)
 {
 	char f[16], al[16], pr[16];
 	int sc = size_class(bytes);
@@ -157,36 +157,50 @@ long as_prof_agg_format(struct as_prof_agg *a, const char *header, int final,
 		qsort(a->stats, a->nstats, sizeof(a->stats[0]), cmp_stat);
 		for (size_t i = 0; i < a->nstats; i++) {
 			const struct as_prof_stat *s = &a->stats[i];
-			unsigned long long lo = s->size_class < 0 ? 0 : 1ULL << s->size_class;
-			unsigned long long hi = s->size_class < 0 ? 1
-					      : s->size_class >= 63 ? 0 : 1ULL << (s->size_class + 1);
-			fprintf(fp, "# coll %s %s %s channels=%d bytes=[%llu,%llu) "
+			unsigned long long lo =
+			    s->size_class < 0 ? 0 : 1ULL << s->size_class;
+			unsigned long long hi =
+			    s->size_class < 0	  ? 1
+			    : s->size_class >= 63 ? 0
+						  : 1ULL << (s->size_class + 1);
+			fprintf(fp,
+				"# coll %s %s %s channels=%d bytes=[%llu,%llu) "
 				"n=%llu mean_us=%.6g min_us=%.6g max_us=%.6g "
-				"timing=%s\n", s->func, s->algo, s->proto,
-				s->nchannels, lo, hi, (unsigned long long) s->n,
-				s->n ? s->sum_us / (double) s->n : 0.0,
+				"timing=%s\n",
+				s->func, s->algo, s->proto, s->nchannels, lo,
+				hi, (unsigned long long)s->n,
+				s->n ? s->sum_us / (double)s->n : 0.0,
 				s->min_us, s->max_us,
 				s->gpu_timed == s->n ? "gpu"
-				: s->gpu_timed ? "mixed" : "host");
+				: s->gpu_timed	     ? "mixed"
+						     : "host");
 		}
 		if (a->dropped_keys)
-			fprintf(fp, "# coll dropped=%llu (more than %d kinds)\n",
-				(unsigned long long) a->dropped_keys,
+			fprintf(fp,
+				"# coll dropped=%llu (more than %d kinds)\n",
+				(unsigned long long)a->dropped_keys,
 				AS_PROF_MAX_KEYS);
 		if (a->steps_per)
-			fprintf(fp, "# steps n=%llu skipped=%llu mean_s=%.9g "
-				"collectives_per_step=%u comm_s_per_step=%.9g%s\n",
-				(unsigned long long) a->steps,
-				(unsigned long long) a->skipped,
-				a->steps ? a->steps_sum / (double) a->steps : 0.0,
-				a->steps_per,
-				a->steps ? a->comm_us_total * 1e-6 / (double) a->steps
-					 : 0.0,
-				a->pending_dropped ? " (some step lines dropped)" : "");
+			fprintf(
+			    fp,
+			    "# steps n=%llu skipped=%llu mean_s=%.9g "
+			    "collectives_per_step=%u comm_s_per_step=%.9g%s\n",
+			    (unsigned long long)a->steps,
+			    (unsigned long long)a->skipped,
+			    a->steps ? a->steps_sum / (double)a->steps : 0.0,
+			    a->steps_per,
+			    a->steps
+				? a->comm_us_total * 1e-6 / (double)a->steps
+				: 0.0,
+			    a->pending_dropped ? " (some step lines dropped)"
+					       : "");
 		else
-			fprintf(fp, "# steps unknown (set AUTOSYNC_STEP_COLLECTIVES "
-				"or give a plan with all-reduce buckets) "
-				"comm_s=%.9g\n", a->comm_us_total * 1e-6);
+			fprintf(
+			    fp,
+			    "# steps unknown (set AUTOSYNC_STEP_COLLECTIVES "
+			    "or give a plan with all-reduce buckets) "
+			    "comm_s=%.9g\n",
+			    a->comm_us_total * 1e-6);
 	}
 	if (fclose(fp) != 0) {
 		free(buf);
@@ -194,7 +208,7 @@ long as_prof_agg_format(struct as_prof_agg *a, const char *header, int final,
 		return -1;
 	}
 	*out = buf;
-	return (long) len;
+	return (long)len;
 }
 
 unsigned as_prof_dtype_size(const char *name)
@@ -203,12 +217,12 @@ unsigned as_prof_dtype_size(const char *name)
 		const char *n;
 		unsigned size;
 	} t[] = {
-		{ "int8", 1 },	    { "char", 1 },	{ "uint8", 1 },
-		{ "int32", 4 },	    { "int", 4 },	{ "uint32", 4 },
-		{ "int64", 8 },	    { "uint64", 8 },	{ "float16", 2 },
-		{ "half", 2 },	    { "float32", 4 },	{ "float", 4 },
-		{ "float64", 8 },   { "double", 8 },	{ "bfloat16", 2 },
-		{ "float8e4m3", 1 }, { "float8e5m2", 1 },
+	    {"int8", 1},       {"char", 1},	  {"uint8", 1},
+	    {"int32", 4},      {"int", 4},	  {"uint32", 4},
+	    {"int64", 8},      {"uint64", 8},	  {"float16", 2},
+	    {"half", 2},       {"float32", 4},	  {"float", 4},
+	    {"float64", 8},    {"double", 8},	  {"bfloat16", 2},
+	    {"float8e4m3", 1}, {"float8e5m2", 1},
 	};
 
 	if (!name)

@@ -26,7 +26,7 @@
 struct as_prof_stat {
 	char func[16], algo[16], proto[16];
 	int nchannels;
-	int size_class;     /* floor(log2(bytes)), -1 for 0 bytes */
+	int size_class; /* floor(log2(bytes)), -1 for 0 bytes */
 	uint64_t n;
 	double sum_us, min_us, max_us;
 	uint64_t gpu_timed; /* how many of n had kernel (GPU) timestamps */
@@ -37,28 +37,27 @@ struct as_prof_agg {
 	struct as_prof_stat stats[AS_PROF_MAX_KEYS];
 	uint64_t dropped_keys; /* collectives not counted: table full */
 	/* steps: every 'steps_per' marked collectives start a step */
-	unsigned steps_per;    /* 0 = unknown: no step lines */
-	unsigned skip;         /* first step intervals to drop (warm-up) */
-	uint64_t marks;        /* marked collectives so far */
-	double step_start;     /* s, < 0 = none yet */
+	unsigned steps_per; /* 0 = unknown: no step lines */
+	unsigned skip;	    /* first step intervals to drop (warm-up) */
+	uint64_t marks;	    /* marked collectives so far */
+	double step_start;  /* s, < 0 = none yet */
 	uint64_t steps, skipped;
-	double steps_sum;      /* s, over kept steps */
-	double comm_us_total;  /* all collectives' time */
+	double steps_sum;     /* s, over kept steps */
+	double comm_us_total; /* all collectives' time */
 	size_t npending;
 	double pending[AS_PROF_MAX_PENDING]; /* not yet written */
 	uint64_t pending_dropped;
 };
 
 /* Zero 'a' and set the step parameters. */
-void as_prof_agg_init(struct as_prof_agg *a, unsigned steps_per,
-		      unsigned skip);
+void as_prof_agg_init(struct as_prof_agg *a, unsigned steps_per, unsigned skip);
 
 /* One completed collective. Strings are copied (truncated, sanitized to
  * [A-Za-z0-9_]); duration in microseconds; gpu: 1 when timed by kernel
  * timestamps, 0 when only the host side (enqueue) was seen. */
-void as_prof_agg_coll(struct as_prof_agg *a, const char *func,
-		      const char *algo, const char *proto, int nchannels,
-		      uint64_t bytes, double dur_us, int gpu);
+void as_prof_agg_coll(struct as_prof_agg *a, const char *func, const char *algo,
+		      const char *proto, int nchannels, uint64_t bytes,
+		      double dur_us, int gpu);
 
 /* A collective that counts for step boundaries started at time t (s).
  * Returns 1 when it completed a step interval (now pending), else 0. */

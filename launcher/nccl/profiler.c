@@ -29,8 +29,8 @@
 #include "profagg.h"
 
 #define EXPORT __attribute__((visibility("default")))
-#define POOL 512	 /* collective records per communicator (ring) */
-#define MAX_CH 64	 /* NCCL's MAXCHANNELS */
+#define POOL 512  /* collective records per communicator (ring) */
+#define MAX_CH 64 /* NCCL's MAXCHANNELS */
 #define TAG_COLL 0x636f6c6c
 #define TAG_CH 0x6368616e
 
@@ -75,14 +75,14 @@ static struct {
 	struct pcomm *primary;
 	int primary_nranks, primary_rank, primary_nnodes;
 	struct as_prof_agg agg;
-} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT };
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
 
 static double now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static long env_long(const char *name, long def, long min, long max)
@@ -106,13 +106,14 @@ static long env_long(const char *name, long def, long min, long max)
 static int local_rank(void)
 {
 	static const char *const vars[] = {
-		"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-		"SLURM_LOCALID", "PMIX_LOCAL_RANK",
+	    "LOCAL_RANK",      "OMPI_COMM_WORLD_LOCAL_RANK",
+	    "MPI_LOCALRANKID", "SLURM_LOCALID",
+	    "PMIX_LOCAL_RANK",
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (getenv(vars[i]) && *getenv(vars[i]))
-			return (int) env_long(vars[i], -1, 0, 1 << 20);
+			return (int)env_long(vars[i], -1, 0, 1 << 20);
 	return -1;
 }
 
@@ -139,12 +140,15 @@ static void load_once(void)
 
 	if (off && (!strcmp(off, "0") || !strcasecmp(off, "off") ||
 		    !strcasecmp(off, "no"))) {
-		snprintf(g.why, sizeof(g.why), "autosync profiler: "
-			 "AUTOSYNC_PROFILE=%s; not profiling", off);
+		snprintf(g.why, sizeof(g.why),
+			 "autosync profiler: "
+			 "AUTOSYNC_PROFILE=%s; not profiling",
+			 off);
 		return;
 	}
 	if (!report || !*report) {
-		snprintf(g.why, sizeof(g.why), "autosync profiler: no "
+		snprintf(g.why, sizeof(g.why),
+			 "autosync profiler: no "
 			 "AUTOSYNC_REPORT set; not profiling");
 		return;
 	}
@@ -152,17 +156,20 @@ static void load_once(void)
 	per = env_long("AUTOSYNC_STEP_COLLECTIVES", -1, 1, 1 << 20);
 	if (per < 0)
 		per = plan_allreduces(getenv("AUTOSYNC_PLAN"));
-	as_prof_agg_init(&g.agg, (unsigned) per,
-			 (unsigned) env_long("AUTOSYNC_REPORT_SKIP", 1, 0, 1000));
-	g.every = (unsigned) env_long("AUTOSYNC_REPORT_EVERY", 100, 1, 1 << 20);
+	as_prof_agg_init(
+	    &g.agg, (unsigned)per,
+	    (unsigned)env_long("AUTOSYNC_REPORT_SKIP", 1, 0, 1000));
+	g.every = (unsigned)env_long("AUTOSYNC_REPORT_EVERY", 100, 1, 1 << 20);
 	g.kernel = env_long("AUTOSYNC_PROFILE_KERNEL", 1, 0, 1) == 1;
 	lr = local_rank();
 	all = env_long("AUTOSYNC_REPORT_ALL_RANKS", 0, 0, 1);
 	g.writer = all || lr <= 0;
 	g.enabled = 1;
-	snprintf(g.why, sizeof(g.why), "autosync profiler: %s to %s, %ld "
-		 "collective(s) per step%s", g.writer ? "reporting" :
-		 "measuring (local rank 0 reports)", g.path, per,
+	snprintf(g.why, sizeof(g.why),
+		 "autosync profiler: %s to %s, %ld "
+		 "collective(s) per step%s",
+		 g.writer ? "reporting" : "measuring (local rank 0 reports)",
+		 g.path, per,
 		 g.kernel ? ", kernel timestamps" : ", host timestamps only");
 }
 
@@ -174,13 +181,13 @@ static void write_report(const char *text, size_t len)
 
 	if (!len)
 		return;
-	fd = open(g.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-		  0644);
+	fd = open(g.path,
+		  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return;
 	if (flock(fd, LOCK_EX) == 0) {
 		ssize_t w = write(fd, text, len);
-		(void) w;
+		(void)w;
 		flock(fd, LOCK_UN);
 	}
 	close(fd);
@@ -203,17 +210,18 @@ static void flush_locked(int final)
 		if (gethostname(host, sizeof(host)) < 0)
 			snprintf(host, sizeof(host), "unknown");
 		host[sizeof(host) - 1] = '\0';
-		snprintf(hdr, sizeof(hdr), "# autosync-profiler 1 host=%s "
+		snprintf(hdr, sizeof(hdr),
+			 "# autosync-profiler 1 host=%s "
 			 "pid=%ld rank=%d nranks=%d nodes=%d steps_per=%u",
-			 host, (long) getpid(), g.primary_rank,
-			 g.primary_nranks, g.primary_nnodes, g.agg.steps_per);
+			 host, (long)getpid(), g.primary_rank, g.primary_nranks,
+			 g.primary_nnodes, g.agg.steps_per);
 	}
 	len = as_prof_agg_format(&g.agg, g.header_done ? NULL : hdr, final,
 				 &text);
 	if (len < 0)
 		return;
 	g.header_done = 1;
-	write_report(text, (size_t) len);
+	write_report(text, (size_t)len);
 	free(text);
 	if (final)
 		g.dirty = 0;
@@ -238,7 +246,7 @@ static as_nccl_result_t prof_init(void **ctx, uint64_t id, int *mask,
 {
 	struct pcomm *c;
 
-	(void) name;
+	(void)name;
 	if (!ctx || !mask)
 		return AS_NCCL_INVALID_ARGUMENT;
 	*ctx = NULL;
@@ -284,7 +292,7 @@ static void account(struct rec *r)
 		return;
 	r->done = 1;
 	if (gpu)
-		us = (double) (r->gpu_stop - r->gpu_start) * 1e-3;
+		us = (double)(r->gpu_stop - r->gpu_start) * 1e-3;
 	else if (r->stopped)
 		us = (r->cpu_stop - r->cpu_start) * 1e6;
 	else
@@ -341,7 +349,7 @@ static as_nccl_result_t prof_start(void *ctx, void **handle,
 		name_copy(r->algo, sizeof(r->algo), d->coll.algo);
 		name_copy(r->proto, sizeof(r->proto), d->coll.proto);
 		r->nch = d->coll.nChannels;
-		r->bytes = (uint64_t) d->coll.count *
+		r->bytes = (uint64_t)d->coll.count *
 			   as_prof_dtype_size(d->coll.datatype);
 		r->cpu_start = t;
 		for (int i = 0; i < MAX_CH; i++) {
@@ -351,8 +359,7 @@ static as_nccl_result_t prof_start(void *ctx, void **handle,
 		pthread_mutex_unlock(&c->lock);
 		mark = d->coll.func && !strcasecmp(d->coll.func, "AllReduce");
 		pthread_mutex_lock(&g.lock);
-		if (mark && g.primary == c &&
-		    as_prof_agg_mark(&g.agg, t) &&
+		if (mark && g.primary == c && as_prof_agg_mark(&g.agg, t) &&
 		    g.agg.npending >= g.every)
 			flush_locked(0);
 		pthread_mutex_unlock(&g.lock);
@@ -362,16 +369,17 @@ static as_nccl_result_t prof_start(void *ctx, void **handle,
 		struct chh *h;
 
 		/* only our own records of this communicator */
-		if ((char *) r < (char *) c->pool ||
-		    (char *) r >= (char *) (c->pool + POOL) ||
-		    ((char *) r - (char *) c->pool) % sizeof(struct rec))
+		if ((char *)r < (char *)c->pool ||
+		    (char *)r >= (char *)(c->pool + POOL) ||
+		    ((char *)r - (char *)c->pool) % sizeof(struct rec))
 			return AS_NCCL_SUCCESS;
 		pthread_mutex_lock(&c->lock);
 		if (r->tag == TAG_COLL && r->in_use && !r->done) {
 			h = &r->ch[d->kernelCh.channelId % MAX_CH];
 			r->ch_started++;
 			if (d->kernelCh.pTimer &&
-			    (!r->gpu_start || d->kernelCh.pTimer < r->gpu_start))
+			    (!r->gpu_start ||
+			     d->kernelCh.pTimer < r->gpu_start))
 				r->gpu_start = d->kernelCh.pTimer;
 			*handle = h;
 		}
@@ -382,7 +390,7 @@ static as_nccl_result_t prof_start(void *ctx, void **handle,
 
 static as_nccl_result_t prof_stop(void *handle)
 {
-	int tag = handle ? *(int *) handle : 0;
+	int tag = handle ? *(int *)handle : 0;
 
 	if (tag == TAG_COLL) {
 		struct rec *r = handle;
@@ -394,7 +402,7 @@ static as_nccl_result_t prof_stop(void *handle)
 		}
 		pthread_mutex_unlock(&r->comm->lock);
 	} else if (tag == TAG_CH) {
-		struct rec *r = ((struct chh *) handle)->parent;
+		struct rec *r = ((struct chh *)handle)->parent;
 		pthread_mutex_lock(&r->comm->lock);
 		if (r->in_use && !r->done) {
 			r->ch_stopped++;
@@ -410,10 +418,10 @@ static as_nccl_result_t prof_state(void *handle, int state,
 {
 	struct rec *r;
 
-	if (!handle || *(int *) handle != TAG_CH ||
+	if (!handle || *(int *)handle != TAG_CH ||
 	    state != AS_PROF_STATE_KERNEL_CH_STOP || !args)
 		return AS_NCCL_SUCCESS;
-	r = ((struct chh *) handle)->parent;
+	r = ((struct chh *)handle)->parent;
 	pthread_mutex_lock(&r->comm->lock);
 	if (r->in_use && !r->done && args->kernelCh.pTimer > r->gpu_stop)
 		r->gpu_stop = args->kernelCh.pTimer;
@@ -455,10 +463,10 @@ __attribute__((destructor)) static void prof_exit(void)
 }
 
 EXPORT const as_profiler_v5_t ncclProfiler_v5 = {
-	.name = "autosync",
-	.init = prof_init,
-	.startEvent = prof_start,
-	.stopEvent = prof_stop,
-	.recordEventState = prof_state,
-	.finalize = prof_fini,
+    .name = "autosync",
+    .init = prof_init,
+    .startEvent = prof_start,
+    .stopEvent = prof_stop,
+    .recordEventState = prof_state,
+    .finalize = prof_fini,
 };

@@ -24,21 +24,22 @@
 #include "tunerules.h"
 
 #define MAX_RULES_FILE (1u << 20)
-#define LOG_DECISIONS 4 /* decisions logged per communicator at INFO,
-			   unless AUTOSYNC_TUNER_LOG says how many */
+#define LOG_DECISIONS                                   \
+	4 /* decisions logged per communicator at INFO, \
+	     unless AUTOSYNC_TUNER_LOG says how many */
 
 #define EXPORT __attribute__((visibility("default")))
 
 static struct {
 	pthread_once_t once;
-	int active;             /* 0: step aside for the whole process */
+	int active; /* 0: step aside for the whole process */
 	int calibrate;
 	unsigned log_decisions;
-	char why[512];          /* said once through the logger */
+	char why[512]; /* said once through the logger */
 	pthread_mutex_t lock;
 	int said;
 	struct as_tune_table table;
-} g = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
+} g = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 struct comm {
 	uint64_t id;
@@ -48,9 +49,9 @@ struct comm {
 	unsigned logged;
 };
 
-#define LOG(fn, lvl, flags, ...)                                            \
-	do {                                                                \
-		if (fn)                                                     \
+#define LOG(fn, lvl, flags, ...)                                               \
+	do {                                                                   \
+		if (fn)                                                        \
 			(fn)((lvl), (flags), __FILE__, __LINE__, __VA_ARGS__); \
 	} while (0)
 
@@ -73,7 +74,7 @@ static int user_set(const char *name)
 
 static void load_once(void)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	const char *plan_path = getenv("AUTOSYNC_PLAN");
 	const char *rules = getenv("AUTOSYNC_TUNER_RULES");
 	const char *cal = getenv("AUTOSYNC_TUNER_CALIBRATE");
@@ -84,29 +85,34 @@ static void load_once(void)
 	{
 		const char *v = getenv("AUTOSYNC_TUNER_LOG");
 		char *end;
-		unsigned long want = v && *v ? strtoul(v, &end, 10)
-					     : LOG_DECISIONS;
+		unsigned long want =
+		    v && *v ? strtoul(v, &end, 10) : LOG_DECISIONS;
 		g.log_decisions = v && *v && (*end || want > 1000000)
-				      ? LOG_DECISIONS : (unsigned) want;
+				      ? LOG_DECISIONS
+				      : (unsigned)want;
 	}
 	if (user_set("NCCL_ALGO") || user_set("NCCL_PROTO")) {
-		snprintf(g.why, sizeof(g.why), "autosync tuner: NCCL_ALGO or "
+		snprintf(g.why, sizeof(g.why),
+			 "autosync tuner: NCCL_ALGO or "
 			 "NCCL_PROTO set by the user; leaving every choice to "
 			 "NCCL");
 		return;
 	}
 	if (plan_path && plan_path[0]) {
 		if (!(plan = autosync_plan_load(plan_path, &err))) {
-			snprintf(g.why, sizeof(g.why), "autosync tuner: plan "
-				 "%.200s: %.240s; changing nothing", plan_path,
-				 err.text);
+			snprintf(g.why, sizeof(g.why),
+				 "autosync tuner: plan "
+				 "%.200s: %.240s; changing nothing",
+				 plan_path, err.text);
 			return;
 		}
 		n = as_tune_from_plan(plan, &g.table, e, sizeof(e));
 		autosync_plan_destroy(plan);
 		if (n < 0) {
-			snprintf(g.why, sizeof(g.why), "autosync tuner: plan "
-				 "%s: %s; changing nothing", plan_path, e);
+			snprintf(g.why, sizeof(g.why),
+				 "autosync tuner: plan "
+				 "%s: %s; changing nothing",
+				 plan_path, e);
 			g.table.n = 0;
 			return;
 		}
@@ -114,24 +120,29 @@ static void load_once(void)
 	if (rules && rules[0]) {
 		size_t len;
 
-		if (asi_read_file(rules, MAX_RULES_FILE, 0, (uid_t) -1, &buf,
+		if (asi_read_file(rules, MAX_RULES_FILE, 0, (uid_t)-1, &buf,
 				  &len, e, sizeof(e)) < 0) {
-			snprintf(g.why, sizeof(g.why), "autosync tuner: rules "
-				 "%s; changing nothing", e);
+			snprintf(g.why, sizeof(g.why),
+				 "autosync tuner: rules "
+				 "%s; changing nothing",
+				 e);
 			g.table.n = 0;
 			return;
 		}
 		nf = as_tune_parse_rules(buf, len, &g.table, e, sizeof(e));
 		free(buf);
 		if (nf < 0) {
-			snprintf(g.why, sizeof(g.why), "autosync tuner: rules "
-				 "%s: %s; changing nothing", rules, e);
+			snprintf(g.why, sizeof(g.why),
+				 "autosync tuner: rules "
+				 "%s: %s; changing nothing",
+				 rules, e);
 			g.table.n = 0;
 			return;
 		}
 	}
 	if (!(plan_path && plan_path[0]) && !(rules && rules[0])) {
-		snprintf(g.why, sizeof(g.why), "autosync tuner: no AUTOSYNC_PLAN "
+		snprintf(g.why, sizeof(g.why),
+			 "autosync tuner: no AUTOSYNC_PLAN "
 			 "set; changing nothing");
 		return;
 	}
@@ -141,13 +152,15 @@ static void load_once(void)
 		g.calibrate = asi_parse_bool(cal) == 1;
 	else
 		g.calibrate = g.table.calibrate;
-	snprintf(g.why, sizeof(g.why), "autosync tuner: plan %s (%s): %d "
+	snprintf(g.why, sizeof(g.why),
+		 "autosync tuner: plan %s (%s): %d "
 		 "rule(s) from the plan%s, %d from %s%s",
 		 plan_path && plan_path[0] ? plan_path : "-",
 		 g.table.plan_hash[0] ? g.table.plan_hash : "no hash", n,
 		 g.table.derived ? " (it has no nccl table: derived with "
-				   "the default cost constants)" : "", nf,
-		 rules && rules[0] ? rules : "no rules file",
+				   "the default cost constants)"
+				 : "",
+		 nf, rules && rules[0] ? rules : "no rules file",
 		 g.calibrate ? "; recalibrating NCCL's latencies" : "");
 }
 
@@ -185,7 +198,8 @@ static as_nccl_result_t comm_init(void **ctx, uint64_t id, size_t nranks,
 		int n = as_tune_calibrate(&g.table, constants);
 		LOG(log, AS_NCCL_LOG_INFO, AS_NCCL_TUNING,
 		    "autosync tuner: comm 0x%llx: set %d latency constant(s) "
-		    "from the plan", (unsigned long long) id, n);
+		    "from the plan",
+		    (unsigned long long)id, n);
 	}
 	*ctx = c;
 	return AS_NCCL_SUCCESS;
@@ -196,7 +210,7 @@ static as_nccl_result_t init_v5(void **ctx, uint64_t id, size_t nranks,
 				as_nvl_domain_info_v5_t *nvl,
 				as_tuner_constants_v5_t *constants)
 {
-	(void) nvl;
+	(void)nvl;
 	return comm_init(ctx, id, nranks, nnodes, log, constants);
 }
 
@@ -214,11 +228,11 @@ static as_nccl_result_t get_coll_info(void *ctx, int coll, size_t nbytes,
 	struct comm *c = ctx;
 	const struct as_tune_rule *r;
 	/* NCCL passes float[numAlgo][numProto] cast to float** */
-	float *cost = (float *) table;
+	float *cost = (float *)table;
 	int p;
 
-	(void) pipe_ops;
-	(void) reg_buff;
+	(void)pipe_ops;
+	(void)reg_buff;
 	if (!c || !table || !g.active)
 		return AS_NCCL_SUCCESS;
 	c->calls++;
@@ -239,15 +253,16 @@ static as_nccl_result_t get_coll_info(void *ctx, int coll, size_t nbytes,
 			    "autosync tuner: %s %zu bytes on %zu ranks: "
 			    "%s/%s%s%s (%s rule [%llu, %llu))",
 			    autosync_nccl_func_name(coll), nbytes, c->nranks,
-			    autosync_nccl_algo_name(r->algo), autosync_nccl_proto_name(p),
-			    ch, dis, r->from_file ? "file" : "plan",
-			    (unsigned long long) r->min_bytes,
-			    (unsigned long long) r->max_bytes);
+			    autosync_nccl_algo_name(r->algo),
+			    autosync_nccl_proto_name(p), ch, dis,
+			    r->from_file ? "file" : "plan",
+			    (unsigned long long)r->min_bytes,
+			    (unsigned long long)r->max_bytes);
 		else
 			LOG(c->log, AS_NCCL_LOG_INFO, AS_NCCL_TUNING,
 			    "autosync tuner: %s %zu bytes on %zu ranks: "
-			    "NCCL's choice (%s)", autosync_nccl_func_name(coll),
-			    nbytes, c->nranks,
+			    "NCCL's choice (%s)",
+			    autosync_nccl_func_name(coll), nbytes, c->nranks,
 			    !r ? "no rule"
 			    : p == AS_TUNE_UNMODELLED
 				? "it rates an algorithm the plan does not "
@@ -275,29 +290,29 @@ static as_nccl_result_t comm_fini(void *ctx)
 	if (g.active)
 		LOG(c->log, AS_NCCL_LOG_INFO, AS_NCCL_TUNING,
 		    "autosync tuner: comm 0x%llx: %lu collective(s) asked, "
-		    "%lu steered", (unsigned long long) c->id, c->calls,
-		    c->changed);
+		    "%lu steered",
+		    (unsigned long long)c->id, c->calls, c->changed);
 	free(c);
 	return AS_NCCL_SUCCESS;
 }
 
 EXPORT const as_tuner_v5_t ncclTunerPlugin_v5 = {
-	.name = "autosync",
-	.init = init_v5,
-	.getCollInfo = get_coll_info,
-	.finalize = comm_fini,
+    .name = "autosync",
+    .init = init_v5,
+    .getCollInfo = get_coll_info,
+    .finalize = comm_fini,
 };
 
 EXPORT const as_tuner_v4_t ncclTunerPlugin_v4 = {
-	.name = "autosync",
-	.init = init_v4,
-	.getCollInfo = get_coll_info,
-	.destroy = comm_fini,
+    .name = "autosync",
+    .init = init_v4,
+    .getCollInfo = get_coll_info,
+    .destroy = comm_fini,
 };
 
 EXPORT const as_tuner_v3_t ncclTunerPlugin_v3 = {
-	.name = "autosync",
-	.init = init_v4,
-	.getCollInfo = get_coll_info_v3,
-	.destroy = comm_fini,
+    .name = "autosync",
+    .init = init_v4,
+    .getCollInfo = get_coll_info_v3,
+    .destroy = comm_fini,
 };

@@ -12,8 +12,8 @@
 
 /* ------------------------------------------------------------ from a plan */
 
-int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
-		      char *err, size_t errlen)
+int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t, char *err,
+		      size_t errlen)
 {
 	autosync_error_t e = {.text = ""};
 	autosync_plan_summary_t s;
@@ -31,7 +31,7 @@ int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
 		 autosync_plan_hash(plan) ? autosync_plan_hash(plan) : "");
 	t->derived = 0;
 	if (autosync_plan_nnccl_rules(plan) == 0 &&
-	    (unsigned long) s.cluster.nodes * s.cluster.gpus_per_node > 1) {
+	    (unsigned long)s.cluster.nodes * s.cluster.gpus_per_node > 1) {
 		/* a plan without a table (hand-written, older autosync) */
 		if (autosync_plan_derive_nccl(plan, NULL, &e) < 0) {
 			snprintf(err, errlen, "%s", e.text);
@@ -46,18 +46,21 @@ int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const autosync_nccl_rule_t *r = autosync_plan_nccl_rule(plan, i);
+		const autosync_nccl_rule_t *r =
+		    autosync_plan_nccl_rule(plan, i);
 
-		t->r[t->n++] = (struct as_tune_rule) {
-			.func = r->func, .min_bytes = r->min_bytes,
-			.max_bytes = r->max_bytes, .algo = r->algo,
-			.proto = r->proto, .nchannels = (int) r->channels,
-			.nnodes = s.cluster.nodes,
-			.nranks = (long) s.cluster.nodes *
-				  s.cluster.gpus_per_node,
+		t->r[t->n++] = (struct as_tune_rule){
+		    .func = r->func,
+		    .min_bytes = r->min_bytes,
+		    .max_bytes = r->max_bytes,
+		    .algo = r->algo,
+		    .proto = r->proto,
+		    .nchannels = (int)r->channels,
+		    .nnodes = s.cluster.nodes,
+		    .nranks = (long)s.cluster.nodes * s.cluster.gpus_per_node,
 		};
 	}
-	return (int) n;
+	return (int)n;
 }
 
 /* ------------------------------------------------------------ rules file */
@@ -112,9 +115,11 @@ static int parse_rule(char *line, struct as_tune_rule *r, char *why,
 		f[n++] = trim(tok);
 	}
 	if (n != 8) {
-		snprintf(why, wlen, "%s fields, want 8 "
+		snprintf(why, wlen,
+			 "%s fields, want 8 "
 			 "(func,min_bytes,max_bytes,algo,proto,channels,"
-			 "nNodes,nRanks)", n > 8 ? "more than 8" : "fewer");
+			 "nNodes,nRanks)",
+			 n > 8 ? "more than 8" : "fewer");
 		return -1;
 	}
 	memset(r, 0, sizeof(*r));
@@ -128,11 +133,13 @@ static int parse_rule(char *line, struct as_tune_rule *r, char *why,
 	if (!strcmp(f[1], "-1"))
 		r->min_bytes = 0;
 	else if (field_u64(f[1], &r->min_bytes) < 0) {
-		snprintf(why, wlen, "min_bytes '%.32s' is not a byte count", f[1]);
+		snprintf(why, wlen, "min_bytes '%.32s' is not a byte count",
+			 f[1]);
 		return -1;
 	}
 	if (field_u64(f[2], &r->max_bytes) < 0) {
-		snprintf(why, wlen, "max_bytes '%.32s' is not a byte count", f[2]);
+		snprintf(why, wlen, "max_bytes '%.32s' is not a byte count",
+			 f[2]);
 		return -1;
 	}
 	if (r->max_bytes <= r->min_bytes) {
@@ -153,20 +160,22 @@ static int parse_rule(char *line, struct as_tune_rule *r, char *why,
 		snprintf(why, wlen, "channels '%.32s' not in -1..64", f[5]);
 		return -1;
 	}
-	r->nchannels = v < 0 ? 0 : (int) v;
+	r->nchannels = v < 0 ? 0 : (int)v;
 	if (field_long(f[6], -1, 1L << 30, &r->nnodes) < 0 || r->nnodes == 0) {
-		snprintf(why, wlen, "nNodes '%.32s' is not -1 or a count", f[6]);
+		snprintf(why, wlen, "nNodes '%.32s' is not -1 or a count",
+			 f[6]);
 		return -1;
 	}
 	if (field_long(f[7], -1, 1L << 30, &r->nranks) < 0 || r->nranks == 0) {
-		snprintf(why, wlen, "nRanks '%.32s' is not -1 or a count", f[7]);
+		snprintf(why, wlen, "nRanks '%.32s' is not -1 or a count",
+			 f[7]);
 		return -1;
 	}
 	return 0;
 }
 
-int as_tune_parse_rules(const char *buf, size_t buflen,
-			struct as_tune_table *t, char *err, size_t errlen)
+int as_tune_parse_rules(const char *buf, size_t buflen, struct as_tune_table *t,
+			char *err, size_t errlen)
 {
 	struct as_tune_rule *rules;
 	size_t n = 0, cap = AS_TUNE_MAX_RULES;
@@ -179,8 +188,8 @@ int as_tune_parse_rules(const char *buf, size_t buflen,
 		return -1;
 	}
 	while (p && p < end) {
-		const char *nl = memchr(p, '\n', (size_t) (end - p));
-		size_t len = nl ? (size_t) (nl - p) : (size_t) (end - p);
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		char line[512], *s, why[160];
 
 		lineno++;
@@ -200,12 +209,15 @@ int as_tune_parse_rules(const char *buf, size_t buflen,
 		s = trim(line);
 		if (*s) {
 			if (n + t->n >= cap) {
-				snprintf(err, errlen, "line %u: more than %d "
-					 "rules", lineno, AS_TUNE_MAX_RULES);
+				snprintf(err, errlen,
+					 "line %u: more than %d "
+					 "rules",
+					 lineno, AS_TUNE_MAX_RULES);
 				goto out;
 			}
 			if (parse_rule(s, &rules[n], why, sizeof(why)) < 0) {
-				snprintf(err, errlen, "line %u: %s", lineno, why);
+				snprintf(err, errlen, "line %u: %s", lineno,
+					 why);
 				goto out;
 			}
 			n++;
@@ -216,7 +228,7 @@ int as_tune_parse_rules(const char *buf, size_t buflen,
 	memmove(&t->r[n], &t->r[0], t->n * sizeof(t->r[0]));
 	memcpy(&t->r[0], rules, n * sizeof(rules[0]));
 	t->n += n;
-	rv = (int) n;
+	rv = (int)n;
 out:
 	free(rules);
 	return rv;
@@ -225,20 +237,20 @@ out:
 /* ------------------------------------------------------------ matching */
 
 const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
-					 int func, size_t nbytes,
-					 size_t nranks, size_t nnodes)
+					 int func, size_t nbytes, size_t nranks,
+					 size_t nnodes)
 {
 	for (size_t i = 0; t && i < t->n; i++) {
 		const struct as_tune_rule *r = &t->r[i];
 
 		if (r->func >= 0 && r->func != func)
 			continue;
-		if ((uint64_t) nbytes < r->min_bytes ||
-		    (uint64_t) nbytes >= r->max_bytes)
+		if ((uint64_t)nbytes < r->min_bytes ||
+		    (uint64_t)nbytes >= r->max_bytes)
 			continue;
-		if (r->nnodes > 0 && (size_t) r->nnodes != nnodes)
+		if (r->nnodes > 0 && (size_t)r->nnodes != nnodes)
 			continue;
-		if (r->nranks > 0 && (size_t) r->nranks != nranks)
+		if (r->nranks > 0 && (size_t)r->nranks != nranks)
 			continue;
 		return r;
 	}
@@ -247,7 +259,7 @@ const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
 
 /* NCCL's table is float[numAlgo][numProto]: rows are numProto wide,
  * whatever this build's AS_NPROTOS says. */
-#define COST(a, p) cost[(size_t) (a) * (size_t) numProto + (size_t) (p)]
+#define COST(a, p) cost[(size_t)(a) * (size_t)numProto + (size_t)(p)]
 
 int as_tune_apply(const struct as_tune_rule *r, float *cost, int numAlgo,
 		  int numProto, int *nchannels)
@@ -274,7 +286,8 @@ int as_tune_apply(const struct as_tune_rule *r, float *cost, int numAlgo,
 			if (a == AS_ALGO_TREE || a == AS_ALGO_RING)
 				continue;
 			for (int q = 0; q < np; q++)
-				if (COST(a, q) >= 0 && COST(a, q) < COST(r->algo, p))
+				if (COST(a, q) >= 0 &&
+				    COST(a, q) < COST(r->algo, p))
 					return AS_TUNE_UNMODELLED;
 		}
 	COST(r->algo, p) = 0.0f;
@@ -293,7 +306,7 @@ static double clamp_us(double us)
  * model (autosync_sim_nccl) makes the same assumption. */
 static int scale_row(as_tuner_constants_v5_t *c, int hw, double seconds)
 {
-	static const int algos[] = { AS_ALGO_TREE, AS_ALGO_RING };
+	static const int algos[] = {AS_ALGO_TREE, AS_ALGO_RING};
 	double ref = c->hwLatencies[hw][AS_ALGO_RING][AS_PROTO_SIMPLE], f;
 	int n = 0;
 

@@ -19,14 +19,14 @@
 #define AS_TUNE_UNMODELLED (-2) /* as_tune_apply: left to NCCL, see there */
 
 struct as_tune_rule {
-	int func;           /* AS_FUNC_*, -1 = any tuned function */
+	int func;	    /* AS_FUNC_*, -1 = any tuned function */
 	uint64_t min_bytes; /* range [min_bytes, max_bytes) of nBytes */
 	uint64_t max_bytes;
-	int algo;           /* AS_ALGO_* */
-	int proto;          /* AS_PROTO_*, -1 = the cheapest enabled one */
-	int nchannels;      /* > 0: set *nChannels; 0: keep NCCL's */
+	int algo;	     /* AS_ALGO_* */
+	int proto;	     /* AS_PROTO_*, -1 = the cheapest enabled one */
+	int nchannels;	     /* > 0: set *nChannels; 0: keep NCCL's */
 	long nnodes, nranks; /* communicator shape; -1 = any */
-	int from_file;      /* 1: rules file, 0: derived from the plan */
+	int from_file;	     /* 1: rules file, 0: derived from the plan */
 };
 
 struct as_tune_table {
@@ -34,8 +34,8 @@ struct as_tune_table {
 	struct as_tune_rule r[AS_TUNE_MAX_RULES];
 	/* from the plan, for recalibration (0 = unknown) */
 	double intra_lat, inter_lat; /* s */
-	int intra_nvlink;            /* GPUs of a node talk over NVLink */
-	int calibrate;               /* the plan's job.nccl_calibrate */
+	int intra_nvlink;	     /* GPUs of a node talk over NVLink */
+	int calibrate;		     /* the plan's job.nccl_calibrate */
 	char plan_hash[17];
 	int derived; /* the plan had no NCCL table: derived with defaults */
 };
@@ -50,8 +50,8 @@ struct as_tune_table {
  * (autosync_plan_derive_nccl; t->derived = 1). Appends to t; returns the
  * number of rules added, or -1 (err) when the table is full.
  */
-int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t,
-		      char *err, size_t errlen);
+int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t, char *err,
+		      size_t errlen);
 
 /*
  * Parse a rules file: one rule per line,
@@ -69,16 +69,16 @@ int as_tune_parse_rules(const char *buf, size_t len, struct as_tune_table *t,
 /* The first rule matching, or NULL. File rules are matched before the
  * plan's (as_tune_parse_rules inserts them first). */
 const struct as_tune_rule *as_tune_match(const struct as_tune_table *t,
-					 int func, size_t nbytes,
-					 size_t nranks, size_t nnodes);
+					 int func, size_t nbytes, size_t nranks,
+					 size_t nnodes);
 
 /*
  * Apply 'r' to NCCL's cost table 'cost' (float[numAlgo][numProto]:
- * rows numProto wide, as NCCL passes it): the chosen entry is set to 0.0 so NCCL picks it;
- * entries < 0 (disabled) are never touched; when the rule's protocol is
- * disabled, the cheapest enabled protocol of the rule's algorithm is used;
- * when the whole algorithm row is disabled nothing changes. A plan rule
- * (not from_file) also changes nothing, returning AS_TUNE_UNMODELLED, when
+ * rows numProto wide, as NCCL passes it): the chosen entry is set to 0.0 so
+ * NCCL picks it; entries < 0 (disabled) are never touched; when the rule's
+ * protocol is disabled, the cheapest enabled protocol of the rule's algorithm
+ * is used; when the whole algorithm row is disabled nothing changes. A plan
+ * rule (not from_file) also changes nothing, returning AS_TUNE_UNMODELLED, when
  * NCCL rates an enabled algorithm the planner does not model (CollNet,
  * NVLS, PAT) cheaper. Sets
  * *nchannels only when the rule has a count. Returns the protocol chosen

@@ -65,7 +65,7 @@ static int ncerr(ncclResult_t r, autosync_error_t *errp, const char *what)
 
 static ncclDataType_t dtype(int elem)
 {
-	return elem == RT_F16 ? ncclHalf
+	return elem == RT_F16	 ? ncclHalf
 	       : elem == RT_BF16 ? ncclBfloat16
 				 : ncclFloat32;
 }
@@ -188,9 +188,9 @@ static int nb_allreduce(void *ctx, void *buf, size_t n, int elem, int algo,
 		return 0;
 	if (!(d = dev(b, buf, n, elem, errp)))
 		return -1;
-	return ncerr(ncclAllReduce(d, d, n, dtype(elem), ncclSum, b->comm,
-				   b->stream),
-		     errp, "ncclAllReduce");
+	return ncerr(
+	    ncclAllReduce(d, d, n, dtype(elem), ncclSum, b->comm, b->stream),
+	    errp, "ncclAllReduce");
 }
 
 static int nb_gather_sum(void *ctx, float *buf, size_t n,
@@ -209,9 +209,9 @@ static int nb_reduce(void *ctx, void *buf, size_t n, int elem, int root,
 		return 0;
 	if (!(d = dev(b, buf, n, elem, errp)))
 		return -1;
-	return ncerr(ncclReduce(d, d, n, dtype(elem), ncclSum, root, b->comm,
-				b->stream),
-		     errp, "ncclReduce");
+	return ncerr(
+	    ncclReduce(d, d, n, dtype(elem), ncclSum, root, b->comm, b->stream),
+	    errp, "ncclReduce");
 }
 
 static int nb_bcast(void *ctx, void *buf, size_t n, int elem, int root,
@@ -224,9 +224,9 @@ static int nb_bcast(void *ctx, void *buf, size_t n, int elem, int root,
 		return 0;
 	if (!(d = dev(b, buf, n, elem, errp)))
 		return -1;
-	return ncerr(ncclBroadcast(d, d, n, dtype(elem), root, b->comm,
-				   b->stream),
-		     errp, "ncclBroadcast");
+	return ncerr(
+	    ncclBroadcast(d, d, n, dtype(elem), root, b->comm, b->stream), errp,
+	    "ncclBroadcast");
 }
 
 static int nb_group_start(void *ctx, autosync_error_t *errp)
@@ -295,9 +295,10 @@ int autosync_rt_nccl_open(autosync_rt_t *rt,
 			    "syncrt: backend 'nccl': no usable CUDA device "
 			    "(cudaGetDeviceCount: %s)",
 			    cudaGetErrorString(e));
-		return autosync_errprintf(errp, "syncrt: backend 'nccl': no "
-						"CUDA device (cudaGetDeviceCount "
-						"found 0)");
+		return autosync_errprintf(errp,
+					  "syncrt: backend 'nccl': no "
+					  "CUDA device (cudaGetDeviceCount "
+					  "found 0)");
 	}
 	if (!all) {
 		errno = ENODEV;

@@ -489,10 +489,10 @@ static int walk_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
 			h[i] = autosync_rt_f32_to_bf16(buf[i]);
 	rv = be->stage_in ? be->stage_in(ctx, h, n * sizeof(*h), errp) : 0;
 	if (!rv)
-		rv = be->allreduce(
-		    ctx, h, n,
-		    compress == AUTOSYNC_COMPRESS_FP16 ? RT_F16 : RT_BF16,
-		    algo, errp);
+		rv = be->allreduce(ctx, h, n,
+				   compress == AUTOSYNC_COMPRESS_FP16 ? RT_F16
+								      : RT_BF16,
+				   algo, errp);
 	if (be->stage_out && be->stage_out(ctx, rv ? NULL : errp) < 0)
 		rv = -1;
 	if (!rv) {
@@ -842,9 +842,8 @@ int autosync_rt_set_backend(autosync_rt_t *rt, const char *name,
 #endif
 	}
 	errno = EINVAL;
-	return autosync_errprintf(errp,
-				  "syncrt: unknown backend '%s' (mpi, nccl)",
-				  name);
+	return autosync_errprintf(
+	    errp, "syncrt: unknown backend '%s' (mpi, nccl)", name);
 }
 
 const char *autosync_rt_backend_name(const autosync_rt_t *rt)
@@ -884,17 +883,19 @@ static int walk_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 
 	if (!be->reduce || !be->bcast) {
 		errno = ENOTSUP;
-		return autosync_errprintf(errp, "syncrt: backend '%s' has no "
-						"PS operations",
+		return autosync_errprintf(errp,
+					  "syncrt: backend '%s' has no "
+					  "PS operations",
 					  be->name);
 	}
-	k = servers < 1 ? 1
+	k = servers < 1			    ? 1
 	    : servers > (unsigned)rt->nodes ? rt->nodes
 					    : (int)servers;
 	for (size_t s = 0; s < nseg; s++)
 		if (off[s] + len[s] > hi)
 			hi = off[s] + len[s];
-	if (be->stage_in && be->stage_in(ctx, buf, hi * sizeof(float), errp) < 0)
+	if (be->stage_in &&
+	    be->stage_in(ctx, buf, hi * sizeof(float), errp) < 0)
 		return -1;
 	for (int phase = 0; phase < 2 && !rv; phase++) {
 		if (be->group_start && (rv = be->group_start(ctx, errp)) < 0)

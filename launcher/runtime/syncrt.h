@@ -112,7 +112,8 @@ struct autosync_rt_backend {
 	const char *name;
 	/* called by autosync_rt_prepare with the plan's NCCL_ALGO hint ("" =
 	 * none) */
-	int (*prepare)(void *ctx, const char *algo_hint, autosync_error_t *errp);
+	int (*prepare)(void *ctx, const char *algo_hint,
+		       autosync_error_t *errp);
 	/* the walk is about to work on [buf, buf+bytes) / is done with it
 	 * (results must be back in buf when stage_out returns) */
 	int (*stage_in)(void *ctx, void *buf, size_t bytes,

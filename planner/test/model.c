@@ -50,7 +50,7 @@ static void catalog_totals(void)
 		autosync_model_destroy(m);
 	}
 	ok(autosync_catalog_list(catalog, &names, &n, &err) == 0 && names &&
-		   names[n] == NULL,
+	       names[n] == NULL,
 	   "catalog_list: a count and a NULL after the names");
 	ok(n == sizeof(published) / sizeof(published[0]),
 	   "catalog lists %zu models", n);
@@ -132,7 +132,8 @@ static void bad_files(void)
 		  "bad.yaml:6", "'a' appears twice", "duplicate name");
 	check_bad("this: is: not: yaml: [\n", "bad.yaml:1", "not valid YAML",
 		  "not YAML");
-	check_bad(HDR "  - {name: a, dtype: float32, shape: [2], dtype: float16}\n",
+	check_bad(HDR
+		  "  - {name: a, dtype: float32, shape: [2], dtype: float16}\n",
 		  "bad.yaml:4", "key 'dtype' given twice (first on line 4)",
 		  "a repeated key");
 	check_bad("", "bad.yaml", "empty", "empty file");

@@ -23,17 +23,16 @@ static autosync_cluster_t cluster(unsigned nodes, unsigned g)
 	c.nodes = nodes;
 	c.gpus_per_node = g;
 	c.intra_class = AUTOSYNC_LINK_NVLINK;
-	c.intra_bw = 100e9;	/* x intra_eff 0.8 = 80 GB/s */
-	c.intra_lat = 3.4e-6;	/* NCCL's NVLink Simple ring hop */
+	c.intra_bw = 100e9;   /* x intra_eff 0.8 = 80 GB/s */
+	c.intra_lat = 3.4e-6; /* NCCL's NVLink Simple ring hop */
 	c.nics_per_node = 1;
-	c.nic_bw = 25e9;	/* x inter_eff 0.9 = 22.5 GB/s */
-	c.inter_lat = 14e-6;	/* NCCL's network Simple hop */
+	c.nic_bw = 25e9;     /* x inter_eff 0.9 = 22.5 GB/s */
+	c.inter_lat = 14e-6; /* NCCL's network Simple hop */
 	return c;
 }
 
-static autosync_plan_t *make_plan(const char *model, unsigned nodes,
-				  unsigned g, const autosync_costs_t *k,
-				  int baseline)
+static autosync_plan_t *make_plan(const char *model, unsigned nodes, unsigned g,
+				  const autosync_costs_t *k, int baseline)
 {
 	autosync_error_t err = {""};
 	autosync_model_t *m = autosync_model_open(model, catalog, &err);
@@ -47,8 +46,9 @@ static autosync_plan_t *make_plan(const char *model, unsigned nodes,
 	if (m && p && autosync_planner_set_model(p, m, &err) == 0 &&
 	    autosync_planner_set_cluster(p, &c, &err) == 0 &&
 	    (!k || autosync_planner_set_costs(p, k, &err) == 0))
-		pl = baseline >= 0 ? autosync_planner_baseline(p, baseline, &err)
-				   : autosync_planner_run(p, &err);
+		pl = baseline >= 0
+			 ? autosync_planner_baseline(p, baseline, &err)
+			 : autosync_planner_run(p, &err);
 	if (!pl)
 		diag("make_plan %s: %s", model, err.text);
 	autosync_planner_destroy(p);
@@ -68,7 +68,7 @@ static char *to_text(const autosync_plan_t *pl)
 }
 
 /* us -> s, compared to 1e-9 relative */
-#define NEAR_US(got, us, ...) near((got), (us) * 1e-6, (us) * 1e-15, __VA_ARGS__)
+#define NEAR_US(got, us, ...) near((got), (us)*1e-6, (us)*1e-15, __VA_ARGS__)
 
 static void model(void)
 {
@@ -79,19 +79,24 @@ static void model(void)
 	autosync_costs_default(&k);
 	/* one node, 8 GPUs on NVLink */
 	NEAR_US(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
-				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 2, 0),
-		56.0, "NCCL's test vector: ring/simple all-reduce, 8 NVLink GPUs: "
+				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 2,
+				  0),
+		56.0,
+		"NCCL's test vector: ring/simple all-reduce, 8 NVLink GPUs: "
 		"8.4 + 14 x 3.4 = 56 us");
 	NEAR_US(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
-				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 2, 1e6),
+				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 2,
+				  1e6),
 		56.0 + 1e6 * 14 / (24e9 * 8) * 1e6,
 		"1 MB on 2 channels of 12 GB/s: + 1e6 x 14 / (24e9 x 8) = "
 		"72.9 us");
 	NEAR_US(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
-				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 32, 1e6),
+				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 32,
+				  1e6),
 		77.875, "32 channels: the 80 GB/s link is the limit");
 	NEAR_US(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
-				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_LL, 32, 1e6),
+				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_LL, 32,
+				  1e6),
 		58.75, "LL: 6.6 + 14 x 0.6 us, half the bandwidth");
 	NEAR_US(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
 				  AUTOSYNC_NCCL_TREE, AUTOSYNC_NCCL_LL, 8, 0),
@@ -99,15 +104,19 @@ static void model(void)
 	c1.intra_lat = 6.8e-6;
 	NEAR_US(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
 				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_LL, 8, 0),
-		23.4, "a link twice NCCL's Simple hop doubles every protocol's "
+		23.4,
+		"a link twice NCCL's Simple hop doubles every protocol's "
 		"hop: 6.6 + 14 x 1.2 us");
 	/* two nodes x 4 GPUs, one 25 GB/s NIC each */
 	NEAR_US(autosync_sim_nccl(&c2, &k, AUTOSYNC_NCCL_ALLREDUCE,
-				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 1, 0),
-		77.2, "2x4 ring/simple: 8.4 + 12 x max(3.4, 3 net overhead) + "
+				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 1,
+				  0),
+		77.2,
+		"2x4 ring/simple: 8.4 + 12 x max(3.4, 3 net overhead) + "
 		"2 x 14 us");
 	NEAR_US(autosync_sim_nccl(&c2, &k, AUTOSYNC_NCCL_ALLREDUCE,
-				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 32, 8e6),
+				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 32,
+				  8e6),
 		108.08 + 8e6 * 14 / (22.5e9 * 8) * 1e6,
 		"8 MB: latency x 1.4 (NCCL's multi-node Simple penalty), the "
 		"22.5 GB/s NIC is the limit");
@@ -118,17 +127,20 @@ static void model(void)
 				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_LL, 4, 0),
 		13.5, "broadcast ring/LL: 6.6 + 7 x 0.6 + 1 x 2.7 us");
 	NEAR_US(autosync_sim_nccl(&c2, &k, AUTOSYNC_NCCL_ALLGATHER,
-				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_LL128, 4, 0),
+				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_LL128, 4,
+				  0),
 		29.4, "all-gather ring/LL128: 14 + 6 x 1.9 + 1 x 4.0 us");
 	NEAR_US(autosync_sim_nccl(&c2, &k, AUTOSYNC_NCCL_ALLGATHER,
-				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 32, 7e6),
+				  AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 32,
+				  7e6),
 		8.4 + 6 * 3.4 + 14 + 7e6 * 7 / (22.5e9 * 8) * 1e6,
 		"all-gather 7 MB: (p - 1) / p of the buffer crosses the link");
 
 	errno = 0;
 	t = autosync_sim_nccl(&c2, &k, AUTOSYNC_NCCL_ALLGATHER,
 			      AUTOSYNC_NCCL_TREE, AUTOSYNC_NCCL_LL, 4, 0);
-	ok(t < 0 && errno == ENOTSUP, "tree all-gather: ENOTSUP (NCCL has none)");
+	ok(t < 0 && errno == ENOTSUP,
+	   "tree all-gather: ENOTSUP (NCCL has none)");
 	errno = 0;
 	t = autosync_sim_nccl(&c2, &k, AUTOSYNC_NCCL_ALLREDUCE,
 			      AUTOSYNC_NCCL_NVLS, AUTOSYNC_NCCL_SIMPLE, 4, 0);
@@ -142,22 +154,23 @@ static void model(void)
 			      AUTOSYNC_NCCL_SIMPLE, 1, 0);
 	ok(t < 0 && errno == EINVAL, "an unknown collective: EINVAL");
 	c1 = cluster(1, 1);
-	ok(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE, AUTOSYNC_NCCL_RING,
-			     AUTOSYNC_NCCL_SIMPLE, 1, 1e6) == 0,
+	ok(autosync_sim_nccl(&c1, &k, AUTOSYNC_NCCL_ALLREDUCE,
+			     AUTOSYNC_NCCL_RING, AUTOSYNC_NCCL_SIMPLE, 1,
+			     1e6) == 0,
 	   "one rank: 0");
 
 	is(autosync_nccl_algo_name(AUTOSYNC_NCCL_NVLS_TREE), "nvls_tree",
 	   "algorithm names are NCCL's");
-	ok(autosync_nccl_func_from_name("AllReduce") == AUTOSYNC_NCCL_ALLREDUCE &&
-	   autosync_nccl_proto_from_name("LL128") == AUTOSYNC_NCCL_LL128 &&
-	   autosync_nccl_algo_from_name("hierarchical") == -1,
+	ok(autosync_nccl_func_from_name("AllReduce") ==
+		   AUTOSYNC_NCCL_ALLREDUCE &&
+	       autosync_nccl_proto_from_name("LL128") == AUTOSYNC_NCCL_LL128 &&
+	       autosync_nccl_algo_from_name("hierarchical") == -1,
 	   "names: case-insensitive; unknown -1");
 }
 
 /* every collective's rules: contiguous from 0, the last open; returns
  * a description of the first violation or "" */
-static const char *shape(const autosync_plan_t *pl, unsigned maxch,
-			 int *nfuncs)
+static const char *shape(const autosync_plan_t *pl, unsigned maxch, int *nfuncs)
 {
 	static char why[200];
 	uint64_t next[AUTOSYNC_NCCL_NFUNCS];
@@ -172,8 +185,10 @@ static const char *shape(const autosync_plan_t *pl, unsigned maxch,
 	for (size_t i = 0; i < n; i++) {
 		const autosync_nccl_rule_t *r = autosync_plan_nccl_rule(pl, i);
 		if (r->min_bytes != next[r->func]) {
-			snprintf(why, sizeof(why), "rule %zu: %s starts at %llu, "
-				 "not %llu", i, autosync_nccl_func_name(r->func),
+			snprintf(why, sizeof(why),
+				 "rule %zu: %s starts at %llu, "
+				 "not %llu",
+				 i, autosync_nccl_func_name(r->func),
 				 (unsigned long long)r->min_bytes,
 				 (unsigned long long)next[r->func]);
 			return why;
@@ -188,9 +203,10 @@ static const char *shape(const autosync_plan_t *pl, unsigned maxch,
 		/* ring-only collectives: LL, then LL128, then Simple */
 		if (r->func != AUTOSYNC_NCCL_ALLREDUCE &&
 		    r->proto < lastproto[r->func]) {
-			snprintf(why, sizeof(why), "rule %zu: protocol goes "
-				 "back to %s", i,
-				 autosync_nccl_proto_name(r->proto));
+			snprintf(why, sizeof(why),
+				 "rule %zu: protocol goes "
+				 "back to %s",
+				 i, autosync_nccl_proto_name(r->proto));
 			return why;
 		}
 		lastproto[r->func] = r->proto;
@@ -237,24 +253,35 @@ static void table(void)
 		bail_out("no plan");
 	n = autosync_plan_nnccl_rules(pl);
 	ok(n >= 5 && n <= 200, "bert-large on 2x8: %zu NCCL rules", n);
-	is(shape(pl, 32, &nf), "", "every collective from 0 bytes up, "
+	is(shape(pl, 32, &nf), "",
+	   "every collective from 0 bytes up, "
 	   "contiguous, open-ended; ring-only ones go LL -> LL128 -> Simple");
 	ok(nf == AUTOSYNC_NCCL_NFUNCS, "all five collectives have rules");
 	{
-		const autosync_nccl_rule_t *s = match(pl, AUTOSYNC_NCCL_ALLGATHER, 1024),
-					   *l = match(pl, AUTOSYNC_NCCL_ALLGATHER, 1e9);
+		const autosync_nccl_rule_t *s = match(pl,
+						      AUTOSYNC_NCCL_ALLGATHER,
+						      1024),
+					   *l = match(pl,
+						      AUTOSYNC_NCCL_ALLGATHER,
+						      1e9);
 		ok(s && l && s->proto == AUTOSYNC_NCCL_LL &&
-		   l->proto == AUTOSYNC_NCCL_SIMPLE && s->channels < l->channels + (l->channels == 0) * 64,
-		   "1 KiB all-gather: LL on few channels; 1 GB: Simple on more");
+		       l->proto == AUTOSYNC_NCCL_SIMPLE &&
+		       s->channels < l->channels + (l->channels == 0) * 64,
+		   "1 KiB all-gather: LL on few channels; 1 GB: Simple on "
+		   "more");
 	}
 	a = to_text(pl);
-	ok(a && strstr(a, "\nnccl:\n  - {coll: broadcast, min_bytes: 0, max_bytes: "),
+	ok(a && strstr(
+		    a,
+		    "\nnccl:\n  - {coll: broadcast, min_bytes: 0, max_bytes: "),
 	   "written as a 'nccl' list of flow mappings");
 	back = autosync_plan_parse(a, strlen(a), "t.yaml", &err);
 	b = back ? to_text(back) : NULL;
-	ok(back && !strcmp(a, b), "write(parse(write)) is byte-identical %s", err.text);
+	ok(back && !strcmp(a, b), "write(parse(write)) is byte-identical %s",
+	   err.text);
 	ok(back && !strcmp(autosync_plan_hash(back), autosync_plan_hash(pl)) &&
-	   autosync_plan_nnccl_rules(back) == n, "same hash, same rules");
+	       autosync_plan_nnccl_rules(back) == n,
+	   "same hash, same rules");
 	free(b);
 	autosync_plan_destroy(back);
 
@@ -265,7 +292,7 @@ static void table(void)
 		*p = *p == '9' ? '8' : '9';
 		back = autosync_plan_parse(e, strlen(e), "edited.yaml", &err);
 		ok(!back && strstr(err.text, "edited.yaml:3: hash: ") &&
-		   strstr(err.text, "does not match"),
+		       strstr(err.text, "does not match"),
 		   "an edited rule fails the hash check: %s", err.text);
 		autosync_plan_destroy(back);
 		free(e);
@@ -277,14 +304,19 @@ static void table(void)
 		     *t = strstr(e, "\nbuckets:");
 		const char *h1 = strstr(e, "hash: \"");
 		memmove(s, t, strlen(t) + 1);
-		memmove((char *)h1, strchr(h1, '\n') + 1, strlen(strchr(h1, '\n') + 1) + 1);
+		memmove((char *)h1, strchr(h1, '\n') + 1,
+			strlen(strchr(h1, '\n') + 1) + 1);
 		back = autosync_plan_parse(e, strlen(e), "old.yaml", &err);
 		ok(back && autosync_plan_nnccl_rules(back) == 0,
-		   "a plan without a table (and without a hash) loads: %s", err.text);
+		   "a plan without a table (and without a hash) loads: %s",
+		   err.text);
 		ok(back && autosync_plan_derive_nccl(back, NULL, &err) == 0 &&
-		   autosync_plan_nnccl_rules(back) == n &&
-		   !strcmp(autosync_plan_hash(back), autosync_plan_hash(pl)),
-		   "derived again with the default constants: the same %zu rules and hash", n);
+		       autosync_plan_nnccl_rules(back) == n &&
+		       !strcmp(autosync_plan_hash(back),
+			       autosync_plan_hash(pl)),
+		   "derived again with the default constants: the same %zu "
+		   "rules and hash",
+		   n);
 		autosync_plan_destroy(back);
 		free(e);
 	}
@@ -315,7 +347,8 @@ static void table(void)
 	/* job.nccl_calibrate: written, read back, hashed */
 	{
 		autosync_error_t e2 = {""};
-		autosync_model_t *m = autosync_model_open("resnet50", catalog, &e2);
+		autosync_model_t *m =
+		    autosync_model_open("resnet50", catalog, &e2);
 		autosync_planner_t *p = autosync_planner_create(&e2);
 		autosync_cluster_t c = cluster(2, 4);
 		autosync_plan_t *p0 = NULL, *p1 = NULL, *p2 = NULL;
@@ -329,14 +362,18 @@ static void table(void)
 		}
 		t0 = p0 ? to_text(p0) : NULL;
 		t1 = p1 ? to_text(p1) : NULL;
-		ok(t1 && strstr(t1, "  cycle_time: 0\n  nccl_calibrate: true\n") &&
-		   t0 && !strstr(t0, "nccl_calibrate"),
-		   "autosync_planner_set_nccl_calibrate: job.nccl_calibrate: true, absent otherwise");
-		p2 = t1 ? autosync_plan_parse(t1, strlen(t1), "cal.yaml", &e2) : NULL;
+		ok(t1 &&
+		       strstr(t1,
+			      "  cycle_time: 0\n  nccl_calibrate: true\n") &&
+		       t0 && !strstr(t0, "nccl_calibrate"),
+		   "autosync_planner_set_nccl_calibrate: job.nccl_calibrate: "
+		   "true, absent otherwise");
+		p2 = t1 ? autosync_plan_parse(t1, strlen(t1), "cal.yaml", &e2)
+			: NULL;
 		t2 = p2 ? to_text(p2) : NULL;
 		ok(p0 && p1 && p2 && t2 && !strcmp(t1, t2) &&
-		   strcmp(autosync_plan_hash(p0), autosync_plan_hash(p1)) &&
-		   !strcmp(autosync_plan_hash(p1), autosync_plan_hash(p2)),
+		       strcmp(autosync_plan_hash(p0), autosync_plan_hash(p1)) &&
+		       !strcmp(autosync_plan_hash(p1), autosync_plan_hash(p2)),
 		   "read back the same; the flag changes the hash %s", e2.text);
 		free(t0);
 		free(t1);
@@ -361,22 +398,22 @@ static void table(void)
 }
 
 #define HEAD(job_algo)                                                       \
-	"autosync_plan: 1\ninputs:\n  model: \"t\"\n  model_hash: \"\"\n"          \
-	"  batch_size: 1\n  framework: \"generic\"\n  topology_hash: \"\"\n"    \
-	"  cluster:\n    nodes: 2\n    gpus_per_node: 4\n"                      \
-	"    intra_class: nvlink\n    intra_bw: 1e11\n    intra_lat: 1e-6\n"  \
-	"    nics_per_node: 1\n    nic_bw: 2.5e10\n    inter_lat: 5e-6\n"     \
-	"    nodes_per_switch: 0\nstrategy: \"s\"\nreason: \"r\"\njob:\n"      \
-	"  nccl_algo: " job_algo "\n  compression: none\n"                     \
-	"  bucket_cap_bytes: 0\n"                                             \
-	"  first_bucket_bytes: 0\n  cycle_time: 0\nprediction:\n"              \
-	"  step_time: 1\n  forward: 0\n  backward: 0\n  optimizer: 0\n"       \
-	"  communication: 0\n  exposed_communication: 0\n  bound: 0\n"        \
+	"autosync_plan: 1\ninputs:\n  model: \"t\"\n  model_hash: \"\"\n"    \
+	"  batch_size: 1\n  framework: \"generic\"\n  topology_hash: \"\"\n" \
+	"  cluster:\n    nodes: 2\n    gpus_per_node: 4\n"                   \
+	"    intra_class: nvlink\n    intra_bw: 1e11\n    intra_lat: 1e-6\n" \
+	"    nics_per_node: 1\n    nic_bw: 2.5e10\n    inter_lat: 5e-6\n"    \
+	"    nodes_per_switch: 0\nstrategy: \"s\"\nreason: \"r\"\njob:\n"    \
+	"  nccl_algo: " job_algo "\n  compression: none\n"                   \
+	"  bucket_cap_bytes: 0\n"                                            \
+	"  first_bucket_bytes: 0\n  cycle_time: 0\nprediction:\n"            \
+	"  step_time: 1\n  forward: 0\n  backward: 0\n  optimizer: 0\n"      \
+	"  communication: 0\n  exposed_communication: 0\n  bound: 0\n"       \
 	"baselines: []\nenv: {}\n"
 
-#define BUCKET(id, algo, bytes)                                              \
-	"  - {id: " #id ", kind: allreduce, algorithm: " algo                 \
-	", compression: none, bytes: " #bytes ", wire_bytes: " #bytes         \
+#define BUCKET(id, algo, bytes)                                       \
+	"  - {id: " #id ", kind: allreduce, algorithm: " algo         \
+	", compression: none, bytes: " #bytes ", wire_bytes: " #bytes \
 	", ready: 0, start: 0, end: 0, tensors: [\"t" #id "\"]}\n"
 
 /* explicit tree, ring, auto under a job-level ring and hierarchical
@@ -395,14 +432,18 @@ static void buckets(void)
 	} at[] = {
 	    {32768, AUTOSYNC_NCCL_TREE, "half the smallest tree bucket"},
 	    {65536, AUTOSYNC_NCCL_TREE, "the 64 KiB tree bucket"},
-	    {1048575, AUTOSYNC_NCCL_TREE, "just below the geometric mean of 256 KiB and 4 MiB"},
-	    {1048576, AUTOSYNC_NCCL_RING, "1 MiB: the 4 MiB ring bucket's range"},
-	    {16777216, AUTOSYNC_NCCL_RING, "the auto bucket under the job's ring"},
-	    {67108863, AUTOSYNC_NCCL_RING, "just below the geometric mean of 16 and 256 MiB"},
+	    {1048575, AUTOSYNC_NCCL_TREE,
+	     "just below the geometric mean of 256 KiB and 4 MiB"},
+	    {1048576, AUTOSYNC_NCCL_RING,
+	     "1 MiB: the 4 MiB ring bucket's range"},
+	    {16777216, AUTOSYNC_NCCL_RING,
+	     "the auto bucket under the job's ring"},
+	    {67108863, AUTOSYNC_NCCL_RING,
+	     "just below the geometric mean of 16 and 256 MiB"},
 	};
 	autosync_error_t err = {""};
-	autosync_plan_t *pl = autosync_plan_parse(text, sizeof(text) - 1,
-						  "b.yaml", &err);
+	autosync_plan_t *pl =
+	    autosync_plan_parse(text, sizeof(text) - 1, "b.yaml", &err);
 	int nf = 0;
 
 	ok(pl && autosync_plan_derive_nccl(pl, NULL, &err) == 0,
@@ -425,24 +466,35 @@ static void bad(void)
 	static const struct {
 		const char *rules, *want;
 	} cases[] = {
-	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: fast, channels: 1}\n",
+	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: "
+	     "fast, channels: 1}\n",
 	     "bad.yaml:39: protocol: unknown value 'fast'"},
-	    {"  - {coll: alltoall, min_bytes: 0, algorithm: ring, protocol: ll, channels: 1}\n",
+	    {"  - {coll: alltoall, min_bytes: 0, algorithm: ring, protocol: "
+	     "ll, channels: 1}\n",
 	     "bad.yaml:39: coll: unknown value 'alltoall'"},
-	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: ll, channels: 65}\n",
+	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: "
+	     "ll, channels: 65}\n",
 	     "bad.yaml:39: channels"},
-	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: ll, channels: 1, nvls: 1}\n",
+	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: "
+	     "ll, channels: 1, nvls: 1}\n",
 	     "bad.yaml:39: nccl: unknown key 'nvls'"},
-	    {"  - {coll: allreduce, min_bytes: 10, max_bytes: 10, algorithm: ring, protocol: ll, channels: 1}\n",
+	    {"  - {coll: allreduce, min_bytes: 10, max_bytes: 10, algorithm: "
+	     "ring, protocol: ll, channels: 1}\n",
 	     "bad.yaml:39: max_bytes"},
-	    {"  - {coll: allreduce, min_bytes: 0, max_bytes: 100, algorithm: ring, protocol: ll, channels: 1}\n"
-	     "  - {coll: allgather, min_bytes: 0, algorithm: ring, protocol: ll, channels: 1}\n"
-	     "  - {coll: allreduce, min_bytes: 50, algorithm: tree, protocol: ll, channels: 1}\n",
-	     "bad.yaml:41: nccl: allreduce rule from 50 bytes overlaps or precedes the one before it (to 100)"},
-	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: ll}\n",
+	    {"  - {coll: allreduce, min_bytes: 0, max_bytes: 100, algorithm: "
+	     "ring, protocol: ll, channels: 1}\n"
+	     "  - {coll: allgather, min_bytes: 0, algorithm: ring, protocol: "
+	     "ll, channels: 1}\n"
+	     "  - {coll: allreduce, min_bytes: 50, algorithm: tree, protocol: "
+	     "ll, channels: 1}\n",
+	     "bad.yaml:41: nccl: allreduce rule from 50 bytes overlaps or "
+	     "precedes the one before it (to 100)"},
+	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: "
+	     "ll}\n",
 	     "bad.yaml:39: missing field 'channels'"},
 	};
-	static const char head[] = HEAD("auto") "buckets: []\n# line 39\nnccl:\n";
+	static const char head[] =
+	    HEAD("auto") "buckets: []\n# line 39\nnccl:\n";
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		autosync_error_t err = {""};
@@ -460,18 +512,22 @@ static void bad(void)
 		char buf[4096];
 		autosync_plan_t *pl;
 
-		snprintf(buf, sizeof(buf), "%s%s", head,
-			 "  - {coll: allgather, min_bytes: 0, max_bytes: 4096, "
-			 "algorithm: ring, protocol: ll, channels: 2}\n"
-			 "  - {coll: allgather, min_bytes: 65536, algorithm: pat, "
-			 "protocol: simple, channels: 0}\n");
+		snprintf(
+		    buf, sizeof(buf), "%s%s", head,
+		    "  - {coll: allgather, min_bytes: 0, max_bytes: 4096, "
+		    "algorithm: ring, protocol: ll, channels: 2}\n"
+		    "  - {coll: allgather, min_bytes: 65536, algorithm: pat, "
+		    "protocol: simple, channels: 0}\n");
 		pl = autosync_plan_parse(buf, strlen(buf), "ok.yaml", &err);
 		ok(pl && autosync_plan_nnccl_rules(pl) == 2 &&
-		   autosync_plan_nccl_rule(pl, 1)->algo == AUTOSYNC_NCCL_PAT &&
-		   autosync_plan_nccl_rule(pl, 1)->max_bytes == UINT64_MAX &&
-		   autosync_plan_nccl_rule(pl, 0)->channels == 2,
+		       autosync_plan_nccl_rule(pl, 1)->algo ==
+			   AUTOSYNC_NCCL_PAT &&
+		       autosync_plan_nccl_rule(pl, 1)->max_bytes ==
+			   UINT64_MAX &&
+		       autosync_plan_nccl_rule(pl, 0)->channels == 2,
 		   "a hand-written table with a gap and any NCCL algorithm "
-		   "loads: %s", err.text);
+		   "loads: %s",
+		   err.text);
 		autosync_plan_destroy(pl);
 	}
 }

@@ -144,9 +144,12 @@ static void bad_plans(void)
 		b = replace(t, "autosync_plan: 2", "autosync_plan: 1");
 		v1 = autosync_plan_parse(b, strlen(b), "v1.yaml", &err);
 		ok(v1 && autosync_plan_format_version(v1) == 1 &&
-		       !strcmp(autosync_plan_hash(v1), autosync_plan_hash(pl)) &&
-		       autosync_plan_format_version(pl) == AUTOSYNC_PLAN_VERSION,
-		   "a version 1 plan reads, as version 1, with the same hash (%s)",
+		       !strcmp(autosync_plan_hash(v1),
+			       autosync_plan_hash(pl)) &&
+		       autosync_plan_format_version(pl) ==
+			   AUTOSYNC_PLAN_VERSION,
+		   "a version 1 plan reads, as version 1, with the same hash "
+		   "(%s)",
 		   err.text);
 		autosync_plan_destroy(v1);
 		free(b);
@@ -157,12 +160,18 @@ static void bad_plans(void)
 		const char *v[] = {"autosync_plan: 2", "autosync_plan: 1"};
 		for (int i = 0; i < 2; i++) {
 			char *e = replace(t, v[0], v[i]);
-			char *f = strstr(e, "\nenv: {}")
-				      ? replace(e, "\nenv: {}", "\nenv:\n  \"LD_PRELOAD\": \"x.so\"")
-				      : replace(e, "\nenv:\n", "\nenv:\n  \"LD_PRELOAD\": \"x.so\"\n");
+			char *f =
+			    strstr(e, "\nenv: {}")
+				? replace(e, "\nenv: {}",
+					  "\nenv:\n  \"LD_PRELOAD\": \"x.so\"")
+				: replace(
+				      e, "\nenv:\n",
+				      "\nenv:\n  \"LD_PRELOAD\": \"x.so\"\n");
 			bad_plan(f, "bad-plan.yaml:",
-				 "env: 'LD_PRELOAD' is not a variable a plan may set",
-				 i ? "LD_PRELOAD in a version 1 plan" : "LD_PRELOAD in a plan");
+				 "env: 'LD_PRELOAD' is not a variable a plan "
+				 "may set",
+				 i ? "LD_PRELOAD in a version 1 plan"
+				   : "LD_PRELOAD in a plan");
 			free(f);
 			free(e);
 		}
@@ -205,7 +214,8 @@ static void bad_plans(void)
 		if (!d)
 			bail_out("malloc");
 		sprintf(d, "%sstrategy: \"x\"\n", t);
-		bad_plan(d, "bad-plan.yaml:", "key 'strategy' given twice (first on line ",
+		bad_plan(d, "bad-plan.yaml:",
+			 "key 'strategy' given twice (first on line ",
 			 "a repeated top-level key");
 		free(d);
 	}
@@ -287,10 +297,12 @@ static void cli(void)
 		return;
 	}
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --config none --catalog '%s' --model bert-large --network "
+		 "'%s' plan --config none --catalog '%s' --model bert-large "
+		 "--network "
 		 "'nodes=8,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us' "
 		 "-o %s/a.yaml --timeline %s/a.svg > %s/a.out && "
-		 "'%s' plan --config none --catalog '%s' --model bert-large --network "
+		 "'%s' plan --config none --catalog '%s' --model bert-large "
+		 "--network "
 		 "'nodes=8,gpus=8,intra=nvlink,nics=4x200Gbit/s,lat=2us' -o "
 		 "%s/b.yaml --explain "
 		 "> %s/b.out && cmp -s %s/a.yaml %s/b.yaml",
@@ -320,41 +332,53 @@ static void cli(void)
 		autosync_plan_destroy(pl);
 	}
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --config none --catalog '%s' --model nonesuch 2>/dev/null; test "
+		 "'%s' plan --config none --catalog '%s' --model nonesuch "
+		 "2>/dev/null; test "
 		 "$? = 1",
 		 exe, catalog);
 	ok(run(cmd) == 0, "unknown model: exit 1");
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --config none --catalog '%s' --model resnet50 --baseline nope "
+		 "'%s' plan --config none --catalog '%s' --model resnet50 "
+		 "--baseline nope "
 		 "2>/dev/null; "
 		 "test $? = 2",
 		 exe, catalog);
 	ok(run(cmd) == 0, "unknown baseline: usage error 2");
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --config none --catalog '%s' --model resnet50 --gpus 0 "
-		 "2>%s/err; test $? = 2 && grep -qx 'autosync plan: --gpus "
-		 "needs --topology (or the site config.s topology_xml)' %s/err",
-		 exe, catalog, dir, dir);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "'%s' plan --config none --catalog '%s' --model resnet50 --gpus 0 "
+	    "2>%s/err; test $? = 2 && grep -qx 'autosync plan: --gpus "
+	    "needs --topology (or the site config.s topology_xml)' %s/err",
+	    exe, catalog, dir, dir);
 	ok(run(cmd) == 0, "--gpus without --topology: usage error 2, says why");
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --config none --catalog '%s' --model resnet50 --network "
-		 "nodes=2,gpus=4 --nccl-calibrate -o %s/k.yaml >/dev/null && "
-		 "grep -qx '  nccl_calibrate: true' %s/k.yaml",
-		 exe, catalog, dir, dir);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "'%s' plan --config none --catalog '%s' --model resnet50 --network "
+	    "nodes=2,gpus=4 --nccl-calibrate -o %s/k.yaml >/dev/null && "
+	    "grep -qx '  nccl_calibrate: true' %s/k.yaml",
+	    exe, catalog, dir, dir);
 	ok(run(cmd) == 0, "--nccl-calibrate marks the plan");
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --config none --catalog '%s' --model gpt2 --batch-size 4 "
-		 "--compute-ms 30 > %s/c.out && grep -q '^# autosync plan for gpt2 .*, batch 4) ' "
-		 "%s/c.out && grep -q '^# predicted step [0-9.]* ms (forward 10.000, backward "
-		 "20.000, ' %s/c.out && grep -q '^# reason: .*; compute: 30 ms per step, "
-		 "measured$' %s/c.out && grep -q \"^# speed-up over the framework's default "
+		 "'%s' plan --config none --catalog '%s' --model gpt2 "
+		 "--batch-size 4 "
+		 "--compute-ms 30 > %s/c.out && grep -q '^# autosync plan for "
+		 "gpt2 .*, batch 4) ' "
+		 "%s/c.out && grep -q '^# predicted step [0-9.]* ms (forward "
+		 "10.000, backward "
+		 "20.000, ' %s/c.out && grep -q '^# reason: .*; compute: 30 ms "
+		 "per step, "
+		 "measured$' %s/c.out && grep -q \"^# speed-up over the "
+		 "framework's default "
 		 "(ddp-default): [0-9.]*x$\" %s/c.out",
 		 exe, catalog, dir, dir, dir, dir, dir);
-	ok(run(cmd) == 0, "--batch-size and --compute-ms reach the plan; the report "
+	ok(run(cmd) == 0,
+	   "--batch-size and --compute-ms reach the plan; the report "
 	   "compares with the framework's default");
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' plan --config none --catalog '%s' --model gpt2 --compute-ms 0 "
-		 "2>%s/err; test $? = 2 && grep -qx \"autosync plan: --compute-ms: '0' is "
+		 "'%s' plan --config none --catalog '%s' --model gpt2 "
+		 "--compute-ms 0 "
+		 "2>%s/err; test $? = 2 && grep -qx \"autosync plan: "
+		 "--compute-ms: '0' is "
 		 "not a time in milliseconds in (0, 3600000]\" %s/err",
 		 exe, catalog, dir, dir);
 	ok(run(cmd) == 0, "--compute-ms 0: usage error 2, says why");
@@ -365,30 +389,37 @@ static void cli(void)
 		if (fx && *fx)
 			snprintf(topo, sizeof(topo), "%s", fx);
 		else
-			snprintf(topo, sizeof(topo), "%s/tests/fixtures/topologies",
+			snprintf(topo, sizeof(topo),
+				 "%s/tests/fixtures/topologies",
 				 src ? src : "..");
-		snprintf(cmd, sizeof(cmd),
-			 "'%s' plan --config none --catalog '%s' --model resnet50 --topology "
-			 "'%s/hwloc-juwels-booster-4xA100-4xHDR.xml' --gpus 1,3 "
-			 "-N 2 -o %s/g.yaml >/dev/null && grep -qx '    "
-			 "gpus_per_node: 2' %s/g.yaml && grep -qx '    "
-			 "nics_per_node: 2' %s/g.yaml && grep -qx '    nodes: 2' "
-			 "%s/g.yaml",
-			 exe, catalog, topo, dir, dir, dir, dir);
-		ok(run(cmd) == 0, "--topology FILE --gpus 1,3: planned for the 2 "
+		snprintf(
+		    cmd, sizeof(cmd),
+		    "'%s' plan --config none --catalog '%s' --model resnet50 "
+		    "--topology "
+		    "'%s/hwloc-juwels-booster-4xA100-4xHDR.xml' --gpus 1,3 "
+		    "-N 2 -o %s/g.yaml >/dev/null && grep -qx '    "
+		    "gpus_per_node: 2' %s/g.yaml && grep -qx '    "
+		    "nics_per_node: 2' %s/g.yaml && grep -qx '    nodes: 2' "
+		    "%s/g.yaml",
+		    exe, catalog, topo, dir, dir, dir, dir);
+		ok(run(cmd) == 0,
+		   "--topology FILE --gpus 1,3: planned for the 2 "
 		   "GPUs and their 2 nearest NICs, as a step on them");
 		snprintf(cmd, sizeof(cmd),
-			 "'%s' plan --config none --catalog '%s' --model resnet50 --topology "
+			 "'%s' plan --config none --catalog '%s' --model "
+			 "resnet50 --topology "
 			 "'%s/hwloc-juwels-booster-4xA100-4xHDR.xml' --gpus 9 "
 			 "2>%s/err >/dev/null; test $? = 1 && grep -q 'GPU 9 "
 			 "does not exist' %s/err",
 			 exe, catalog, topo, dir, dir);
-		ok(run(cmd) == 0, "--gpus naming a GPU the topology lacks: exit 1, says which");
+		ok(run(cmd) == 0, "--gpus naming a GPU the topology lacks: "
+				  "exit 1, says which");
 	}
 	/* without -o the whole of stdout is a plan (the report as comments) */
 	snprintf(cmd, sizeof(cmd),
 		 "printf 'launch: 5e-5\\ngpu_flops: 2e14\\n' > %s/cal.yaml && "
-		 "'%s' plan --config none --catalog '%s' --model ncf --framework generic "
+		 "'%s' plan --config none --catalog '%s' --model ncf "
+		 "--framework generic "
 		 "--network nodes=4,gpus=4 --calibration %s/cal.yaml "
 		 "--baseline parallax > %s/c.yaml",
 		 dir, exe, catalog, dir, dir);
@@ -405,12 +436,13 @@ static void cli(void)
 		   pl ? "" : err.text);
 		autosync_plan_destroy(pl);
 	}
-	snprintf(cmd, sizeof(cmd),
-		 "printf 'launchh: 1\\n' > %s/bad.yaml && "
-		 "'%s' plan --config none --catalog '%s' --model ncf --calibration "
-		 "%s/bad.yaml 2> %s/err.txt; test $? = 1 && "
-		 "grep -q 'bad.yaml:1' %s/err.txt",
-		 dir, exe, catalog, dir, dir, dir);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "printf 'launchh: 1\\n' > %s/bad.yaml && "
+	    "'%s' plan --config none --catalog '%s' --model ncf --calibration "
+	    "%s/bad.yaml 2> %s/err.txt; test $? = 1 && "
+	    "grep -q 'bad.yaml:1' %s/err.txt",
+	    dir, exe, catalog, dir, dir, dir);
 	ok(run(cmd) == 0, "a bad calibration file is named with its line");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	run(cmd);

@@ -275,7 +275,8 @@ static void overlap(void)
 	p = planner(m, c, k, AUTOSYNC_FW_GENERIC);
 	pl =
 	    autosync_planner_baseline(p, AUTOSYNC_BASELINE_AR_PER_TENSOR, NULL);
-	ok(pl && autosync_plan_summary(pl, &s) == 0 && autosync_plan_nbuckets(pl) == 3,
+	ok(pl && autosync_plan_summary(pl, &s) == 0 &&
+	       autosync_plan_nbuckets(pl) == 3,
 	   "3 buckets");
 	if (pl) {
 		near(s.fwd_time, 3e-3, 1e-12, "forward 3 ms");
@@ -418,7 +419,8 @@ static void baselines(void)
 	autosync_plan_summary(pl, &s);
 	{
 		int good = autosync_plan_nbuckets(pl) == 10;
-		for (size_t b = 0; good && b < autosync_plan_nbuckets(pl); b++) {
+		for (size_t b = 0; good && b < autosync_plan_nbuckets(pl);
+		     b++) {
 			const autosync_bucket_t *bk =
 			    autosync_plan_bucket(pl, b);
 			int idx = bk->tensors[0][1] - '0';
@@ -434,7 +436,8 @@ static void baselines(void)
 
 	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_PARALLAX, NULL);
 	autosync_plan_summary(pl, &s);
-	ok(autosync_plan_nbuckets(pl) == 1 && autosync_plan_bucket(pl, 0)->ntensors == 10,
+	ok(autosync_plan_nbuckets(pl) == 1 &&
+	       autosync_plan_bucket(pl, 0)->ntensors == 10,
 	   "parallax, all dense and < 128 variables: one all-reduce group");
 	autosync_plan_destroy(pl);
 	autosync_planner_destroy(p);
@@ -554,10 +557,12 @@ static void properties(void)
 					     b < autosync_plan_nbaselines(pl);
 					     b++) {
 						const char *name =
-						    autosync_plan_baseline(pl, b)
+						    autosync_plan_baseline(pl,
+									   b)
 							->name;
 						double t =
-						    autosync_plan_baseline(pl, b)
+						    autosync_plan_baseline(pl,
+									   b)
 							->step_time;
 						if (t >
 						    prevb[b] * (1 + 1e-12)) {
@@ -568,7 +573,8 @@ static void properties(void)
 							     models[mi], name);
 						}
 						prevb[b] = t;
-						if (autosync_plan_baseline(pl, b)
+						if (autosync_plan_baseline(pl,
+									   b)
 							->applicable &&
 						    s.step_time >
 							t * (1 + 1e-12)) {
@@ -665,7 +671,8 @@ static void capabilities(void)
 					continue;
 				}
 				autosync_plan_summary(pl, &s);
-				for (size_t b = 0; b < autosync_plan_nbuckets(pl); b++) {
+				for (size_t b = 0;
+				     b < autosync_plan_nbuckets(pl); b++) {
 					const autosync_bucket_t *bk =
 					    autosync_plan_bucket(pl, b);
 					ps |= bk->kind == AUTOSYNC_SYNC_PS;
@@ -737,7 +744,8 @@ static void budget(void)
 	pl = autosync_planner_run(p, &err);
 	ok(pl && autosync_plan_summary(pl, &s) == 0, "a plan within budget 1");
 	for (size_t b = 0; pl && b < autosync_plan_nbaselines(pl); b++) {
-		const autosync_plan_baseline_t *bl = autosync_plan_baseline(pl, b);
+		const autosync_plan_baseline_t *bl =
+		    autosync_plan_baseline(pl, b);
 		if (bl->applicable && bl->step_time < best)
 			best = bl->step_time;
 	}
@@ -834,7 +842,8 @@ static void no_harm(void)
 		}
 		for (size_t ni = 0; ni < sizeof(nets) / sizeof(nets[0]); ni++)
 			for (int fw = 0; fw < AUTOSYNC_FW_N; fw++) {
-				autosync_cluster_t c = cluster(nets[ni].nodes, 8);
+				autosync_cluster_t c =
+				    cluster(nets[ni].nodes, 8);
 				autosync_costs_t k;
 				autosync_planner_t *p;
 				autosync_plan_t *pl;
@@ -854,9 +863,12 @@ static void no_harm(void)
 				}
 				for (size_t b = 0;
 				     b < autosync_plan_nbaselines(pl); b++)
-					if (!strcmp(autosync_plan_baseline(pl, b)
-							->name, inc))
-						t_inc = autosync_plan_baseline(pl, b)
+					if (!strcmp(
+						autosync_plan_baseline(pl, b)
+						    ->name,
+						inc))
+						t_inc = autosync_plan_baseline(
+							    pl, b)
 							    ->step_time;
 				if (!(s.step_time <= t_inc)) {
 					never_worse = 0;
@@ -866,20 +878,25 @@ static void no_harm(void)
 				}
 				if (fw == AUTOSYNC_FW_HOROVOD) {
 					for (size_t b = 0;
-					     b < autosync_plan_nbuckets(pl); b++)
-						hvd_ok &= autosync_plan_bucket(pl, b)
-							      ->compress ==
-							  AUTOSYNC_COMPRESS_NONE;
+					     b < autosync_plan_nbuckets(pl);
+					     b++)
+						hvd_ok &=
+						    autosync_plan_bucket(pl, b)
+							->compress ==
+						    AUTOSYNC_COMPRESS_NONE;
 					for (size_t e = 0;
 					     e < autosync_plan_nenv(pl); e++)
 						hvd_ok &= !!strcmp(
-						    autosync_plan_env(pl, e)->name,
-						    "AUTOSYNC_HOROVOD_COMPRESSION");
+						    autosync_plan_env(pl, e)
+							->name,
+						    "AUTOSYNC_HOROVOD_"
+						    "COMPRESSION");
 				}
 				if (!strcmp(s.strategy, inc)) {
 					kept++;
 				} else if (!(s.step_time <
-					     t_inc * (1 - plan_margin(pl, &k)))) {
+					     t_inc *
+						 (1 - plan_margin(pl, &k)))) {
 					margin_ok = 0;
 					diag("%s fw %d %u nodes: %s %g is not "
 					     "beyond its margin %g over %g",
@@ -905,10 +922,12 @@ static void no_harm(void)
 					autosync_planner_set_compression(p, 1);
 					pl = autosync_planner_run(p, NULL);
 					if (pl &&
-					    autosync_plan_summary(pl, &s) == 0 &&
+					    autosync_plan_summary(pl, &s) ==
+						0 &&
 					    strcmp(s.strategy, inc) &&
 					    !(s.step_time <
-					      t_inc * (1 - plan_margin(pl, &k))))
+					      t_inc *
+						  (1 - plan_margin(pl, &k))))
 						narrow++;
 					autosync_plan_destroy(pl);
 					autosync_planner_destroy(p);
@@ -916,14 +935,17 @@ static void no_harm(void)
 			}
 		autosync_model_destroy(m);
 	}
-	ok(narrow > 0, "with one margin for every family, %d plans would "
-	   "have left the default inside a wider family's margin", narrow);
+	ok(narrow > 0,
+	   "with one margin for every family, %d plans would "
+	   "have left the default inside a wider family's margin",
+	   narrow);
 	ok(never_worse, "never predicted slower than the framework's default");
 	ok(hvd_ok, "Horovod plans never compress (nothing outside its code "
 		   "sets Horovod's compression) nor export a variable for it");
 	ok(margin_ok && kept > 0 && moved > 0,
 	   "a plan leaves the default only beyond its family's margin "
-	   "(%d kept, %d moved)", kept, moved);
+	   "(%d kept, %d moved)",
+	   kept, moved);
 }
 
 /* The cases that kept a per-tensor or fusion-0 plan inside the model's
@@ -960,8 +982,7 @@ static void no_harm_cases(void)
 		memset(&s, 0, sizeof(s));
 		if (!pl || autosync_plan_summary(pl, &s) < 0)
 			s.reason = err.text;
-		ok(pl && s.strategy &&
-		       !strcmp(s.strategy, cases[i].strategy) &&
+		ok(pl && s.strategy && !strcmp(s.strategy, cases[i].strategy) &&
 		       !strncmp(s.reason, "kept ", 5) &&
 		       strstr(s.reason, "the framework's default") &&
 		       strstr(s.reason, "margin for "),
@@ -978,10 +999,10 @@ static void no_harm_cases(void)
  * compute replaces the guess's total and keeps its proportions. */
 static void step_compute(void)
 {
-	autosync_model_t *m =
-	    parse("autosync_model: 1\nname: noflops\ntensors:\n"
-		  "  - {name: a.w, layer: a, dtype: float32, shape: [4000000]}\n"
-		  "  - {name: b.w, layer: b, dtype: float32, shape: [1000000]}\n");
+	autosync_model_t *m = parse(
+	    "autosync_model: 1\nname: noflops\ntensors:\n"
+	    "  - {name: a.w, layer: a, dtype: float32, shape: [4000000]}\n"
+	    "  - {name: b.w, layer: b, dtype: float32, shape: [1000000]}\n");
 	autosync_model_t *sc;
 	autosync_error_t err = {""};
 	autosync_costs_t k;
@@ -991,7 +1012,8 @@ static void step_compute(void)
 	double f0[2], b0[2], f1[2], b1[2], fw, bw;
 
 	autosync_costs_default(&k);
-	is(autosync_model_compute_source(m), "estimated", "no FLOPs: estimated");
+	is(autosync_model_compute_source(m), "estimated",
+	   "no FLOPs: estimated");
 	p = planner(m, cluster(2, 8), k, AUTOSYNC_FW_PYTORCH_DDP);
 	pl = autosync_planner_run(p, &err);
 	ok(pl && autosync_plan_summary(pl, &s) == 0 &&

@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		for (unsigned r = 0; r < out.nranks; r++)
 			for (size_t i = 0; i < out.rank_n[r]; i++)
-				if (!autosync_job_env_allowed(out.rank_env[r][i].name, 1))
+				if (!autosync_job_env_allowed(
+					out.rank_env[r][i].name, 1))
 					abort();
 	}
 	as_child_out_free(&out);

@@ -63,7 +63,7 @@ const char *spank_strerror(spank_err_t err)
 
 spank_err_t spank_option_register(spank_t sp, struct spank_option *opt)
 {
-	(void) sp;
+	(void)sp;
 	if (nopts < MAX_OPTS)
 		opts[nopts++] = opt;
 	return ESPANK_SUCCESS;
@@ -85,9 +85,9 @@ spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
 
 	if (!e)
 		return ESPANK_ENV_NOEXIST;
-	if ((int) strlen(*e + strlen(var) + 1) >= len)
+	if ((int)strlen(*e + strlen(var) + 1) >= len)
 		return ESPANK_NOSPACE;
-	snprintf(buf, (size_t) len, "%s", *e + strlen(var) + 1);
+	snprintf(buf, (size_t)len, "%s", *e + strlen(var) + 1);
 	return ESPANK_SUCCESS;
 }
 
@@ -159,7 +159,7 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 		*va_arg(ap, char ***) = sp->env;
 		break;
 	case S_TASK_ID:
-		*va_arg(ap, int *) = (int) sp->task;
+		*va_arg(ap, int *) = (int)sp->task;
 		break;
 	case S_JOB_LOCAL_TASK_COUNT:
 		*va_arg(ap, uint32_t *) = sp->ntasks;
@@ -177,11 +177,11 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 static void logv(const char *lvl, const char *fmt, va_list ap)
 {
 	if (loglen < sizeof(logbuf))
-		loglen += (size_t) snprintf(logbuf + loglen, sizeof(logbuf) - loglen,
-					    "%s: ", lvl);
+		loglen += (size_t)snprintf(
+		    logbuf + loglen, sizeof(logbuf) - loglen, "%s: ", lvl);
 	if (loglen < sizeof(logbuf))
-		loglen += (size_t) vsnprintf(logbuf + loglen,
-					     sizeof(logbuf) - loglen, fmt, ap);
+		loglen += (size_t)vsnprintf(logbuf + loglen,
+					    sizeof(logbuf) - loglen, fmt, ap);
 	if (loglen < sizeof(logbuf))
 		logbuf[loglen++] = '\n';
 	if (loglen >= sizeof(logbuf))
@@ -189,13 +189,13 @@ static void logv(const char *lvl, const char *fmt, va_list ap)
 	logbuf[loglen] = '\0';
 }
 
-#define LOGFN(name, lvl)                           \
-	void name(const char *fmt, ...)            \
-	{                                          \
-		va_list ap;                        \
-		va_start(ap, fmt);                 \
-		logv(lvl, fmt, ap);                \
-		va_end(ap);                        \
+#define LOGFN(name, lvl)                \
+	void name(const char *fmt, ...) \
+	{                               \
+		va_list ap;             \
+		va_start(ap, fmt);      \
+		logv(lvl, fmt, ap);     \
+		va_end(ap);             \
 	}
 LOGFN(slurm_error, "error")
 LOGFN(slurm_info, "info")
@@ -214,14 +214,14 @@ static uid_t user = 65534;
 static gid_t group = 65534;
 
 struct step {
-	const char *model;	/* --autosync-model, NULL none */
-	const char *mode;	/* --autosync, NULL none */
-	const char *args;	/* plugstack arguments ("config=... strict=1") */
-	const char *env[8];	/* extra NAME=VALUE in the job's environment */
+	const char *model;  /* --autosync-model, NULL none */
+	const char *mode;   /* --autosync, NULL none */
+	const char *args;   /* plugstack arguments ("config=... strict=1") */
+	const char *env[8]; /* extra NAME=VALUE in the job's environment */
 	unsigned ntasks;
-	const char *task_cmd;	/* shell run in each task after task_init */
+	const char *task_cmd; /* shell run in each task after task_init */
 	/* results */
-	char (*tasks)[1 << 18];	/* what each task saw and printed (the
+	char (*tasks)[1 << 18]; /* what each task saw and printed (the
 				   last step's, in task_out) */
 	int task_rc[4];		/* task_init's return */
 	double user_init_ms;
@@ -252,7 +252,7 @@ static double now_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* One task: forked, fully the user, task_init, then its shell command;
@@ -282,8 +282,9 @@ static void run_task(struct step *s, unsigned t, int ac, char **av)
 		if (s->task_cmd) {
 			/* the task's own work, with the environment it got */
 			snprintf(cmd, sizeof(cmd), "env -i %s sh -c '%s'",
-				 find(&H, "AUTOSYNC_REPORT") ? *find(&H, "AUTOSYNC_REPORT")
-							    : "X=1",
+				 find(&H, "AUTOSYNC_REPORT")
+				     ? *find(&H, "AUTOSYNC_REPORT")
+				     : "X=1",
 				 s->task_cmd);
 			if ((fp = popen(cmd, "r"))) {
 				char *l = NULL;
@@ -300,8 +301,9 @@ static void run_task(struct step *s, unsigned t, int ac, char **av)
 	{
 		size_t n = 0;
 		ssize_t r;
-		while ((r = read(p[0], s->tasks[t] + n, sizeof(s->tasks[t]) - 1 - n)) > 0)
-			n += (size_t) r;
+		while ((r = read(p[0], s->tasks[t] + n,
+				 sizeof(s->tasks[t]) - 1 - n)) > 0)
+			n += (size_t)r;
 		s->tasks[t][n] = '\0';
 	}
 	close(p[0]);
@@ -392,17 +394,20 @@ static int lines_of(const char *path)
 
 static void test_normal(void)
 {
-	struct step s = { .model = "resnet50", .ntasks = 2,
-			  .task_cmd = "printf \"0.25\\n0.5\\n\" > \"$AUTOSYNC_REPORT\"" };
+	struct step s = {.model = "resnet50",
+			 .ntasks = 2,
+			 .task_cmd =
+			     "printf \"0.25\\n0.5\\n\" > \"$AUTOSYNC_REPORT\""};
 	int before = lines_of(feedback);
 
 	run_step(&s);
 	ok(has(s.tasks[0], "rc=0") && has(s.tasks[0], "AUTOSYNC_PLAN=") &&
-		   has(s.tasks[0], "NCCL_IB_HCA==mlx5_0:1") &&
-		   has(s.tasks[1], "NCCL_IB_HCA==mlx5_1:1"),
+	       has(s.tasks[0], "NCCL_IB_HCA==mlx5_0:1") &&
+	       has(s.tasks[1], "NCCL_IB_HCA==mlx5_1:1"),
 	   "a planned step: every task its plan and its own NIC");
 	ok(has(s.tasks[0], "AUTOSYNC_PLAN=/tmp/autosync-stepd-") &&
-		   has(logbuf, "autosync: job "), "the job directory under the runtime dir; logged");
+	       has(logbuf, "autosync: job "),
+	   "the job directory under the runtime dir; logged");
 	ok(lines_of(feedback) == before + 1, "one feedback record at exit");
 	{
 		FILE *fp = fopen(feedback, "r");
@@ -411,8 +416,9 @@ static void test_normal(void)
 			snprintf(last, sizeof(last), "%s", l);
 		if (fp)
 			fclose(fp);
-		ok(has(last, "\"measured_count\": 2") && has(last, "\"uid\": 65534") &&
-			   has(last, "\"model\": \"resnet50\""),
+		ok(has(last, "\"measured_count\": 2") &&
+		       has(last, "\"uid\": 65534") &&
+		       has(last, "\"model\": \"resnet50\""),
 		   "it holds the task's two step times and the job's identity");
 	}
 	diag("user_init took %.1f ms", s.user_init_ms);
@@ -420,51 +426,58 @@ static void test_normal(void)
 	s.ntasks = 1;
 	s.task_cmd = NULL;
 	run_step(&s);
-	ok(has(s.tasks[0], "AUTOSYNC_PLAN=") && has(s.tasks[0], "NCCL_TOPO_FILE=") &&
-		   !has(s.tasks[0], "NCCL_IB_HCA"),
+	ok(has(s.tasks[0], "AUTOSYNC_PLAN=") &&
+	       has(s.tasks[0], "NCCL_TOPO_FILE=") &&
+	       !has(s.tasks[0], "NCCL_IB_HCA"),
 	   "one task for 2 GPUs: the plan and topology file, no per-rank NIC");
 }
 
 static void test_unasked(void)
 {
 	char args[1400];
-	struct step s = { .ntasks = 1, .args = args };
+	struct step s = {.ntasks = 1, .args = args};
 
 	/* a topology that does not exist: touching it would warn */
-	put("badtopo.yaml", "topology_xml: /nonexistent/topo.xml\ndefault_mode: auto\n", 0644);
+	put("badtopo.yaml",
+	    "topology_xml: /nonexistent/topo.xml\ndefault_mode: auto\n", 0644);
 	snprintf(args, sizeof(args), "config=%s/badtopo.yaml strict=1", dir);
 	run_step(&s);
 	ok(has(s.tasks[0], "rc=0") && has(s.tasks[0], "AUTOSYNC_MODE=auto") &&
-		   !has(s.tasks[0], "AUTOSYNC_PLAN="),
+	       !has(s.tasks[0], "AUTOSYNC_PLAN="),
 	   "default_mode auto + strict, no model: runs, AUTOSYNC_MODE only");
 	ok(!has(logbuf, "topology") && !has(logbuf, "error"),
 	   "no topology work, no warning, no error");
 	s.args = NULL;
 	run_step(&s);
-	ok(!has(s.tasks[0], "AUTOSYNC_"), "no option, site default off: nothing at all");
+	ok(!has(s.tasks[0], "AUTOSYNC_"),
+	   "no option, site default off: nothing at all");
 }
 
 static void test_hostile_models(void)
 {
 	char path[1300];
-	struct step s = { .model = path, .ntasks = 1 };
+	struct step s = {.model = path, .ntasks = 1};
 	struct {
 		const char *what, *setup, *want;
 	} cases[] = {
-		{ "a symlink to /etc/shadow", "ln -sf /etc/shadow \"$0\"", "is a symbolic link" },
-		{ "a FIFO", "rm -f \"$0\"; mkfifo -m 0666 \"$0\"", "not a regular file" },
-		{ "/dev/zero", "rm -f \"$0\"; ln -s /dev/zero \"$0\"", "is a symbolic link" },
+	    {"a symlink to /etc/shadow", "ln -sf /etc/shadow \"$0\"",
+	     "is a symbolic link"},
+	    {"a FIFO", "rm -f \"$0\"; mkfifo -m 0666 \"$0\"",
+	     "not a regular file"},
+	    {"/dev/zero", "rm -f \"$0\"; ln -s /dev/zero \"$0\"",
+	     "is a symbolic link"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char cmd[3000];
 		snprintf(path, sizeof(path), "%s/m%zu.yaml", dir, i);
-		snprintf(cmd, sizeof(cmd), "sh -c '%s' '%s'", cases[i].setup, path);
+		snprintf(cmd, sizeof(cmd), "sh -c '%s' '%s'", cases[i].setup,
+			 path);
 		if (system(cmd) != 0)
 			bail_out("%s", cmd);
 		run_step(&s);
 		ok(has(logbuf, cases[i].want) && has(s.tasks[0], "rc=0") &&
-			   !has(s.tasks[0], "AUTOSYNC_PLAN="),
+		       !has(s.tasks[0], "AUTOSYNC_PLAN="),
 		   "model file %s: refused (%s), the step runs without a plan",
 		   cases[i].what, cases[i].want);
 	}
@@ -474,25 +487,32 @@ static void test_hostile_models(void)
 	   "/dev/zero itself: refused at once, not read");
 	/* 100 bytes that would expand into two million tensors: refused at
 	 * once; 900,000 are allowed and take seconds to plan */
-	put("huge.yaml", "autosync_model: 1\nname: huge\ntensors:\n"
-			 "  - {name: w, shape: [4], dtype: float32, repeat: 2000000}\n", 0644);
+	put("huge.yaml",
+	    "autosync_model: 1\nname: huge\ntensors:\n"
+	    "  - {name: w, shape: [4], dtype: float32, repeat: 2000000}\n",
+	    0644);
 	snprintf(path, sizeof(path), "%s/huge.yaml", dir);
 	run_step(&s);
-	ok(has(logbuf, "tensors exceed the limit of 1000000") && has(s.tasks[0], "rc=0"),
-	   "a repeat past the tensor limit: refused before expanding (user_init %.0f ms)",
+	ok(has(logbuf, "tensors exceed the limit of 1000000") &&
+	       has(s.tasks[0], "rc=0"),
+	   "a repeat past the tensor limit: refused before expanding "
+	   "(user_init %.0f ms)",
 	   s.user_init_ms);
-	put("huge.yaml", "autosync_model: 1\nname: huge\ntensors:\n"
-			 "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n", 0644);
+	put("huge.yaml",
+	    "autosync_model: 1\nname: huge\ntensors:\n"
+	    "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n",
+	    0644);
 	run_step(&s);
 	ok(has(logbuf, "did not finish within the site's budget of 500 ms") &&
-		   has(s.tasks[0], "rc=0"),
+	       has(s.tasks[0], "rc=0"),
 	   "a model that takes seconds: stopped at the budget, the step runs "
-	   "(user_init %.0f ms)", s.user_init_ms);
+	   "(user_init %.0f ms)",
+	   s.user_init_ms);
 	/* 40 KB of flow nesting: quadratic in libyaml, refused before it */
 	{
 		static char deep[40100];
-		size_t n = (size_t) snprintf(deep, sizeof(deep),
-					     "autosync_model: 1\nname: d\nextra: ");
+		size_t n = (size_t)snprintf(
+		    deep, sizeof(deep), "autosync_model: 1\nname: d\nextra: ");
 		while (n < sizeof(deep) - 2)
 			deep[n++] = '[';
 		deep[n++] = '\n';
@@ -502,32 +522,39 @@ static void test_hostile_models(void)
 	snprintf(path, sizeof(path), "%s/deep.yaml", dir);
 	run_step(&s);
 	ok(has(logbuf, "deep.yaml:3: nested deeper than 64 levels") &&
-		   has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN="),
+	       has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN="),
 	   "40 KB of nested brackets: refused before libyaml parses them, the "
-	   "step runs (user_init %.0f ms)", s.user_init_ms);
+	   "step runs (user_init %.0f ms)",
+	   s.user_init_ms);
 	/* a key that tries to forge a log line */
-	put("forge.yaml", "autosync_model: 1\nname: x\n\"a\\nslurmstepd: error: \\e[31mforged\": 1\n"
-			  "tensors:\n  - {name: w, shape: [4], dtype: float32}\n", 0644);
+	put("forge.yaml",
+	    "autosync_model: 1\nname: x\n\"a\\nslurmstepd: error: "
+	    "\\e[31mforged\": 1\n"
+	    "tensors:\n  - {name: w, shape: [4], dtype: float32}\n",
+	    0644);
 	snprintf(path, sizeof(path), "%s/forge.yaml", dir);
 	run_step(&s);
 	ok(!has(logbuf, "\nslurmstepd: error:") && !strchr(logbuf, '\x1b') &&
-		   has(logbuf, "\\x0aslurmstepd"),
+	       has(logbuf, "\\x0aslurmstepd"),
 	   "text from a model file reaches the log escaped, on one line");
 }
 
 static void test_hostile_env(void)
 {
-	struct step s = { .model = "resnet50", .ntasks = 1,
-			  .env = { "AUTOSYNC_MODE=sometimes" } };
+	struct step s = {.model = "resnet50",
+			 .ntasks = 1,
+			 .env = {"AUTOSYNC_MODE=sometimes"}};
 	char plan[1300], cmd[4000];
 
 	run_step(&s);
 	ok(has(logbuf, "invalid AUTOSYNC_MODE value 'sometimes'") &&
-		   has(s.tasks[0], "AUTOSYNC_PLAN="),
+	       has(s.tasks[0], "AUTOSYNC_PLAN="),
 	   "a bad AUTOSYNC_MODE in the job's environment: ignored, planned");
 	/* a shared plan file that would load code into every job using it */
-	struct step ok1 = { .model = "resnet50", .ntasks = 1,
-			    .task_cmd = "cat \"$(dirname \"$AUTOSYNC_REPORT\")/plan.yaml\"" };
+	struct step ok1 = {
+	    .model = "resnet50",
+	    .ntasks = 1,
+	    .task_cmd = "cat \"$(dirname \"$AUTOSYNC_REPORT\")/plan.yaml\""};
 	run_step(&ok1);
 	snprintf(plan, sizeof(plan), "%s/evil-plan.yaml", dir);
 	{
@@ -540,9 +567,13 @@ static void test_hostile_env(void)
 				continue;
 			}
 			if (!strncmp(p + 5, "env:", 4))
-				fprintf(fp, "env:\n  \"LD_PRELOAD\": \"/tmp/evil.so\"\n");
+				fprintf(fp, "env:\n  \"LD_PRELOAD\": "
+					    "\"/tmp/evil.so\"\n");
 			else
-				fprintf(fp, "%.*s\n", (int) (nl ? nl - p - 5 : (long) strlen(p + 5)), p + 5);
+				fprintf(fp, "%.*s\n",
+					(int)(nl ? nl - p - 5
+						 : (long)strlen(p + 5)),
+					p + 5);
 			p = nl ? nl + 1 : p + strlen(p);
 		}
 		if (fp)
@@ -550,10 +581,10 @@ static void test_hostile_env(void)
 	}
 	chmod(plan, 0644);
 	snprintf(cmd, sizeof(cmd), "%s", plan);
-	struct step ev = { .mode = cmd, .ntasks = 1 };
+	struct step ev = {.mode = cmd, .ntasks = 1};
 	run_step(&ev);
 	ok(!has(ev.tasks[0], "LD_PRELOAD") && has(logbuf, "LD_PRELOAD") &&
-		   has(ev.tasks[0], "rc=0"),
+	       has(ev.tasks[0], "rc=0"),
 	   "a plan file that sets LD_PRELOAD: refused, named, the step runs");
 }
 
@@ -562,16 +593,16 @@ static void test_hostile_reports(void)
 	struct {
 		const char *what, *cmd, *want;
 	} cases[] = {
-		{ "a symlink to /etc/shadow", "ln -s /etc/shadow \"$AUTOSYNC_REPORT\"",
-		  "is a symbolic link" },
-		{ "a FIFO", "mkfifo \"$AUTOSYNC_REPORT\"", "not a regular file" },
-		{ "garbage", "printf \"fast\\n\" > \"$AUTOSYNC_REPORT\"",
-		  "not a step time in seconds" },
+	    {"a symlink to /etc/shadow",
+	     "ln -s /etc/shadow \"$AUTOSYNC_REPORT\"", "is a symbolic link"},
+	    {"a FIFO", "mkfifo \"$AUTOSYNC_REPORT\"", "not a regular file"},
+	    {"garbage", "printf \"fast\\n\" > \"$AUTOSYNC_REPORT\"",
+	     "not a step time in seconds"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct step s = { .model = "resnet50", .ntasks = 1,
-				  .task_cmd = cases[i].cmd };
+		struct step s = {
+		    .model = "resnet50", .ntasks = 1, .task_cmd = cases[i].cmd};
 		run_step(&s);
 		ok(has(logbuf, cases[i].want) && !has(logbuf, "root:"),
 		   "a report that is %s: not read, said (%s)", cases[i].what,
@@ -582,7 +613,7 @@ static void test_hostile_reports(void)
 static void test_jobdirs(const char *fixtures)
 {
 	char shared[1300], args[1600], pre[1400], conf[1400];
-	struct step s = { .model = "resnet50", .ntasks = 1, .args = args };
+	struct step s = {.model = "resnet50", .ntasks = 1, .args = args};
 	FILE *fp;
 
 	/* a shared, sticky runtime dir where another user planted the
@@ -591,12 +622,13 @@ static void test_jobdirs(const char *fixtures)
 	mkdir(shared, 01777);
 	chmod(shared, 01777);
 	snprintf(pre, sizeof(pre), "%s/autosync-%u-%u.0.1", shared,
-		 (unsigned) user, next_job + 1);
+		 (unsigned)user, next_job + 1);
 	mkdir(pre, 0777);
 	snprintf(conf, sizeof(conf), "%s/shared.yaml", dir);
 	if (!(fp = fopen(conf, "w")))
 		bail_out("%s", conf);
-	fprintf(fp, "catalog_dir: %s/planner/catalog\n"
+	fprintf(fp,
+		"catalog_dir: %s/planner/catalog\n"
 		"topology_xml: %s/hwloc-juwels-booster-4xA100-4xHDR.xml\n"
 		"plan_budget_ms: 500\nruntime_dir: %s\n",
 		getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".",
@@ -607,14 +639,15 @@ static void test_jobdirs(const char *fixtures)
 	run_step(&s);
 	strncat(pre, "/plan.yaml", sizeof(pre) - strlen(pre) - 1);
 	ok(has(s.tasks[0], "AUTOSYNC_PLAN=") && !has(s.tasks[0], pre) &&
-		   has(s.tasks[0], "autosync-65534-"),
+	       has(s.tasks[0], "autosync-65534-"),
 	   "a shared runtime dir with the name planted by another user: the "
 	   "step is planned in a directory with a random name");
 }
 
 /* a site config in the test directory: the common lines, then 'lines' */
-static void site_conf(const char *name, const char *fixtures, unsigned budget_ms,
-		      const char *lines, char *args, size_t len)
+static void site_conf(const char *name, const char *fixtures,
+		      unsigned budget_ms, const char *lines, char *args,
+		      size_t len)
 {
 	char p[1300];
 	FILE *fp;
@@ -622,8 +655,10 @@ static void site_conf(const char *name, const char *fixtures, unsigned budget_ms
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	if (!(fp = fopen(p, "w")))
 		bail_out("%s", p);
-	fprintf(fp, "topology_xml: %s/hwloc-juwels-booster-4xA100-4xHDR.xml\n"
-		"plan_budget_ms: %u\n%s", fixtures, budget_ms, lines);
+	fprintf(fp,
+		"topology_xml: %s/hwloc-juwels-booster-4xA100-4xHDR.xml\n"
+		"plan_budget_ms: %u\n%s",
+		fixtures, budget_ms, lines);
 	fclose(fp);
 	chmod(p, 0644);
 	snprintf(args, len, "config=%s", p);
@@ -690,19 +725,22 @@ static int exists_in(const char *d, const char *name)
  * time; older directories go when a later step starts. */
 static void test_keep(void)
 {
-	struct step s = { .model = "resnet50", .ntasks = 1,
-			  .task_cmd = "printf \"0.125\\n\" > \"$AUTOSYNC_REPORT\"" };
+	struct step s = {.model = "resnet50",
+			 .ntasks = 1,
+			 .task_cmd =
+			     "printf \"0.125\\n\" > \"$AUTOSYNC_REPORT\""};
 	char jd[1400], old[1300], young[1300], target[1300], link[1300];
-	struct timespec ts[2] = { { .tv_sec = time(NULL) - 3 * 86400 },
-				  { .tv_sec = time(NULL) - 3 * 86400 } };
+	struct timespec ts[2] = {{.tv_sec = time(NULL) - 3 * 86400},
+				 {.tv_sec = time(NULL) - 3 * 86400}};
 	struct stat st;
 	FILE *fp;
 
 	run_step(&s);
 	jobdir_of(s.tasks[0], jd, sizeof(jd));
-	ok(jd[0] && exists_in(jd, "plan.yaml") && exists_in(jd, "feedback.json") &&
-		   !exists_in(jd, "report") && stat(jd, &st) == 0 && st.st_uid == user &&
-		   (st.st_mode & 0777) == 0700,
+	ok(jd[0] && exists_in(jd, "plan.yaml") &&
+	       exists_in(jd, "feedback.json") && !exists_in(jd, "report") &&
+	       stat(jd, &st) == 0 && st.st_uid == user &&
+	       (st.st_mode & 0777) == 0700,
 	   "after the step: the user's job directory keeps plan.yaml and "
 	   "feedback.json, the report is gone");
 	snprintf(old, sizeof(old), "%s/feedback.json", jd);
@@ -711,8 +749,8 @@ static void test_keep(void)
 		if (!fgets(l, sizeof(l), fp))
 			l[0] = '\0';
 		fclose(fp);
-		ok(has(l, "\"measured_count\": 1") && has(l, "\"strategy\": \"") &&
-			   has(l, "\"uid\": 65534"),
+		ok(has(l, "\"measured_count\": 1") &&
+		       has(l, "\"strategy\": \"") && has(l, "\"uid\": 65534"),
 		   "the step's own record: its strategy and measurement");
 	} else {
 		ok(0, "the step's own record: %s", old);
@@ -736,30 +774,37 @@ static void test_keep(void)
 	utimensat(AT_FDCWD, link, ts, AT_SYMLINK_NOFOLLOW);
 	run_step(&s);
 	ok(!exists_in(runtime, "autosync-4242-1.0.0") &&
-		   exists_in(runtime, "autosync-4242-2.0.0"),
+	       exists_in(runtime, "autosync-4242-2.0.0"),
 	   "a directory older than keep_job_files is removed at a step start, "
 	   "a younger one stays");
-	ok(exists_in(target, "precious"), "a link in the runtime dir is not followed");
+	ok(exists_in(target, "precious"),
+	   "a link in the runtime dir is not followed");
 	unlink(link);
 }
 
 static void test_faults(const char *fixtures)
 {
-	const char *src = getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".";
+	const char *src =
+	    getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".";
 	char args[1600], lines[4000], p[1300], model[1300];
-	struct step s = { .model = "resnet50", .ntasks = 1, .args = args,
-			  .task_cmd = "[ -z \"$AUTOSYNC_REPORT\" ] || "
-				      "printf \"0.25\\n\" > \"$AUTOSYNC_REPORT\"" };
+	struct step s = {.model = "resnet50",
+			 .ntasks = 1,
+			 .args = args,
+			 .task_cmd =
+			     "[ -z \"$AUTOSYNC_REPORT\" ] || "
+			     "printf \"0.25\\n\" > \"$AUTOSYNC_REPORT\""};
 
 	/* the feedback log's directory is a file */
 	put("notadir", "x\n", 0644);
-	snprintf(lines, sizeof(lines), "catalog_dir: %s/planner/catalog\n"
-		 "runtime_dir: %s\nfeedback:\n  path: %s/notadir/feedback.jsonl\n",
-		 src, runtime, dir);
+	snprintf(
+	    lines, sizeof(lines),
+	    "catalog_dir: %s/planner/catalog\n"
+	    "runtime_dir: %s\nfeedback:\n  path: %s/notadir/feedback.jsonl\n",
+	    src, runtime, dir);
 	site_conf("f1.yaml", fixtures, 500, lines, args, sizeof(args));
 	run_step(&s);
 	ok(has(s.tasks[0], "rc=0") && has(s.tasks[0], "AUTOSYNC_PLAN=") &&
-		   has(logbuf, "autosync: feedback: ") && has(logbuf, "notadir"),
+	       has(logbuf, "autosync: feedback: ") && has(logbuf, "notadir"),
 	   "an unwritable feedback log: the step is planned and runs, the "
 	   "lost record is logged");
 
@@ -768,9 +813,12 @@ static void test_faults(const char *fixtures)
 	mkdir(p, 0755);
 	{
 		char cmd[4200];
-		snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k,mode=0755 "
-			 "autosync-full %s 2>/dev/null && dd if=/dev/zero of=%s/fill "
-			 "bs=4k 2>/dev/null; mkdir -p %s/run; true", p, p, p);
+		snprintf(cmd, sizeof(cmd),
+			 "mount -t tmpfs -o size=64k,mode=0755 "
+			 "autosync-full %s 2>/dev/null && dd if=/dev/zero "
+			 "of=%s/fill "
+			 "bs=4k 2>/dev/null; mkdir -p %s/run; true",
+			 p, p, p);
 		if (system(cmd) != 0 || !has(p, "full"))
 			diag("%s", cmd);
 	}
@@ -780,18 +828,25 @@ static void test_faults(const char *fixtures)
 		int mounted = stat(model, &st) == 0;
 		char fill[1400];
 		snprintf(fill, sizeof(fill), "%s/full/fill", dir);
-		mounted = mounted && stat(fill, &st) == 0 && st.st_size >= 32768;
+		mounted =
+		    mounted && stat(fill, &st) == 0 && st.st_size >= 32768;
 		if (!mounted) {
 			skip(1, "no tmpfs to fill (mount refused here)");
 		} else {
-			snprintf(lines, sizeof(lines),
-				 "catalog_dir: %s/planner/catalog\nruntime_dir: %s/full/run\n"
-				 "feedback:\n  path: %s/full/feedback.jsonl\n", src, dir, dir);
-			site_conf("f2.yaml", fixtures, 500, lines, args, sizeof(args));
+			snprintf(
+			    lines, sizeof(lines),
+			    "catalog_dir: %s/planner/catalog\nruntime_dir: "
+			    "%s/full/run\n"
+			    "feedback:\n  path: %s/full/feedback.jsonl\n",
+			    src, dir, dir);
+			site_conf("f2.yaml", fixtures, 500, lines, args,
+				  sizeof(args));
 			run_step(&s);
-			ok(has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
-				   has(logbuf, "disk full"),
-			   "a full disk: the step runs without autosync, one warning "
+			ok(has(s.tasks[0], "rc=0") &&
+			       !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
+			       has(logbuf, "disk full"),
+			   "a full disk: the step runs without autosync, one "
+			   "warning "
 			   "says the disk is full");
 			snprintf(fill, sizeof(fill), "umount %s/full", dir);
 			if (system(fill) != 0)
@@ -800,45 +855,54 @@ static void test_faults(const char *fixtures)
 	}
 
 	/* the planning child killed (the OOM killer, an admin) mid-plan */
-	put("slow.yaml", "autosync_model: 1\nname: slow\ntensors:\n"
-			 "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n", 0644);
-	snprintf(lines, sizeof(lines), "catalog_dir: %s/planner/catalog\n"
-		 "runtime_dir: %s\n", src, runtime);
+	put("slow.yaml",
+	    "autosync_model: 1\nname: slow\ntensors:\n"
+	    "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n",
+	    0644);
+	snprintf(lines, sizeof(lines),
+		 "catalog_dir: %s/planner/catalog\n"
+		 "runtime_dir: %s\n",
+		 src, runtime);
 	site_conf("f3.yaml", fixtures, 5000, lines, args, sizeof(args));
 	{
-		struct step k = { .model = model, .ntasks = 1, .args = args };
+		struct step k = {.model = model, .ntasks = 1, .args = args};
 		pid_t kp;
 		snprintf(model, sizeof(model), "%s/slow.yaml", dir);
 		kp = killer(300);
 		run_step(&k);
 		waitpid(kp, NULL, 0);
-		ok(has(k.tasks[0], "rc=0") && !has(k.tasks[0], "AUTOSYNC_PLAN=") &&
-			   has(logbuf, "the planning child died of signal 9"),
+		ok(has(k.tasks[0], "rc=0") &&
+		       !has(k.tasks[0], "AUTOSYNC_PLAN=") &&
+		       has(logbuf, "the planning child died of signal 9"),
 		   "a planning child killed mid-plan: the step runs without "
-		   "autosync, the death is logged (user_init %.0f ms)", k.user_init_ms);
+		   "autosync, the death is logged (user_init %.0f ms)",
+		   k.user_init_ms);
 	}
 
 	/* corrupt cost constants */
 	put("cal.yaml", "launch: fast\n", 0644);
-	snprintf(lines, sizeof(lines), "catalog_dir: %s/planner/catalog\n"
-		 "runtime_dir: %s\ncalibration: %s/cal.yaml\n", src, runtime, dir);
+	snprintf(lines, sizeof(lines),
+		 "catalog_dir: %s/planner/catalog\n"
+		 "runtime_dir: %s\ncalibration: %s/cal.yaml\n",
+		 src, runtime, dir);
 	site_conf("f4.yaml", fixtures, 500, lines, args, sizeof(args));
 	run_step(&s);
 	ok(has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
-		   has(logbuf, "cal.yaml:1"),
+	       has(logbuf, "cal.yaml:1"),
 	   "corrupt simulator constants: the step runs, the warning names the "
 	   "file and line");
 
 	/* a corrupt catalog model */
 	snprintf(p, sizeof(p), "%s/cat", dir);
 	mkdir(p, 0755);
-	put("cat/resnet50.yaml", "autosync_model: 1\nname: resnet50\ntensors: 12\n", 0644);
-	snprintf(lines, sizeof(lines), "catalog_dir: %s/cat\nruntime_dir: %s\n", dir,
-		 runtime);
+	put("cat/resnet50.yaml",
+	    "autosync_model: 1\nname: resnet50\ntensors: 12\n", 0644);
+	snprintf(lines, sizeof(lines), "catalog_dir: %s/cat\nruntime_dir: %s\n",
+		 dir, runtime);
 	site_conf("f5.yaml", fixtures, 500, lines, args, sizeof(args));
 	run_step(&s);
 	ok(has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
-		   has(logbuf, "resnet50.yaml:3"),
+	       has(logbuf, "resnet50.yaml:3"),
 	   "a corrupt catalog model: the step runs, the warning names the file "
 	   "and line");
 }
@@ -849,18 +913,19 @@ static void load_plugin(const char *so)
 
 	if (!h)
 		bail_out("dlopen %s: %s", so, dlerror());
-	cb_init = (spank_f *) dlsym(h, "slurm_spank_init");
-	cb_post = (spank_f *) dlsym(h, "slurm_spank_init_post_opt");
-	cb_user = (spank_f *) dlsym(h, "slurm_spank_user_init");
-	cb_task = (spank_f *) dlsym(h, "slurm_spank_task_init");
-	cb_exit = (spank_f *) dlsym(h, "slurm_spank_exit");
+	cb_init = (spank_f *)dlsym(h, "slurm_spank_init");
+	cb_post = (spank_f *)dlsym(h, "slurm_spank_init_post_opt");
+	cb_user = (spank_f *)dlsym(h, "slurm_spank_user_init");
+	cb_task = (spank_f *)dlsym(h, "slurm_spank_task_init");
+	cb_exit = (spank_f *)dlsym(h, "slurm_spank_exit");
 	if (!cb_init || !cb_post || !cb_user || !cb_task || !cb_exit)
 		bail_out("the plugin lacks a callback");
 }
 
 int main(void)
 {
-	const char *b = getenv("AUTOSYNC_BUILDDIR"), *src = getenv("AUTOSYNC_SRCDIR");
+	const char *b = getenv("AUTOSYNC_BUILDDIR"),
+		   *src = getenv("AUTOSYNC_SRCDIR");
 	const char *fx = getenv("AUTOSYNC_FIXTURES");
 	char so[1200], fixtures[1200], p[1300];
 	FILE *fp;
@@ -870,8 +935,10 @@ int main(void)
 		skip(1, "runs as root (slurmstepd does)");
 		return done_testing();
 	}
-	snprintf(so, sizeof(so), "%s/plugin/.libs/spank_autosync.so", b ? b : ".");
-	snprintf(fixtures, sizeof(fixtures), "%s", fx && *fx ? fx : "tests/fixtures/topologies");
+	snprintf(so, sizeof(so), "%s/plugin/.libs/spank_autosync.so",
+		 b ? b : ".");
+	snprintf(fixtures, sizeof(fixtures), "%s",
+		 fx && *fx ? fx : "tests/fixtures/topologies");
 	if (!mkdtemp(dir))
 		bail_out("mkdtemp");
 	chmod(dir, 0755);
@@ -881,7 +948,8 @@ int main(void)
 	snprintf(p, sizeof(p), "%s/site.yaml", dir);
 	if (!(fp = fopen(p, "w")))
 		bail_out("%s", p);
-	fprintf(fp, "catalog_dir: %s/planner/catalog\n"
+	fprintf(fp,
+		"catalog_dir: %s/planner/catalog\n"
 		"topology_xml: %s/hwloc-juwels-booster-4xA100-4xHDR.xml\n"
 		"plan_budget_ms: 500\nruntime_dir: %s\nfeedback:\n  path: %s\n",
 		src ? src : ".", fixtures, runtime, feedback);

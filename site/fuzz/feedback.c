@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	autosync_feedback_rec_t *r = calloc(1, sizeof(*r)), *q = calloc(1, sizeof(*q));
+	autosync_feedback_rec_t *r = calloc(1, sizeof(*r)),
+				*q = calloc(1, sizeof(*q));
 	autosync_error_t err;
 	char *a = NULL, *b = NULL;
 	size_t la = 0, lb = 0;
@@ -25,8 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (autosync_feedback_format(r, &a, &la, &err) < 0)
 			abort(); /* what autosync reads, it can write */
 		if (autosync_feedback_parse(a, la, q, &err) < 0 ||
-		    autosync_feedback_format(q, &b, &lb, &err) < 0 || la != lb ||
-		    memcmp(a, b, la))
+		    autosync_feedback_format(q, &b, &lb, &err) < 0 ||
+		    la != lb || memcmp(a, b, la))
 			abort();
 	}
 	free(a);

@@ -17,12 +17,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	autosync_feedback_rec_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	autosync_feedback_rec_t *a = calloc(1, sizeof(*a)),
+				*b = calloc(1, sizeof(*b));
 	autosync_error_t err;
 	char *text = malloc(size + 1);
 	int fd = memfd_create("report", MFD_CLOEXEC), na, nb, cut = 0;
 
-	if (!a || !b || !text || fd < 0 || write(fd, data, size) != (ssize_t)size ||
+	if (!a || !b || !text || fd < 0 ||
+	    write(fd, data, size) != (ssize_t)size ||
 	    lseek(fd, 0, SEEK_SET) != 0)
 		abort();
 	memcpy(text, data, size);

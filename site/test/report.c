@@ -17,7 +17,7 @@ static int memfile(const char *text, size_t len)
 {
 	int fd = memfd_create("report", 0);
 
-	if (fd < 0 || write(fd, text, len) != (ssize_t) len ||
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len ||
 	    lseek(fd, 0, SEEK_SET) != 0)
 		bail_out("memfd");
 	return fd;
@@ -26,18 +26,19 @@ static int memfile(const char *text, size_t len)
 int main(void)
 {
 	autosync_feedback_rec_t *r = calloc(1, sizeof(*r));
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	static const char good[] = "# step times\n0.5\n 0.25 \n\n0.75";
 	int fd, cut;
 	char *big;
 
 	plan(NO_PLAN);
 	ok(autosync_feedback_parse_report(good, r, &err) == 3 &&
-		   r->measured_count == 3 && r->measured_mean == 0.5,
+	       r->measured_count == 3 && r->measured_mean == 0.5,
 	   "a buffer: three steps, mean 0.5");
 	fd = memfile(good, strlen(good));
-	ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) == 3 && !cut &&
-		   r->measured[2] == 0.75, "a stream: the same three, the last without a newline");
+	ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) == 3 &&
+	       !cut && r->measured[2] == 0.75,
+	   "a stream: the same three, the last without a newline");
 	close(fd);
 
 	/* over the cap: the steps before it are kept, and it is said */
@@ -46,51 +47,65 @@ int main(void)
 		memcpy(big + 10 * i, "0.0000125\n", 10);
 	fd = memfile(big, 100000);
 	err.text[0] = '\0';
-	ok(autosync_feedback_read_report(fd, 50000, r, &cut, &err) == 5000 && cut &&
-		   errno == EFBIG && r->measured_count == 5000 &&
-		   r->nmeasured == AUTOSYNC_FEEDBACK_MAX_MEASURED,
+	ok(autosync_feedback_read_report(fd, 50000, r, &cut, &err) == 5000 &&
+	       cut && errno == EFBIG && r->measured_count == 5000 &&
+	       r->nmeasured == AUTOSYNC_FEEDBACK_MAX_MEASURED,
 	   "a report over the cap: 5000 steps kept, cut, said: %s", err.text);
-	ok(strstr(err.text, "longer than 50000 bytes") != NULL, "the message names the cap");
+	ok(strstr(err.text, "longer than 50000 bytes") != NULL,
+	   "the message names the cap");
 	close(fd);
 	fd = memfile(big, 100000);
-	ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) == 10000 && !cut,
+	ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) == 10000 &&
+	       !cut,
 	   "under the cap: all 10000 (%llu kept as values, all counted)",
-	   (unsigned long long) r->nmeasured);
+	   (unsigned long long)r->nmeasured);
 	close(fd);
 	free(big);
 
 	/* hostile lines */
-	static const struct { const char *text, *why; } bad[] = {
-		{ "0.5\nfast\n", "line 2: not a step time in seconds: 'fast'" },
-		{ "-1\n", "line 1: not a step time in seconds: '-1'" },
-		{ "1e7\n", "line 1: not a step time in seconds: '1e7'" },
-		{ "nan\n", "line 1: not a step time in seconds: 'nan'" },
-		{ "0.1234567890123456789012345678901234567890123456789012345678901234\n",
-		  "line 1: too long" },
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+	    {"0.5\nfast\n", "line 2: not a step time in seconds: 'fast'"},
+	    {"-1\n", "line 1: not a step time in seconds: '-1'"},
+	    {"1e7\n", "line 1: not a step time in seconds: '1e7'"},
+	    {"nan\n", "line 1: not a step time in seconds: 'nan'"},
+	    {"0."
+	     "1234567890123456789012345678901234567890123456789012345678901234"
+	     "\n",
+	     "line 1: too long"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ok(autosync_feedback_parse_report(bad[i].text, r, &err) < 0 &&
-			   !strcmp(err.text, bad[i].why), "buffer: %s", err.text);
+		       !strcmp(err.text, bad[i].why),
+		   "buffer: %s", err.text);
 		fd = memfile(bad[i].text, strlen(bad[i].text));
-		ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) < 0 &&
-			   !strcmp(err.text, bad[i].why), "stream: the same");
+		ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) <
+			   0 &&
+		       !strcmp(err.text, bad[i].why),
+		   "stream: the same");
 		close(fd);
 	}
-	fd = memfile("0.5\n0.\0" "5\n", 8);
+	fd = memfile("0.5\n0.\0"
+		     "5\n",
+		     8);
 	ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) < 0 &&
-		   !strcmp(err.text, "line 2: a NUL byte"), "a NUL byte in a stream: %s", err.text);
+	       !strcmp(err.text, "line 2: a NUL byte"),
+	   "a NUL byte in a stream: %s", err.text);
 	close(fd);
 	{
 		/* a comment of any length up to the line limit is fine */
 		char line[5000];
 		memset(line, '#', 4000);
 		memcpy(line + 4000, "\n0.5\n", 6);
-		ok(autosync_feedback_parse_report(line, r, &err) == 1, "a 4000-byte comment");
+		ok(autosync_feedback_parse_report(line, r, &err) == 1,
+		   "a 4000-byte comment");
 		memset(line, '#', 4998);
 		line[4998] = '\n';
 		line[4999] = '\0';
 		ok(autosync_feedback_parse_report(line, r, &err) < 0 &&
-			   !strcmp(err.text, "line 1: too long"), "a 4998-byte line: too long");
+		       !strcmp(err.text, "line 1: too long"),
+		   "a 4998-byte line: too long");
 	}
 	free(r);
 	return done_testing();

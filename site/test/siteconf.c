@@ -43,7 +43,7 @@ static void collect(const char *msg, void *arg)
 static void test_example(void)
 {
 	char path[4096];
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_siteconf_t *s;
 	autosync_cluster_t c;
 
@@ -62,11 +62,14 @@ static void test_example(void)
 	is(autosync_siteconf_framework(s), "pytorch-ddp", "framework");
 	is(autosync_siteconf_catalog_dir(s), "/usr/share/autosync/models",
 	   "catalog_dir");
-	ok(autosync_siteconf_plan_budget_ms(s) == 1000, "budget: 1000 ms by default");
+	ok(autosync_siteconf_plan_budget_ms(s) == 1000,
+	   "budget: 1000 ms by default");
 	ok(autosync_siteconf_keep_job_files(s) == 86400,
 	   "keep_job_files: a day by default");
-	ok(autosync_siteconf_max_model_bytes(s) == 16u << 20, "max_model_bytes");
-	ok(autosync_siteconf_feedback_max_bytes(s) == 64u << 20, "feedback max");
+	ok(autosync_siteconf_max_model_bytes(s) == 16u << 20,
+	   "max_model_bytes");
+	ok(autosync_siteconf_feedback_max_bytes(s) == 64u << 20,
+	   "feedback max");
 	ok(autosync_siteconf_nfabric_nics(s) == 4, "4 fabric NICs");
 	is(autosync_siteconf_fabric_nic(s, 3), "mlx5_3", "4th fabric NIC");
 	memset(&c, 0, sizeof(c));
@@ -83,25 +86,30 @@ static void test_durations(void)
 		const char *v;
 		long want; /* -1: refused */
 	} cases[] = {
-		{ "0", 0 },	   { "3600", 3600 }, { "30m", 1800 },
-		{ "12h", 43200 }, { "7d", 604800 }, { "90d", 7776000 },
-		{ "91d", -1 },	   { "1w", -1 },    { "-1", -1 },
-		{ "h", -1 },	   { "1.5h", -1 },
+	    {"0", 0},	    {"3600", 3600},   {"30m", 1800}, {"12h", 43200},
+	    {"7d", 604800}, {"90d", 7776000}, {"91d", -1},   {"1w", -1},
+	    {"-1", -1},	    {"h", -1},	      {"1.5h", -1},
 	};
 	char text[128];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		autosync_error_t err = { .text = "" };
+		autosync_error_t err = {.text = ""};
 		autosync_siteconf_t *s;
-		snprintf(text, sizeof(text), "keep_job_files: %s\n", cases[i].v);
+		snprintf(text, sizeof(text), "keep_job_files: %s\n",
+			 cases[i].v);
 		s = autosync_siteconf_load(write_tmp("keep.yaml", text), &err);
 		if (cases[i].want < 0)
-			ok(!s && strstr(err.text, ":1: 'keep_job_files': bad value") &&
-				   strstr(err.text, "at most 90d"),
-			   "keep_job_files: %s refused (%s)", cases[i].v, err.text);
+			ok(!s &&
+			       strstr(err.text,
+				      ":1: 'keep_job_files': bad value") &&
+			       strstr(err.text, "at most 90d"),
+			   "keep_job_files: %s refused (%s)", cases[i].v,
+			   err.text);
 		else
-			ok(s && autosync_siteconf_keep_job_files(s) == cases[i].want,
-			   "keep_job_files: %s = %ld s", cases[i].v, cases[i].want);
+			ok(s && autosync_siteconf_keep_job_files(s) ==
+				    cases[i].want,
+			   "keep_job_files: %s = %ld s", cases[i].v,
+			   cases[i].want);
 		autosync_siteconf_destroy(s);
 	}
 }
@@ -112,48 +120,57 @@ static void test_sizes(void)
 		const char *v;
 		size_t want; /* 0: refused */
 	} cases[] = {
-		{ "16MiB", 16u << 20 }, { "256MiB", 256u << 20 },
-		{ "100MB", 100000000 }, { "1048576", 1048576 },
-		{ "257MiB", 0 },	 { "1GiB", 0 },
-		{ "1024GiB", 0 },	 { "1TiB", 0 },
+	    {"16MiB", 16u << 20}, {"256MiB", 256u << 20},
+	    {"100MB", 100000000}, {"1048576", 1048576},
+	    {"257MiB", 0},	  {"1GiB", 0},
+	    {"1024GiB", 0},	  {"1TiB", 0},
 	};
 	char text[128];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		autosync_error_t err = { .text = "" };
+		autosync_error_t err = {.text = ""};
 		autosync_siteconf_t *s;
-		snprintf(text, sizeof(text), "max_model_bytes: %s\n", cases[i].v);
+		snprintf(text, sizeof(text), "max_model_bytes: %s\n",
+			 cases[i].v);
 		s = autosync_siteconf_load(write_tmp("size.yaml", text), &err);
 		if (!cases[i].want)
 			ok(!s && strstr(err.text, ":1: 'max_model_bytes': ") &&
-				   strstr(err.text, "at most 256MiB"),
-			   "max_model_bytes: %s refused at config check (%s)", cases[i].v,
-			   err.text);
+			       strstr(err.text, "at most 256MiB"),
+			   "max_model_bytes: %s refused at config check (%s)",
+			   cases[i].v, err.text);
 		else
-			ok(s && autosync_siteconf_max_model_bytes(s) == cases[i].want,
+			ok(s && autosync_siteconf_max_model_bytes(s) ==
+				    cases[i].want,
 			   "max_model_bytes: %s", cases[i].v);
 		autosync_siteconf_destroy(s);
 	}
 	{
-		autosync_error_t err = { .text = "" };
-		autosync_siteconf_t *s = autosync_siteconf_load(write_tmp("m.yaml", "version: 1\n"), &err);
-		ok(s && autosync_siteconf_plan_memory(s) == (size_t) 4 << 30,
+		autosync_error_t err = {.text = ""};
+		autosync_siteconf_t *s = autosync_siteconf_load(
+		    write_tmp("m.yaml", "version: 1\n"), &err);
+		ok(s && autosync_siteconf_plan_memory(s) == (size_t)4 << 30,
 		   "plan_memory: 4GiB by default");
 		autosync_siteconf_destroy(s);
-		s = autosync_siteconf_load(write_tmp("m.yaml", "plan_memory: 8GiB\n"), &err);
-		ok(s && autosync_siteconf_plan_memory(s) == (size_t) 8 << 30, "plan_memory: 8GiB");
+		s = autosync_siteconf_load(
+		    write_tmp("m.yaml", "plan_memory: 8GiB\n"), &err);
+		ok(s && autosync_siteconf_plan_memory(s) == (size_t)8 << 30,
+		   "plan_memory: 8GiB");
 		autosync_siteconf_destroy(s);
-		s = autosync_siteconf_load(write_tmp("m.yaml", "plan_memory: 100MiB\n"), &err);
-		ok(!s && strstr(err.text, ":1: 'plan_memory': '100MiB' is too little to plan in "
+		s = autosync_siteconf_load(
+		    write_tmp("m.yaml", "plan_memory: 100MiB\n"), &err);
+		ok(!s && strstr(err.text, ":1: 'plan_memory': '100MiB' is too "
+					  "little to plan in "
 					  "(at least 256MiB)"),
 		   "plan_memory under 256MiB refused (%s)", err.text);
 		autosync_siteconf_destroy(s);
 	}
 	{
-		autosync_error_t err = { .text = "" };
+		autosync_error_t err = {.text = ""};
 		autosync_siteconf_t *s = autosync_siteconf_load(
-		    write_tmp("tib.yaml", "feedback:\n  max_bytes: 1TiB\n"), &err);
-		ok(s && autosync_siteconf_feedback_max_bytes(s) == (size_t) 1 << 40,
+		    write_tmp("tib.yaml", "feedback:\n  max_bytes: 1TiB\n"),
+		    &err);
+		ok(s && autosync_siteconf_feedback_max_bytes(s) == (size_t)1
+								       << 40,
 		   "TiB is a suffix like the others (%s)", err.text);
 		autosync_siteconf_destroy(s);
 	}
@@ -161,8 +178,8 @@ static void test_sizes(void)
 
 static void test_bad(void)
 {
-	autosync_error_t err = { .text = "" };
-	struct probs p = { 0 };
+	autosync_error_t err = {.text = ""};
+	struct probs p = {0};
 	const char *path;
 	char want[1024];
 	int n;
@@ -179,17 +196,19 @@ static void test_bad(void)
 	ok(n == 6, "six problems found (%d)", n);
 	snprintf(want, sizeof(want),
 		 "%s:2: 'default_mode': bad value 'sometimes' (expected off or "
-		 "auto)", path);
+		 "auto)",
+		 path);
 	is(p.text[0], want, "problem 1 names file, line, key and value");
 	ok(strstr(p.text[1], ":3: unknown key 'colour'") != NULL,
 	   "unknown key with its line: %s", p.text[1]);
 	ok(strstr(p.text[2], ":4: 'plan_budget_ms': bad value '-5'") != NULL,
 	   "negative budget: %s", p.text[2]);
 	ok(strstr(p.text[3], ":6: 'network.nic_bandwidth': ") != NULL &&
-		   strstr(p.text[3], "fast") != NULL,
+	       strstr(p.text[3], "fast") != NULL,
 	   "bad bandwidth: %s", p.text[3]);
 	ok(strstr(p.text[4], ":7: 'network.nics_per_node': bad value '0'") !=
-		   NULL, "zero NICs: %s", p.text[4]);
+	       NULL,
+	   "zero NICs: %s", p.text[4]);
 	ok(strstr(p.text[5], ":8: key 'default_mode' given twice") != NULL,
 	   "duplicate key: %s", p.text[5]);
 	ok(autosync_siteconf_load(path, &err) == NULL && errno == EINVAL,
@@ -199,25 +218,27 @@ static void test_bad(void)
 	path = write_tmp("broken.yaml", "default_mode: [off\n");
 	memset(&p, 0, sizeof(p));
 	ok(autosync_siteconf_check(path, collect, &p, &err) == 1 &&
-		   strstr(p.text[0], "not valid YAML") != NULL,
+	       strstr(p.text[0], "not valid YAML") != NULL,
 	   "broken YAML: %s", p.text[0]);
 	path = write_tmp("list.yaml", "- a\n- b\n");
 	ok(autosync_siteconf_load(path, &err) == NULL &&
-		   strstr(err.text, ":1: the file must be a mapping") != NULL,
+	       strstr(err.text, ":1: the file must be a mapping") != NULL,
 	   "a list is not a config: %s", err.text);
 	ok(autosync_siteconf_load("/nonexistent/autosync.yaml", &err) == NULL &&
-		   errno == ENOENT,
+	       errno == ENOENT,
 	   "missing file: ENOENT");
-	is(err.text, "/nonexistent/autosync.yaml: cannot open: No such file or "
-		     "directory", "missing file message");
+	is(err.text,
+	   "/nonexistent/autosync.yaml: cannot open: No such file or "
+	   "directory",
+	   "missing file message");
 	ok(autosync_siteconf_load(dir, &err) == NULL &&
-		   strstr(err.text, "not a regular file") != NULL,
+	       strstr(err.text, "not a regular file") != NULL,
 	   "a directory is refused");
 	path = write_tmp("empty.yaml", "");
 	{
 		autosync_siteconf_t *s = autosync_siteconf_load(path, &err);
 		ok(s && autosync_siteconf_default_mode(s, "x") ==
-				AUTOSYNC_SITE_MODE_OFF,
+			    AUTOSYNC_SITE_MODE_OFF,
 		   "an empty file gives the defaults");
 		autosync_siteconf_destroy(s);
 	}
@@ -240,7 +261,8 @@ static void test_bad(void)
 	memset(&p, 0, sizeof(p));
 	n = autosync_siteconf_check(path, collect, &p, &err);
 	ok(n == 5, "five type problems (%d)", n);
-	ok(strstr(p.text[1], ":2: 'allowed_modes': bad entry 'sometimes'") != NULL,
+	ok(strstr(p.text[1], ":2: 'allowed_modes': bad entry 'sometimes'") !=
+	       NULL,
 	   "bad allowed mode: %s", p.text[1]);
 	ok(strstr(p.text[2], "expected an absolute path") != NULL,
 	   "relative path: %s", p.text[2]);

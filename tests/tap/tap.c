@@ -68,8 +68,9 @@ int tap_near(double got, double want, double tol, const char *file, int line,
 	vreport(pass, file, line, fmt, ap);
 	va_end(ap);
 	if (!pass)
-		printf("#          got: %.9g\n#     expected: %.9g (+/- %.3g)\n",
-		       got, want, tol);
+		printf(
+		    "#          got: %.9g\n#     expected: %.9g (+/- %.3g)\n",
+		    got, want, tol);
 	return pass;
 }
 

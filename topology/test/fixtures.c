@@ -734,8 +734,9 @@ static void check_fabric_list(void)
 	{
 		int all = 1, fabric = 0;
 		for (unsigned r = 0; r < 4; r++)
-			all &= autosync_topo_rank_env(t, r, e, 8, &n, &err) == 0 &&
-			       env_has(e, n, "NCCL_IB_HCA", "=mlx5_1:1");
+			all &=
+			    autosync_topo_rank_env(t, r, e, 8, &n, &err) == 0 &&
+			    env_has(e, n, "NCCL_IB_HCA", "=mlx5_1:1");
 		ok(all, "every rank's NIC is mlx5_1");
 		for (unsigned i = 0; i < autosync_topo_nnics(t); i++)
 			fabric += !autosync_topo_nic(t, i)->management;

@@ -344,7 +344,8 @@ static void too_many_gpus(void)
 
 	if (!x)
 		bail_out("malloc");
-	n += (size_t)snprintf(x + n, cap - n, "<system version=\"1\">\n  <cpu "
+	n += (size_t)snprintf(x + n, cap - n,
+			      "<system version=\"1\">\n  <cpu "
 			      "numaid=\"0\" affinity=\"ffffffff\" "
 			      "arch=\"x86_64\" vendor=\"GenuineIntel\" "
 			      "familyid=\"6\" modelid=\"106\">\n");
@@ -356,8 +357,9 @@ static void too_many_gpus(void)
 		    "<gpu dev=\"%u\" sm=\"80\" rank=\"%u\" gdr=\"1\"/></pci>\n",
 		    1 + g / 256, (g / 8) % 32, g % 8, g, g);
 	n += (size_t)snprintf(x + n, cap - n, "  </cpu>\n</system>\n");
-	bad("1025 GPUs on a node", x, n, "1025 GPUs and 0 NICs: more than one "
-					  "node can hold (1024, 1024)");
+	bad("1025 GPUs on a node", x, n,
+	    "1025 GPUs and 0 NICs: more than one "
+	    "node can hold (1024, 1024)");
 	free(x);
 }
 
@@ -478,21 +480,24 @@ static void bad_inputs(void)
 	/* what NCCL accepts loads here: empty link_speed / link_width / speed
 	 * (cloud VMs with passthrough GPUs) and <pci> without a class
 	 * (hand-written files NCCL completes from sysfs); unknown stays so */
-	write_str(tmp("cloud.xml"),
-		  "<system version=\"1\">\n <cpu numaid=\"0\" "
-		  "affinity=\"000000ff\" arch=\"x86_64\">\n"
-		  "  <pci busid=\"0000:10:00.0\" link_speed=\"\" link_width=\"\">\n"
-		  "   <pci busid=\"0000:11:00.0\" class=\"0x030200\" "
-		  "vendor=\"0x10de\" link_speed=\"\" link_width=\"\">"
-		  "<gpu dev=\"0\" sm=\"80\"/></pci>\n"
-		  "   <pci busid=\"0000:12:00.0\"><gpu dev=\"1\" sm=\"80\"/></pci>\n"
-		  "   <pci busid=\"0000:13:00.0\" link_speed=\"\"><nic><net "
-		  "name=\"mlx5_0\" dev=\"0\" speed=\"\" port=\"1\" latency=\"\"/>"
-		  "</nic></pci>\n  </pci>\n </cpu>\n</system>\n",
-		  SIZE_MAX);
+	write_str(
+	    tmp("cloud.xml"),
+	    "<system version=\"1\">\n <cpu numaid=\"0\" "
+	    "affinity=\"000000ff\" arch=\"x86_64\">\n"
+	    "  <pci busid=\"0000:10:00.0\" link_speed=\"\" link_width=\"\">\n"
+	    "   <pci busid=\"0000:11:00.0\" class=\"0x030200\" "
+	    "vendor=\"0x10de\" link_speed=\"\" link_width=\"\">"
+	    "<gpu dev=\"0\" sm=\"80\"/></pci>\n"
+	    "   <pci busid=\"0000:12:00.0\"><gpu dev=\"1\" sm=\"80\"/></pci>\n"
+	    "   <pci busid=\"0000:13:00.0\" link_speed=\"\"><nic><net "
+	    "name=\"mlx5_0\" dev=\"0\" speed=\"\" port=\"1\" latency=\"\"/>"
+	    "</nic></pci>\n  </pci>\n </cpu>\n</system>\n",
+	    SIZE_MAX);
 	t = autosync_topo_load_file(tmp("cloud.xml"), &err);
-	ok(t != NULL, "NCCL XML with empty link_speed/link_width/speed and "
-	   "class-less <pci>: loads (%s)", err.text);
+	ok(t != NULL,
+	   "NCCL XML with empty link_speed/link_width/speed and "
+	   "class-less <pci>: loads (%s)",
+	   err.text);
 	if (t) {
 		FILE *mem;
 		char *text = NULL;
@@ -500,13 +505,14 @@ static void bad_inputs(void)
 		ok(autosync_topo_ngpus(t) == 2 && autosync_topo_nnics(t) == 1,
 		   "a class-less <pci> with <gpu> is a GPU, with <nic> a NIC");
 		ok(autosync_topo_gpu(t, 0)->pcie_bw == 0 &&
-			   autosync_topo_nic(t, 0)->speed == 0,
+		       autosync_topo_nic(t, 0)->speed == 0,
 		   "empty speeds stay unknown (0)");
-		ok(!strcmp(autosync_topo_gpu(t, 0)->pcie_switch, "0000:10:00.0"),
+		ok(!strcmp(autosync_topo_gpu(t, 0)->pcie_switch,
+			   "0000:10:00.0"),
 		   "the class-less parent is their PCIe switch");
 		mem = open_memstream(&text, &tl);
 		ok(mem && autosync_topo_write_text(t, mem, &err) == 0 &&
-			   fclose(mem) == 0 && strstr(text, " unknown "),
+		       fclose(mem) == 0 && strstr(text, " unknown "),
 		   "autosync topo says the link speed is unknown");
 		free(text);
 		autosync_topo_destroy(t);

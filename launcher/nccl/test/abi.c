@@ -7,9 +7,12 @@
 #include "nccl_abi.h"
 #include "tap.h"
 
-#define OFF(t, f, want) \
-	ok(offsetof(t, f) == (want), #t "." #f " at %d (got %zu)", (want), offsetof(t, f))
-#define SIZE(t, want) ok(sizeof(t) == (want), "sizeof " #t " = %d (got %zu)", (want), sizeof(t))
+#define OFF(t, f, want)                                                    \
+	ok(offsetof(t, f) == (want), #t "." #f " at %d (got %zu)", (want), \
+	   offsetof(t, f))
+#define SIZE(t, want)                                                   \
+	ok(sizeof(t) == (want), "sizeof " #t " = %d (got %zu)", (want), \
+	   sizeof(t))
 
 int main(void)
 {
@@ -17,16 +20,22 @@ int main(void)
 	ok(sizeof(void *) == 8, "LP64 (the layout below assumes it)");
 
 	/* indices the cost table and the constants use */
-	ok(AS_ALGO_TREE == 0 && AS_ALGO_RING == 1 && AS_ALGO_COLLNET_DIRECT == 2 &&
-	   AS_ALGO_COLLNET_CHAIN == 3 && AS_ALGO_NVLS == 4 && AS_ALGO_NVLS_TREE == 5 &&
-	   AS_ALGO_PAT == 6 && AS_NALGOS == 7, "algorithm indices");
-	ok(AS_PROTO_LL == 0 && AS_PROTO_LL128 == 1 && AS_PROTO_SIMPLE == 2, "protocol indices");
-	ok(AS_FUNC_BROADCAST == 0 && AS_FUNC_REDUCE == 1 && AS_FUNC_ALLGATHER == 2 &&
-	   AS_FUNC_REDUCESCATTER == 3 && AS_FUNC_ALLREDUCE == 4, "function indices");
+	ok(AS_ALGO_TREE == 0 && AS_ALGO_RING == 1 &&
+	       AS_ALGO_COLLNET_DIRECT == 2 && AS_ALGO_COLLNET_CHAIN == 3 &&
+	       AS_ALGO_NVLS == 4 && AS_ALGO_NVLS_TREE == 5 &&
+	       AS_ALGO_PAT == 6 && AS_NALGOS == 7,
+	   "algorithm indices");
+	ok(AS_PROTO_LL == 0 && AS_PROTO_LL128 == 1 && AS_PROTO_SIMPLE == 2,
+	   "protocol indices");
+	ok(AS_FUNC_BROADCAST == 0 && AS_FUNC_REDUCE == 1 &&
+	       AS_FUNC_ALLGATHER == 2 && AS_FUNC_REDUCESCATTER == 3 &&
+	       AS_FUNC_ALLREDUCE == 4,
+	   "function indices");
 
 	/* ncclNvlDomainInfo_v5_t: three ints */
 	SIZE(as_nvl_domain_info_v5_t, 12);
-	/* ncclTunerConstants_v5_t: doubles [7][3], [3][7][3], then five [4][3] */
+	/* ncclTunerConstants_v5_t: doubles [7][3], [3][7][3], then five [4][3]
+	 */
 	OFF(as_tuner_constants_v5_t, baseLatencies, 0);
 	OFF(as_tuner_constants_v5_t, hwLatencies, 21 * 8);
 	OFF(as_tuner_constants_v5_t, llMaxBws, (21 + 63) * 8);
@@ -35,8 +44,10 @@ int main(void)
 	OFF(as_tuner_constants_v5_t, perChMaxTreeBws, (21 + 63 + 36) * 8);
 	OFF(as_tuner_constants_v5_t, perChMaxNVLSTreeBws, (21 + 63 + 48) * 8);
 	SIZE(as_tuner_constants_v5_t, (21 + 63 + 60) * 8);
-	ok(offsetof(as_tuner_constants_v5_t, hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE]) ==
-	   (21 + 2 * 21 + 1 * 3 + 2) * 8, "hwLatencies[NET][RING][SIMPLE] is double #%d", 21 + 42 + 5);
+	ok(offsetof(as_tuner_constants_v5_t,
+		    hwLatencies[AS_HW_NET][AS_ALGO_RING][AS_PROTO_SIMPLE]) ==
+	       (21 + 2 * 21 + 1 * 3 + 2) * 8,
+	   "hwLatencies[NET][RING][SIMPLE] is double #%d", 21 + 42 + 5);
 
 	/* the tuner structs: name + 3 function pointers */
 	OFF(as_tuner_v5_t, name, 0);
@@ -77,7 +88,8 @@ int main(void)
 	OFF(as_profiler_v5_t, recordEventState, 32);
 	OFF(as_profiler_v5_t, finalize, 40);
 	SIZE(as_profiler_v5_t, 48);
-	ok(AS_PROF_COLL == 2 && AS_PROF_KERNEL_CH == 64 && AS_PROF_STATE_KERNEL_CH_STOP == 22,
+	ok(AS_PROF_COLL == 2 && AS_PROF_KERNEL_CH == 64 &&
+	       AS_PROF_STATE_KERNEL_CH_STOP == 22,
 	   "event bits and the KernelCh stop state");
 	return done_testing();
 }

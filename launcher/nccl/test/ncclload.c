@@ -22,15 +22,20 @@ int main(void)
 	ok(ncclGetVersion(&v) == ncclSuccess && v >= 22800,
 	   "libnccl loads and reports version %d (>= 2.28)", v);
 	diag("NCCL_VERSION_CODE of the header: %d", NCCL_VERSION_CODE);
-	snprintf(path, sizeof(path), "%s/launcher/nccl/.libs/libnccl-tuner-autosync.so", b ? b : ".");
+	snprintf(path, sizeof(path),
+		 "%s/launcher/nccl/.libs/libnccl-tuner-autosync.so",
+		 b ? b : ".");
 	t = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	ok(t && dlsym(t, "ncclTunerPlugin_v5"), "the tuner loads next to it");
-	snprintf(path, sizeof(path), "%s/launcher/nccl/.libs/libnccl-profiler-autosync.so", b ? b : ".");
+	snprintf(path, sizeof(path),
+		 "%s/launcher/nccl/.libs/libnccl-profiler-autosync.so",
+		 b ? b : ".");
 	p = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	ok(p && dlsym(p, "ncclProfiler_v5"), "the profiler loads next to it");
 	ok(ncclGetVersion(&v) == ncclSuccess, "NCCL still answers");
-	ok((int) ncclSuccess == (int) AS_NCCL_SUCCESS && (int) ncclInternalError == (int) AS_NCCL_INTERNAL_ERROR &&
-	   (int) ncclInvalidArgument == (int) AS_NCCL_INVALID_ARGUMENT,
+	ok((int)ncclSuccess == (int)AS_NCCL_SUCCESS &&
+	       (int)ncclInternalError == (int)AS_NCCL_INTERNAL_ERROR &&
+	       (int)ncclInvalidArgument == (int)AS_NCCL_INVALID_ARGUMENT,
 	   "our ncclResult_t values match nccl.h");
 	if (t)
 		dlclose(t);

@@ -31,7 +31,7 @@ struct mock {
 	char log[4096];
 	float *arena;
 	size_t narena; /* its elements */
-	char *base; /* staged region */
+	char *base;    /* staged region */
 	int in_arena;
 	int f16_ok; /* the fp16 staging held fp16 of the arena values */
 };
@@ -65,8 +65,8 @@ static int m_in(void *c, void *buf, size_t bytes, autosync_error_t *e)
 	m->base = buf;
 	/* the arena's real extent: a staging buffer the allocator put just
 	 * after it is not in it */
-	m->in_arena = (float *)buf >= m->arena &&
-		      (float *)buf < m->arena + m->narena;
+	m->in_arena =
+	    (float *)buf >= m->arena && (float *)buf < m->arena + m->narena;
 	if (m->in_arena)
 		rec(m, "in(%ld,%zu) ", where(m, buf), bytes);
 	else
@@ -101,8 +101,7 @@ static int m_gather(void *c, float *buf, size_t n, autosync_error_t *e)
 static int m_reduce(void *c, void *buf, size_t n, int el, int root,
 		    autosync_error_t *e)
 {
-	rec(c, "reduce(%ld,%zu,%s,root=%d) ", where(c, buf), n, EN[el],
-	    root);
+	rec(c, "reduce(%ld,%zu,%s,root=%d) ", where(c, buf), n, EN[el], root);
 	return 0;
 }
 static int m_bcast(void *c, void *buf, size_t n, int el, int root,
@@ -247,8 +246,8 @@ int main(int argc, char **argv)
 	err.text[0] = 0;
 	{
 		static struct mock mk;
-		autosync_plan_t *pl = autosync_plan_parse(PLAN, strlen(PLAN),
-							  "mock.yaml", &err);
+		autosync_plan_t *pl =
+		    autosync_plan_parse(PLAN, strlen(PLAN), "mock.yaml", &err);
 		autosync_model_t *m = pl ? mock_model() : NULL;
 		autosync_rt_plan_t *rp = NULL;
 		char want[2048];
@@ -275,8 +274,7 @@ int main(int argc, char **argv)
 			if (autosync_rt_sync_bucket(rp, b, &err) < 0)
 				good = 0;
 		CHECK(good, "walk over the mock: %s", err.text);
-		snprintf(want, sizeof(want), "%s%s%s%s%s",
-			 "prepare(Tree) ",
+		snprintf(want, sizeof(want), "%s%s%s%s%s", "prepare(Tree) ",
 			 "in(0,64) allreduce(0,16,f32,ring) out ",
 			 "in(tmp,8) allreduce(0,4,f16,tree) out ",
 			 P == 1 || ppn != 1

@@ -256,8 +256,7 @@ int main(int argc, char **argv)
 			autosync_plan_destroy(p);
 		}
 		{
-			autosync_model_t *s =
-			    autosync_model_scale(m, 10, &err);
+			autosync_model_t *s = autosync_model_scale(m, 10, &err);
 			CHECK(s &&
 				  autosync_model_ntensors(s) ==
 				      autosync_model_ntensors(m) &&
