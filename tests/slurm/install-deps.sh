@@ -6,7 +6,7 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       libhwloc-dev libyaml-dev hwloc
       slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev
       openmpi-bin libopenmpi-dev libpmix-dev
-      clang libclang-rt-14-dev
+      clang libclang-rt-14-dev clang-format
       python3 git ca-certificates procps iproute2 util-linux)
 missing=()
 for p in "${PKGS[@]}"; do
