@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ykeys.h"
 #include "internal.h"
 
 static const struct cost_field {
@@ -83,6 +84,19 @@ void autosync_costs_default(autosync_costs_t *k)
 	k->nccl_channel_slack = 0.05;
 }
 
+/* the calibration file's keys: every field and the version marker */
+static int check_fields(struct ydoc *d, yaml_node_t *root,
+			autosync_error_t *errp)
+{
+	const char *names[sizeof(fields) / sizeof(fields[0]) + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		names[n++] = fields[i].name;
+	names[n++] = "autosync_costs";
+	return asi_ykeys_check(&d->doc, root, names, n, d->fname, NULL, errp);
+}
+
 int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
 			 const char *fname, autosync_error_t *errp)
 {
@@ -102,24 +116,18 @@ int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
 	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "calibration file",
 			    errp) < 0)
 		goto fail;
+	if (check_fields(&d, root, errp) < 0)
+		goto fail;
 	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
 	     pr < root->data.mapping.pairs.top; pr++) {
-		yaml_node_t *kn = planner_ydoc_node(&d, pr->key);
-		const char *key = planner_yscalar(kn);
+		const char *key = planner_yscalar(planner_ydoc_node(&d, pr->key));
 		const struct cost_field *f = NULL;
-		if (key && !strcmp(key, "autosync_costs"))
-			continue; /* optional version marker */
 		for (size_t i = 0;
 		     key && i < sizeof(fields) / sizeof(fields[0]); i++)
 			if (!strcmp(key, fields[i].name))
 				f = &fields[i];
-		if (!f) {
-			errno = EINVAL;
-			autosync_errprintf(
-			    errp, "%s:%u: unknown cost field '%s'", d.fname,
-			    planner_ynode_line(kn), key ? key : "?");
-			goto fail;
-		}
+		if (!f)
+			continue; /* the optional version marker */
 		if (planner_yget_double(
 			&d, planner_ydoc_node(&d, pr->value), f->name, f->min,
 			f->max, (double *)((char *)&tmp + f->off), errp) < 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/ykeys.h"
 #include "internal.h"
 
 static const struct {
@@ -475,39 +476,11 @@ const char *autosync_model_hash(const autosync_model_t *m)
 static int check_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
 		      const char *what, autosync_error_t *errp)
 {
-	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start;
-	     pr < map->data.mapping.pairs.top; pr++) {
-		yaml_node_t *kn = planner_ydoc_node(d, pr->key);
-		const char *k = planner_yscalar(kn);
-		int found = 0;
-		if (!k) {
-			errno = EINVAL;
-			return autosync_errprintf(
-			    errp, "%s:%u: %s: keys must be scalars", d->fname,
-			    planner_ynode_line(kn), what);
-		}
-		for (size_t i = 0; keys[i]; i++)
-			if (!strcmp(k, keys[i]))
-				found = 1;
-		if (!found) {
-			errno = EINVAL;
-			return autosync_errprintf(
-			    errp, "%s:%u: %s: unknown key '%s'", d->fname,
-			    planner_ynode_line(kn), what, k);
-		}
-		for (yaml_node_pair_t *q = map->data.mapping.pairs.start;
-		     q < pr; q++) {
-			const char *k2 =
-			    planner_yscalar(planner_ydoc_node(d, q->key));
-			if (k2 && !strcmp(k, k2)) {
-				errno = EINVAL;
-				return autosync_errprintf(
-				    errp, "%s:%u: %s: key '%s' given twice",
-				    d->fname, planner_ynode_line(kn), what, k);
-			}
-		}
-	}
-	return 0;
+	size_t n = 0;
+
+	while (keys[n])
+		n++;
+	return asi_ykeys_check(&d->doc, map, keys, n, d->fname, what, errp);
 }
 
 static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/text.h"
+#include "common/ykeys.h"
 #include "internal.h"
 
 #define NEED(node, name, where)                                                \
@@ -191,21 +192,14 @@ fail:
 static int known_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
 		      const char *what, autosync_error_t *errp)
 {
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-	     p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = planner_ydoc_node(d, p->key);
-		const char *k = planner_yscalar(kn);
-		int found = 0;
-		for (size_t i = 0; k && keys[i]; i++)
-			found |= !strcmp(k, keys[i]);
-		if (!found) {
-			errno = EINVAL;
-			return autosync_errprintf(
-			    errp, "%s:%u: %sunknown key '%s'", d->fname,
-			    planner_ynode_line(kn), what, k ? k : "?");
-		}
-	}
-	return 0;
+	size_t n = 0;
+	char where[64];
+
+	while (keys[n])
+		n++;
+	/* "nccl: " -> "nccl" */
+	snprintf(where, sizeof(where), "%.*s", (int) strcspn(what, ":"), what);
+	return asi_ykeys_check(&d->doc, map, keys, n, d->fname, where, errp);
 }
 
 /* nccl: [{coll, min_bytes, max_bytes (absent = open), algorithm,

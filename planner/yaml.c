@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/readfile.h"
 #include "common/yamlload.h"
 #include "internal.h"
 
@@ -19,63 +21,22 @@ char *planner_xstrdup(const char *s)
 	return r;
 }
 
+/* The files the planner reads by path (models, plans, cost constants)
+ * through the one bounded reader: regular files only, at most 256 MiB (a
+ * FIFO or /dev/zero is refused, not read). */
 int planner_read_file(const char *path, char **bufp, size_t *lenp,
 		      autosync_error_t *errp)
 {
-	FILE *fp = NULL;
-	char *buf = NULL;
-	size_t len = 0, cap = 0, got;
-	int saved;
-	struct stat st;
+	char msg[PATH_MAX + 128];
 
 	if (!path || !bufp || !lenp) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "read_file: invalid argument");
 	}
-	if (!(fp = fopen(path, "r")))
-		return autosync_errprintf(errp, "%s: cannot open: %s", path,
-					  strerror(errno));
-	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(fp);
-		errno = EISDIR;
-		return autosync_errprintf(errp, "%s: is a directory", path);
-	}
-	for (;;) {
-		if (len + 65536 + 1 > cap) {
-			size_t ncap = cap ? cap * 2 : 65536 + 1;
-			char *nb;
-			if (ncap > ((size_t)1 << 31)) {
-				errno = EFBIG;
-				saved = errno;
-				goto fail;
-			}
-			if (!(nb = realloc(buf, ncap))) {
-				saved = errno;
-				goto fail;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		got = fread(buf + len, 1, cap - len - 1, fp);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(fp)) {
-		saved = EIO;
-		goto fail;
-	}
-	fclose(fp);
-	buf[len] = '\0';
-	*bufp = buf;
-	*lenp = len;
+	if (asi_read_file(path, (size_t) 256 << 20, ASI_READ_OPEN_PREFIX,
+			  (uid_t) -1, bufp, lenp, msg, sizeof(msg)) < 0)
+		return autosync_errprintf(errp, "%s", msg);
 	return 0;
-fail:
-	fclose(fp);
-	free(buf);
-	errno = saved;
-	return autosync_errprintf(errp, "%s: cannot read: %s", path,
-				  strerror(saved));
 }
 
 /* a model of AUTOSYNC_MAX_TENSORS tensors in flow style needs about ten

@@ -18,6 +18,7 @@
 #include "autosync/topology.h"
 #include "common/readfile.h"
 #include "common/yamlload.h"
+#include "common/ykeys.h"
 
 #define NAME_MAX_LEN 32
 
@@ -681,14 +682,21 @@ static const struct key top_keys[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static void known_list(const struct key *keys, char *buf, size_t len)
+/* the one unknown-key message of every autosync file (common/ykeys.c) */
+static void unknown_key(struct ctx *c, yaml_node_t *k, const struct key *keys,
+			const char *prefix, const char *name)
 {
-	size_t o = 0;
+	const char *names[64];
+	char msg[1400];
+	size_t n = 0;
 
-	buf[0] = '\0';
-	for (const struct key *k = keys; k->name && o < len; k++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s",
-				      k == keys ? "" : ", ", k->name);
+	while (keys[n].name && n < sizeof(names) / sizeof(names[0])) {
+		names[n] = keys[n].name;
+		n++;
+	}
+	asi_ykey_unknown(name ? name : "(not a value)", names, n, msg,
+			 sizeof(msg));
+	problem(c, k, "%s%s%s", prefix, prefix[0] ? ": " : "", msg);
 }
 
 static int walk(struct ctx *c, yaml_node_t *map, const struct key *keys,
@@ -706,18 +714,14 @@ static int walk(struct ctx *c, yaml_node_t *map, const struct key *keys,
 		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
 		const char *name = scalar(k);
-		char full[128], b[80], known[512];
+		char full[128];
 		size_t i;
 
 		for (i = 0; name && keys[i].name; i++)
 			if (!strcmp(keys[i].name, name))
 				break;
 		if (!name || !keys[i].name) {
-			known_list(keys, known, sizeof(known));
-			problem(c, k, "unknown key '%s%s%s' (known: %s)",
-				prefix, prefix[0] ? "." : "",
-				q(name ? name : "(not a value)", b, sizeof(b)),
-				known);
+			unknown_key(c, k, keys, prefix, name);
 			continue;
 		}
 		snprintf(full, sizeof(full), "%s%s%s", prefix,

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "autosync/planner.h"
 #include "tap.h"
@@ -137,6 +139,25 @@ static void bad_files(void)
 		  "bad.yaml:4", "key 'dtype' given twice (first on line 4)",
 		  "a repeated key");
 	check_bad("", "bad.yaml", "empty", "empty file");
+	{
+		/* the planner's reader is the one bounded reader: a FIFO is
+		 * refused at once, not waited on */
+		char fifo[] = "/tmp/autosync-model-fifo-XXXXXX";
+		autosync_error_t err = {""};
+		int fd = mkstemp(fifo);
+		if (fd >= 0) {
+			close(fd);
+			unlink(fifo);
+		}
+		if (fd >= 0 && mkfifo(fifo, 0600) == 0) {
+			ok(!autosync_model_load(fifo, &err) &&
+			       strstr(err.text, "not a regular file"),
+			   "a FIFO as a model file: refused (%s)", err.text);
+			unlink(fifo);
+		} else {
+			skip(1, "no FIFO");
+		}
+	}
 	check_bad("- a\n- b\n", "bad.yaml:1", "mapping",
 		  "a list instead of a mapping");
 	check_bad(HDR
