@@ -44,6 +44,7 @@ struct autosync_siteconf {
 	long keep_job_files; /* s */
 	size_t max_model;
 	size_t plan_memory;
+	unsigned version; /* the file's format version, 0 = not given */
 	/* network: which fields the file set */
 	int has_bw, has_lat, has_nics, has_nps;
 	double nic_bw, lat;
@@ -406,19 +407,18 @@ static int h_version(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 	const char *s;
 	char b[80];
 
-	(void)dst;
 	if (want_scalar(c, key, v, &s) < 0)
 		return -1;
-	if (strcmp(s, "1")) {
+	if (strcmp(s, "1") && strcmp(s, "2")) {
 		problem(c, v,
 			"'%s': unsupported version '%s' (this autosync "
-			"reads version 1)",
+			"reads versions 1 and 2)",
 			key, q(s, b, sizeof(b)));
 		return -1;
 	}
+	*(unsigned *)dst = (unsigned)(s[0] - '0');
 	return 0;
 }
-
 static int h_allowed(struct ctx *c, const char *key, yaml_node_t *v, void *dst)
 {
 	static const struct {
@@ -655,7 +655,7 @@ static const struct key feedback_keys[] = {
 };
 
 static const struct key top_keys[] = {
-    {"version", h_version, 0, NULL},
+    {"version", h_version, offsetof(autosync_siteconf_t, version), NULL},
     {"default_mode", h_mode, offsetof(autosync_siteconf_t, default_mode), NULL},
     {"partitions", h_partitions, 0, NULL},
     {"allowed_modes", h_allowed, offsetof(autosync_siteconf_t, allowed), NULL},
@@ -905,6 +905,7 @@ GETTER(unsigned, plan_budget_ms, budget_ms)
 GETTER(long, keep_job_files, keep_job_files)
 GETTER(size_t, max_model_bytes, max_model)
 GETTER(size_t, plan_memory, plan_memory)
+GETTER(unsigned, version, version)
 GETTER(size_t, nfabric_nics, nfabric)
 GETTER(int, nccl_plugins, nccl_plugins)
 GETTER(int, nccl_calibrate, nccl_calibrate)

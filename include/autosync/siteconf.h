@@ -80,6 +80,12 @@ unsigned autosync_siteconf_plan_budget_ms(const autosync_siteconf_t *s);
  * end of the step. Default 1 day. */
 long autosync_siteconf_keep_job_files(const autosync_siteconf_t *s);
 size_t autosync_siteconf_max_model_bytes(const autosync_siteconf_t *s);
+/* The format version the file declared (1 or 2; 0 = none, read as 2).
+ * Version 2 added keep_job_files and plan_memory and raised the default
+ * plan_budget_ms from 50 to 1000 (it now covers loading); a version 1 file
+ * reads the same otherwise. */
+#define AUTOSYNC_SITECONF_VERSION 2
+unsigned autosync_siteconf_version(const autosync_siteconf_t *s);
 /* Address-space cap of the planning child at job start, bytes (default
  * 4GiB, at least 256MiB). */
 size_t autosync_siteconf_plan_memory(const autosync_siteconf_t *s);

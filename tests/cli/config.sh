@@ -7,7 +7,7 @@ is "$rc" 0 "the shipped example is valid"
 is "$out" "$SRCDIR/etc/autosync.yaml.example: valid" "and says so"
 
 cat > "$TMP/bad.yaml" <<'YAML'
-version: 2
+version: 3
 default_mode: maybe
 network:
   latency: 5 parsecs
@@ -15,12 +15,17 @@ network:
 YAML
 out=$("$AUTOSYNC" config check "$TMP/bad.yaml" 2>&1); rc=$?
 is "$rc" 1 "an invalid file exits 1"
-is "$out" "$TMP/bad.yaml:1: 'version': unsupported version '2' (this autosync reads version 1)
+is "$out" "$TMP/bad.yaml:1: 'version': unsupported version '3' (this autosync reads versions 1 and 2)
 $TMP/bad.yaml:2: 'default_mode': bad value 'maybe' (expected off or auto)
 $TMP/bad.yaml:4: 'network.latency': bad duration '5 parsecs': want a number and a unit s, ms, us, µs or ns (e.g. 2us)
 $TMP/bad.yaml:5: 'network.fabric_nics': bad NIC name 'bad name'
 $TMP/bad.yaml: 4 problems" "every problem, with file and line"
 
+printf 'version: 1\n' > "$TMP/v1.yaml"
+out=$("$AUTOSYNC" config check "$TMP/v1.yaml" 2>&1); rc=$?
+is "$rc:$out" "0:$TMP/v1.yaml: valid
+$TMP/v1.yaml: format 1, read as format 2 (plan_budget_ms now defaults to 1000 and covers loading; keep_job_files and plan_memory are new)" \
+  "a format 1 site config is valid, read as format 2, and says what changed"
 out=$("$AUTOSYNC" config check "$TMP/none.yaml" 2>&1); rc=$?
 is "$rc" 1 "a missing file exits 1"
 is "$out" "autosync: $TMP/none.yaml: cannot open: No such file or directory" "missing file message"
