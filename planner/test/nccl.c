@@ -248,7 +248,7 @@ static void table(void)
 		   "1 KiB all-gather: LL on few channels; 1 GB: Simple on more");
 	}
 	a = to_text(pl);
-	ok(a && strstr(a, "\nnccl:\n  - {coll: broadcast, min_bytes: 0, max_bytes: "),
+	ok(a && strstr(a, "\nnccl:\n- {coll: broadcast, min_bytes: 0, max_bytes: "),
 	   "written as a 'nccl' list of flow mappings");
 	back = autosync_plan_parse(a, strlen(a), "t.yaml", &err);
 	b = back ? to_text(back) : NULL;
