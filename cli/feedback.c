@@ -16,6 +16,7 @@
 #include "autosync/feedback.h"
 #include "autosync/siteconf.h"
 #include "cli.h"
+#include "common/text.h"
 
 #define MAX_MODELS 256
 
@@ -31,6 +32,7 @@ struct ctx {
 	const char *model;
 	int quiet;
 	unsigned long shown;
+	unsigned long v1; /* records of format 1 read */
 	size_t nmodels;
 	struct summary models[MAX_MODELS];
 };
@@ -119,6 +121,7 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 	if (r->time < c->since || (c->model && strcmp(c->model, r->model)) ||
 	    (c->job && r->job != c->job))
 		return 0;
+	c->v1 += r->version == 1;
 	for (size_t i = 0; i < c->nmodels; i++)
 		if (!strcmp(c->models[i].model, r->model))
 			s = &c->models[i];
@@ -158,18 +161,24 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 				 (r->predicted - r->measured_mean) /
 					 r->measured_mean * 100);
 		}
+		/* names come from jobs: no control or bidi character reaches
+		 * the terminal */
+		char node[80], model[300], strat[80];
 		printf("%-20s %-14s %-8s %-16s %7s %-22s %12.3f %12s %8s\n",
-		       when, js, r->node, r->model, ng,
-		       r->strategy[0] ? r->strategy : "-", r->predicted * 1e3,
-		       meas, err);
+		       when, js, asi_quote(r->node, node, sizeof(node)),
+		       asi_quote(r->model, model, sizeof(model)), ng,
+		       r->strategy[0] ? asi_quote(r->strategy, strat, sizeof(strat))
+				      : "-", r->predicted * 1e3, meas, err);
 	}
 	return 0;
 }
 
 static void bad_line(const char *msg, void *arg)
 {
+	char q[1024];
+
 	(void) arg;
-	fprintf(stderr, "autosync: skipped %s\n", msg);
+	fprintf(stderr, "autosync: skipped %s\n", asi_quote(msg, q, sizeof(q)));
 }
 
 /* "autosync-<uid>-<job>.<step>.<node>[.random]": this job's, and the
@@ -344,6 +353,11 @@ int autosync_cmd_feedback(int argc, char **argv)
 	}
 	if (c->shown || c->quiet)
 		printf("%s", c->quiet ? "" : "\n");
+	if (c->v1)
+		fprintf(stderr, "autosync: note: %lu record%s of feedback format "
+			"1 (they do not say which fields the job's user could "
+			"influence: all are counted as the user's)\n", c->v1,
+			c->v1 == 1 ? "" : "s");
 	printf("%-24s %8s %9s %13s %13s %8s\n", "model", "records", "measured",
 	       "mean_pred_ms", "mean_meas_ms", "MAPE");
 	for (size_t i = 0; i < c->nmodels; i++) {
@@ -354,7 +368,9 @@ int autosync_cmd_feedback(int argc, char **argv)
 			snprintf(mape, sizeof(mape), "%.1f%%",
 				 s->ape_sum / s->measured * 100);
 		}
-		printf("%-24s %8lu %9lu %13.3f %13s %8s\n", s->model, s->records,
+		char model[300];
+		printf("%-24s %8lu %9lu %13.3f %13s %8s\n",
+		       asi_quote(s->model, model, sizeof(model)), s->records,
 		       s->measured, s->pred_sum / s->records * 1e3, mm, mape);
 	}
 	rv = 0;

@@ -160,8 +160,10 @@ static int send_results(int fd, const autosync_job_t *j,
 	if (send_item(fd, 'H', h, NULL) < 0 ||
 	    send_item(fd, 'S', autosync_job_summary(j), NULL) < 0)
 		goto out;
+	/* the plan's side only: slurmstepd adds the job's, from Slurm */
 	if (rec && autosync_job_feedback(j, rec, err) == 0 &&
-	    autosync_feedback_format(rec, &line, &len, err) == 0) {
+	    autosync_feedback_format_part(rec, AUTOSYNC_FEEDBACK_PART_PLAN,
+					  &line, &len, err) == 0) {
 		line[strcspn(line, "\n")] = '\0';
 		if (send_item(fd, 'F', line, NULL) < 0)
 			goto out;

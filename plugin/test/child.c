@@ -91,9 +91,15 @@ static void test_plan(const autosync_siteconf_t *s)
 	   "each local rank's NIC came back (rank 1: mlx5_1)");
 	ok(out.summary && strstr(out.summary, "autosync: plan for resnet50 on 2 node(s) x 2 GPU(s)"),
 	   "the summary came back");
-	ok(out.record && autosync_feedback_parse(out.record, strlen(out.record), rec, &err) == 0 &&
-		   !strcmp(rec->plan_hash, out.plan_hash) && rec->predicted > 0,
-	   "the feedback record's plan side parses (%s)", err.text);
+	ok(out.record && autosync_feedback_parse_part(out.record, strlen(out.record),
+						      AUTOSYNC_FEEDBACK_PART_PLAN, rec, &err) == 0 &&
+		   !strcmp(rec->plan_hash, out.plan_hash) && rec->predicted > 0 &&
+		   rec->influenced == 0,
+	   "the feedback record's plan side parses, a catalog model: nothing "
+	   "the user influenced (%s)", err.text);
+	ok(out.record && autosync_feedback_parse(out.record, strlen(out.record), rec, &err) < 0 &&
+		   !strcmp(err.text, "field 'time': missing"),
+	   "the child sends no job identity: slurmstepd adds it (%s)", err.text);
 	ok(out.total_ms >= out.plan_ms, "timings: %.1f ms in all, %.1f ms searching",
 	   out.total_ms, out.plan_ms);
 	as_child_out_free(&out);

@@ -43,6 +43,11 @@ static char *record(void)
 
 	snprintf(r->source, sizeof(r->source), "plugin");
 	snprintf(r->model, sizeof(r->model), "resnet50");
+	snprintf(r->node, sizeof(r->node), "node1");
+	snprintf(r->plan_hash, sizeof(r->plan_hash), "00000000deadbeef");
+	snprintf(r->framework, sizeof(r->framework), "generic");
+	snprintf(r->strategy, sizeof(r->strategy), "ddp-default");
+	r->job = 7;
 	r->nodes = r->gpus_per_node = 1;
 	r->predicted = 0.01;
 	r->time = 1700000000;
