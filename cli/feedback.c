@@ -29,10 +29,10 @@ struct summary {
 struct ctx {
 	int64_t since;
 	unsigned long job; /* --job: 0 = all */
-	unsigned long v1;  /* records of format 1 shown */
 	const char *model;
 	int quiet;
 	unsigned long shown;
+	unsigned long v1; /* records of format 1 read */
 	size_t nmodels;
 	struct summary models[MAX_MODELS];
 };
@@ -119,7 +119,7 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 {
 	struct ctx *c = arg;
 	struct summary *s = NULL;
-	char when[32], qm0[256];
+	char when[32];
 	struct tm tm;
 	time_t t = (time_t)r->time;
 
@@ -128,12 +128,11 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 		return 0;
 	c->v1 += r->version == 1;
 	for (size_t i = 0; i < c->nmodels; i++)
-		if (!strcmp(c->models[i].model,
-			    asi_quote(r->model, qm0, sizeof(qm0))))
+		if (!strcmp(c->models[i].model, r->model))
 			s = &c->models[i];
 	if (!s && c->nmodels < MAX_MODELS) {
 		s = &c->models[c->nmodels++];
-		asi_quote(r->model, s->model, sizeof(s->model));
+		snprintf(s->model, sizeof(s->model), "%s", r->model);
 	}
 	if (s) {
 		s->records++;
@@ -168,23 +167,24 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 				 (r->predicted - r->measured_mean) /
 				     r->measured_mean * 100);
 		}
-		/* names come from users' files: nothing that steers a
-		 * terminal or reorders text reaches it */
-		char qn[80], qm[300], qs[80];
+		/* names come from jobs: no control or bidi character reaches
+		 * the terminal */
+		char node[80], model[300], strat[80];
 		printf("%-20s %-14s %-8s %-16s %7s %-22s %12.3f %12s %8s\n",
-		       when, js, asi_quote(r->node, qn, sizeof(qn)),
-		       asi_quote(r->model, qm, sizeof(qm)), ng,
-		       r->strategy[0] ? asi_quote(r->strategy, qs, sizeof(qs))
-				      : "-",
-		       r->predicted * 1e3, meas, err);
+		       when, js, asi_quote(r->node, node, sizeof(node)),
+		       asi_quote(r->model, model, sizeof(model)), ng,
+		       r->strategy[0] ? asi_quote(r->strategy, strat, sizeof(strat))
+				      : "-", r->predicted * 1e3, meas, err);
 	}
 	return 0;
 }
 
 static void bad_line(const char *msg, void *arg)
 {
-	(void)arg;
-	fprintf(stderr, "autosync: skipped %s\n", msg);
+	char q[1024];
+
+	(void) arg;
+	fprintf(stderr, "autosync: skipped %s\n", asi_quote(msg, q, sizeof(q)));
 }
 
 /* "autosync-<uid>-<job>.<step>.<node>[.random]": this job's, and the
@@ -373,6 +373,11 @@ int autosync_cmd_feedback(int argc, char **argv)
 	}
 	if (c->shown || c->quiet)
 		printf("%s", c->quiet ? "" : "\n");
+	if (c->v1)
+		fprintf(stderr, "autosync: note: %lu record%s of feedback format "
+			"1 (they do not say which fields the job's user could "
+			"influence: all are counted as the user's)\n", c->v1,
+			c->v1 == 1 ? "" : "s");
 	printf("%-24s %8s %9s %13s %13s %8s\n", "model", "records", "measured",
 	       "mean_pred_ms", "mean_meas_ms", "MAPE");
 	for (size_t i = 0; i < c->nmodels; i++) {
@@ -384,15 +389,11 @@ int autosync_cmd_feedback(int argc, char **argv)
 			snprintf(mape, sizeof(mape), "%.1f%%",
 				 s->ape_sum / s->measured * 100);
 		}
-		printf("%-24s %8lu %9lu %13.3f %13s %8s\n", s->model,
-		       s->records, s->measured, s->pred_sum / s->records * 1e3,
-		       mm, mape);
+		char model[300];
+		printf("%-24s %8lu %9lu %13.3f %13s %8s\n",
+		       asi_quote(s->model, model, sizeof(model)), s->records,
+		       s->measured, s->pred_sum / s->records * 1e3, mm, mape);
 	}
-	if (c->v1)
-		fprintf(stderr,
-			"autosync feedback: %lu record(s) of format 1, "
-			"which do not say what the user could influence\n",
-			c->v1);
 	rv = 0;
 out:
 	autosync_siteconf_destroy(site);

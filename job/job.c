@@ -1211,13 +1211,26 @@ int autosync_job_feedback(const autosync_job_t *j, autosync_feedback_rec_t *r,
 	/* the node's own view, also for a plan made elsewhere */
 	snprintf(r->topo_hash, sizeof(r->topo_hash), "%s", j->topo_hash);
 	r->scale = 1;
-	/* what the user could steer: a model or plan file of their own, and
-	 * variables of their own kept over the plan's */
+	/* what the job's user steered: a plan file of theirs decides all the
+	 * plan's side; a model file of theirs, or their batch size or
+	 * measured compute, the model and what was planned from it; variables
+	 * they kept over the plan's, what is measured */
 	if (j->plan_file)
-		r->influenced |= AUTOSYNC_FEEDBACK_USER_PLAN;
-	else if (j->model_spec && is_path(j->model_spec))
-		r->influenced |= AUTOSYNC_FEEDBACK_USER_MODEL;
+		r->influenced |= AUTOSYNC_FEEDBACK_F_PLANNED |
+				 AUTOSYNC_FEEDBACK_F_MODEL |
+				 AUTOSYNC_FEEDBACK_F_MODEL_HASH |
+				 AUTOSYNC_FEEDBACK_F_FRAMEWORK |
+				 AUTOSYNC_FEEDBACK_F_CLUSTER |
+				 AUTOSYNC_FEEDBACK_F_NODES |
+				 AUTOSYNC_FEEDBACK_F_GPUS_PER_NODE;
+	if (!j->plan_file && j->model_spec && is_path(j->model_spec))
+		r->influenced |= AUTOSYNC_FEEDBACK_F_PLANNED |
+				 AUTOSYNC_FEEDBACK_F_MODEL |
+				 AUTOSYNC_FEEDBACK_F_MODEL_HASH;
+	if (!j->plan_file && (j->batch || j->step_compute > 0))
+		r->influenced |= AUTOSYNC_FEEDBACK_F_PLANNED |
+				 AUTOSYNC_FEEDBACK_F_MODEL_HASH;
 	if (j->nskipped)
-		r->influenced |= AUTOSYNC_FEEDBACK_USER_ENV;
+		r->influenced |= AUTOSYNC_FEEDBACK_F_MEASUREMENTS;
 	return 0;
 }

@@ -634,12 +634,12 @@ static void finish_step(void)
 
 	if (!context.out.record || !(r = calloc(1, sizeof(*r))))
 		return;
-	if (autosync_feedback_parse(context.out.record,
-				    strlen(context.out.record), r, &err) < 0) {
-		plog(AUTOSYNC_LOG_ERROR,
-		     "autosync: feedback: the planning "
-		     "child's record: %s",
-		     err.text);
+	if (autosync_feedback_parse_part(context.out.record,
+					 strlen(context.out.record),
+					 AUTOSYNC_FEEDBACK_PART_PLAN, r,
+					 &err) < 0) {
+		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: the planning "
+		     "child's record: %s", err.text);
 		free(r);
 		return;
 	}
@@ -652,10 +652,11 @@ static void finish_step(void)
 	    pwp)
 		snprintf(r->user, sizeof(r->user), "%s", pw.pw_name);
 	snprintf(r->node, sizeof(r->node), "%s", context.node);
+	snprintf(r->source, sizeof(r->source), "plugin");
 	read_report(r);
+	/* the report is a file the job writes */
 	if (r->measured_count)
-		r->influenced |=
-		    AUTOSYNC_FEEDBACK_USER_MEASURED; /* the job's file */
+		r->influenced |= AUTOSYNC_FEEDBACK_F_MEASUREMENTS;
 	if (autosync_feedback_format(r, &line, &len, &err) < 0)
 		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: %s", err.text);
 	else if (log[0] &&

@@ -1,4 +1,5 @@
-/* feedback.c - feedback records and the shared log (autosync/feedback.h). */
+/* feedback.c - feedback records (JSON lines through jansson) and the
+ * shared log (autosync/feedback.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -13,412 +14,337 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <yaml.h>
+#include <jansson.h>
+#include <stdarg.h>
 
 #include "autosync/feedback.h"
 #include "autosync/planner.h"
 #include "common/readfile.h"
-#include "common/yamlload.h"
 
-/* ------------------------------------------------------------ emitting */
+/* ------------------------------------------------------------ fields */
 
-struct out {
-	yaml_emitter_t e;
-	yaml_event_t ev;
-	int failed;
+/* the JSON names of the AUTOSYNC_FEEDBACK_F_* bits, in bit order */
+static const char *const field_names[] = {
+	"time",		    "source",	       "job",
+	"step",		    "user",	       "uid",
+	"node",		    "nodes",	       "gpus_per_node",
+	"model",	    "model_hash",      "topo_hash",
+	"plan_hash",	    "framework",       "strategy",
+	"cluster",	    "scale",	       "predicted_step_s",
+	"buckets",	    "baselines",       "measured_step_s",
+	"measured_count",   "measured_mean_s",
 };
+#define NFIELDS (sizeof(field_names) / sizeof(field_names[0]))
 
-static void emit(struct out *o)
+const char *autosync_feedback_field_name(unsigned field)
 {
-	if (!o->failed && !yaml_emitter_emit(&o->e, &o->ev))
-		o->failed = 1;
+	for (unsigned i = 0; i < NFIELDS; i++)
+		if (field == 1u << i)
+			return field_names[i];
+	return NULL;
 }
 
-static void str(struct out *o, const char *s)
+/* ------------------------------------------------------------ checking */
+
+static int bad_field(autosync_error_t *errp, const char *field,
+		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int bad_field(autosync_error_t *errp, const char *field,
+		     const char *fmt, ...)
 {
-	if (o->failed)
-		return;
-	if (!yaml_scalar_event_initialize(&o->ev, NULL, NULL,
-					  (yaml_char_t *) s, -1, 1, 1,
-					  YAML_DOUBLE_QUOTED_SCALAR_STYLE)) {
-		o->failed = 1;
-		return;
-	}
-	emit(o);
-}
+	char why[160];
+	va_list ap;
 
-static void plain(struct out *o, const char *s)
-{
-	if (o->failed)
-		return;
-	if (!yaml_scalar_event_initialize(&o->ev, NULL, NULL,
-					  (yaml_char_t *) s, -1, 1, 1,
-					  YAML_PLAIN_SCALAR_STYLE)) {
-		o->failed = 1;
-		return;
-	}
-	emit(o);
-}
-
-static void num(struct out *o, double v)
-{
-	char b[40];
-
-	/* %.9g keeps sub-microsecond step times; JSON has no inf/nan */
-	snprintf(b, sizeof(b), "%.9g", isfinite(v) ? v : 0.0);
-	plain(o, b);
-}
-
-static void u64(struct out *o, uint64_t v)
-{
-	char b[32];
-
-	snprintf(b, sizeof(b), "%" PRIu64, v);
-	plain(o, b);
-}
-
-static void map_start(struct out *o)
-{
-	if (o->failed)
-		return;
-	yaml_mapping_start_event_initialize(&o->ev, NULL, NULL, 1,
-					    YAML_FLOW_MAPPING_STYLE);
-	emit(o);
-}
-
-static void map_end(struct out *o)
-{
-	if (o->failed)
-		return;
-	yaml_mapping_end_event_initialize(&o->ev);
-	emit(o);
-}
-
-static void seq_start(struct out *o)
-{
-	if (o->failed)
-		return;
-	yaml_sequence_start_event_initialize(&o->ev, NULL, NULL, 1,
-					     YAML_FLOW_SEQUENCE_STYLE);
-	emit(o);
-}
-
-static void seq_end(struct out *o)
-{
-	if (o->failed)
-		return;
-	yaml_sequence_end_event_initialize(&o->ev);
-	emit(o);
-}
-
-static int clean(const char *s, size_t max)
-{
-	size_t n = strnlen(s, max);
-
-	if (n == max)
-		return 0; /* not terminated */
-	for (; *s; s++)
-		if ((unsigned char) *s < 0x20 || *s == 0x7f)
-			return 0;
-	return 1;
-}
-
-static int write_handler(void *data, unsigned char *buf, size_t size)
-{
-	FILE *fp = data;
-
-	return fwrite(buf, 1, size, fp) == size;
-}
-
-/* the names of the AUTOSYNC_FEEDBACK_USER_* bits, in bit order */
-static const char *const user_names[] = { "measured", "model", "plan", "env",
-					  "unknown" };
-#define NUSER (sizeof(user_names) / sizeof(user_names[0]))
-
-static int step_ok(double t)
-{
-	return t >= AUTOSYNC_FEEDBACK_MIN_STEP && t <= AUTOSYNC_FEEDBACK_MAX_STEP;
-}
-
-static int range(const char *field, double v, autosync_error_t *errp)
-{
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
 	errno = EINVAL;
-	return autosync_errprintf(errp, "field '%s': %g is not a step time "
-				  "(%g to %g s)", field, v,
-				  AUTOSYNC_FEEDBACK_MIN_STEP,
-				  AUTOSYNC_FEEDBACK_MAX_STEP);
+	return autosync_errprintf(errp, "field '%s': %s", field, why);
 }
 
-static int missing(const char *field, autosync_error_t *errp)
+static int step_time(const char *field, double t, autosync_error_t *errp)
 {
-	errno = EINVAL;
-	return autosync_errprintf(errp, "field '%s' is missing or empty",
-				  field);
+	if (t >= AUTOSYNC_FEEDBACK_MIN_STEP && t <= AUTOSYNC_FEEDBACK_MAX_STEP)
+		return 0;
+	return bad_field(errp, field, "%g is not a step time (1 us to 1 h)", t);
 }
 
-int autosync_feedback_check(const autosync_feedback_rec_t *r,
-			    autosync_error_t *errp)
+static int terminated(const char *s, size_t max)
+{
+	return strnlen(s, max) < max;
+}
+
+static int check_plan(const autosync_feedback_rec_t *r, autosync_error_t *errp)
 {
 	const struct {
 		const char *name, *v;
+		size_t max;
 	} need[] = {
-		{ "source", r ? r->source : NULL },
-		{ "node", r ? r->node : NULL },
-		{ "model", r ? r->model : NULL },
-		{ "plan_hash", r ? r->plan_hash : NULL },
-		{ "framework", r ? r->framework : NULL },
-		{ "strategy", r ? r->strategy : NULL },
+		{ "model", r->model, sizeof(r->model) },
+		{ "plan_hash", r->plan_hash, sizeof(r->plan_hash) },
+		{ "framework", r->framework, sizeof(r->framework) },
+		{ "strategy", r->strategy, sizeof(r->strategy) },
 	};
 
-	if (!r) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "invalid argument");
-	}
-	if (r->time <= 0)
-		return missing("time", errp);
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (!need[i].v[0])
-			return missing(need[i].name, errp);
-	if (r->nodes < 1 || r->gpus_per_node < 1) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "field '%s': 0 is not a count "
-					  "(at least 1)", r->nodes < 1
-					  ? "nodes" : "gpus_per_node");
+		if (!terminated(need[i].v, need[i].max) || !need[i].v[0])
+			return bad_field(errp, need[i].name, "empty");
+	if (r->nodes < 1)
+		return bad_field(errp, "nodes", "%u is not a count (at least 1)",
+				 r->nodes);
+	if (r->gpus_per_node < 1)
+		return bad_field(errp, "gpus_per_node", "%u is not a count (at "
+				 "least 1)", r->gpus_per_node);
+	if (step_time("predicted_step_s", r->predicted, errp) < 0)
+		return -1;
+	if (!(r->scale == 0 || (r->scale >= 1 && isfinite(r->scale))))
+		return bad_field(errp, "scale", "%g is not a scale (at least 1)",
+				 r->scale);
+	if (r->nbuckets > AUTOSYNC_FEEDBACK_MAX_BUCKETS)
+		return bad_field(errp, "buckets", "more than %d",
+				 AUTOSYNC_FEEDBACK_MAX_BUCKETS);
+	for (size_t i = 0; i < r->nbuckets; i++) {
+		const autosync_feedback_bucket_t *b = &r->buckets[i];
+		if (b->tensors < 1)
+			return bad_field(errp, "buckets", "bucket %zu holds no "
+					 "tensor", i);
+		if (!(b->bytes >= 0 && isfinite(b->bytes)))
+			return bad_field(errp, "buckets", "bucket %zu: %g is not "
+					 "a size", i, b->bytes);
+		if (!terminated(b->kind, sizeof(b->kind)) ||
+		    (strcmp(b->kind, "allreduce") && strcmp(b->kind, "ps")))
+			return bad_field(errp, "buckets", "bucket %zu: kind is "
+					 "not allreduce or ps", i);
 	}
-	if (!step_ok(r->predicted))
-		return range("predicted_step_s", r->predicted, errp);
-	for (size_t i = 0; i < r->nmeasured; i++)
-		if (!step_ok(r->measured[i]))
-			return range("measured_step_s", r->measured[i], errp);
-	if (r->nmeasured > r->measured_count) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "field 'measured_count': %" PRIu64
-					  " is less than the %zu step times "
-					  "given", r->measured_count,
-					  r->nmeasured);
-	}
-	if (r->measured_count && !step_ok(r->measured_mean))
-		return range("measured_mean_s", r->measured_mean, errp);
-	if (!(r->scale == 0 || (r->scale >= 1 && isfinite(r->scale)))) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "field 'scale': %g is not a "
-					  "scale (at least 1)", r->scale);
-	}
+	if (r->nbaselines > AUTOSYNC_FEEDBACK_MAX_BASELINES)
+		return bad_field(errp, "baselines", "more than %d",
+				 AUTOSYNC_FEEDBACK_MAX_BASELINES);
 	for (size_t i = 0; i < r->nbaselines; i++)
 		if (!(r->baselines[i].predicted >= 0 &&
-		      isfinite(r->baselines[i].predicted))) {
-			errno = EINVAL;
-			return autosync_errprintf(errp, "field 'baselines': %g "
-						  "is not a step time",
-						  r->baselines[i].predicted);
-		}
+		      isfinite(r->baselines[i].predicted)))
+			return bad_field(errp, "baselines", "%g is not a step "
+					 "time", r->baselines[i].predicted);
+	return 0;
+}
+
+static int check_job(const autosync_feedback_rec_t *r, autosync_error_t *errp)
+{
+	if (r->time <= 0)
+		return bad_field(errp, "time", "missing");
+	if (!terminated(r->source, sizeof(r->source)) || !r->source[0])
+		return bad_field(errp, "source", "empty");
+	/* a trial run outside Slurm has no job (0); a step always has one */
+	if ((r->job < 1 && strcmp(r->source, "bench")) || r->job > INT64_MAX)
+		return bad_field(errp, "job", "%" PRIu64 " is not a job id",
+				 r->job);
+	if (r->step > INT64_MAX)
+		return bad_field(errp, "step", "%" PRIu64 " is not a step id",
+				 r->step);
+	if (!terminated(r->node, sizeof(r->node)) || !r->node[0])
+		return bad_field(errp, "node", "empty");
+	if (r->nmeasured > AUTOSYNC_FEEDBACK_MAX_MEASURED)
+		return bad_field(errp, "measured_step_s", "more than %d",
+				 AUTOSYNC_FEEDBACK_MAX_MEASURED);
+	if (r->nmeasured > r->measured_count || r->measured_count > INT64_MAX)
+		return bad_field(errp, "measured_count", "%" PRIu64 " is less "
+				 "than the %zu step times given",
+				 r->measured_count, r->nmeasured);
+	for (size_t i = 0; i < r->nmeasured; i++)
+		if (step_time("measured_step_s", r->measured[i], errp) < 0)
+			return -1;
+	if (r->measured_count &&
+	    step_time("measured_mean_s", r->measured_mean, errp) < 0)
+		return -1;
+	if (!r->measured_count && r->measured_mean != 0)
+		return bad_field(errp, "measured_mean_s", "%g without any "
+				 "measured step", r->measured_mean);
+	return 0;
+}
+
+int autosync_feedback_check(const autosync_feedback_rec_t *r, unsigned parts,
+			    autosync_error_t *errp)
+{
+	if (!r || !parts || (parts & ~AUTOSYNC_FEEDBACK_PART_ALL)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "feedback: invalid argument");
+	}
+	if ((parts & AUTOSYNC_FEEDBACK_PART_JOB) && check_job(r, errp) < 0)
+		return -1;
+	if ((parts & AUTOSYNC_FEEDBACK_PART_PLAN) && check_plan(r, errp) < 0)
+		return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ formatting */
+
+/* jansson refuses strings that are not UTF-8 (NULL): 'bad' names it */
+static void set(json_t *o, const char *key, json_t *v, const char **bad)
+{
+	if (json_object_set_new(o, key, v) < 0 && !*bad)
+		*bad = key;
+}
+
+static const char *str_v(const char *s, size_t max)
+{
+	return terminated(s, max) ? s : NULL;
+}
+
+#define STRF(o, r, f, bad) set(o, #f, json_string(str_v((r)->f, sizeof((r)->f))), bad)
+
+static json_t *bucket_json(const autosync_feedback_bucket_t *b, const char **bad)
+{
+	json_t *o = json_object();
+
+	STRF(o, b, kind, bad);
+	STRF(o, b, algo, bad);
+	STRF(o, b, compress, bad);
+	set(o, "servers", json_integer(b->servers), bad);
+	set(o, "tensors", json_integer(b->tensors), bad);
+	set(o, "bytes", json_real(b->bytes), bad);
+	return o;
+}
+
+static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
+			   const char **bad)
+{
+	json_t *o = json_object(), *a;
+
+	set(o, "version", json_integer(AUTOSYNC_FEEDBACK_VERSION), bad);
+	set(o, "time", json_string(when), bad);
+	STRF(o, r, source, bad);
+	set(o, "job", json_integer((json_int_t) r->job), bad);
+	set(o, "step", json_integer((json_int_t) r->step), bad);
+	STRF(o, r, user, bad);
+	set(o, "uid", json_integer(r->uid), bad);
+	STRF(o, r, node, bad);
+	set(o, "nodes", json_integer(r->nodes), bad);
+	set(o, "gpus_per_node", json_integer(r->gpus_per_node), bad);
+	STRF(o, r, model, bad);
+	STRF(o, r, model_hash, bad);
+	STRF(o, r, topo_hash, bad);
+	STRF(o, r, plan_hash, bad);
+	STRF(o, r, framework, bad);
+	STRF(o, r, strategy, bad);
+	STRF(o, r, cluster, bad);
+	set(o, "scale", json_real(r->scale > 0 ? r->scale : 1), bad);
+	set(o, "predicted_step_s", json_real(r->predicted), bad);
+	a = json_array();
+	for (size_t i = 0; i < r->nbuckets; i++)
+		if (json_array_append_new(a, bucket_json(&r->buckets[i], bad)) < 0 &&
+		    !*bad)
+			*bad = "buckets";
+	set(o, "buckets", a, bad);
+	a = json_object();
+	for (size_t i = 0; i < r->nbaselines; i++) {
+		const autosync_feedback_baseline_t *b = &r->baselines[i];
+		const char *name = str_v(b->name, sizeof(b->name));
+		if (!name || json_object_set_new(a, name, json_real(b->predicted)) < 0)
+			*bad = *bad ? *bad : "baselines";
+	}
+	set(o, "baselines", a, bad);
+	a = json_array();
+	for (size_t i = 0; i < r->nmeasured; i++)
+		if (json_array_append_new(a, json_real(r->measured[i])) < 0)
+			*bad = *bad ? *bad : "measured_step_s";
+	set(o, "measured_step_s", a, bad);
+	set(o, "measured_count", json_integer((json_int_t) r->measured_count), bad);
+	set(o, "measured_mean_s", json_real(r->measured_mean), bad);
+	a = json_array();
+	for (unsigned i = 0; i < NFIELDS; i++)
+		if (r->influenced & (1u << i))
+			json_array_append_new(a, json_string(field_names[i]));
+	set(o, "user_influenced", a, bad);
+	return o;
+}
+
+int autosync_feedback_format_part(const autosync_feedback_rec_t *r,
+				  unsigned parts, char **line, size_t *len,
+				  autosync_error_t *errp)
+{
+	char when[32] = "", *buf;
+	const char *bad = NULL;
+	struct tm tm;
+	time_t t;
+	json_t *o;
+	size_t n;
+
+	if (!r || !line || !len) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "feedback: invalid record");
+	}
+	if (autosync_feedback_check(r, parts, errp) < 0)
+		return -1;
+	t = (time_t) r->time;
+	if (r->time && (!gmtime_r(&t, &tm) ||
+			!strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm)))
+		return bad_field(errp, "time", "%" PRId64 " is not a time",
+				 r->time);
+	if (!(o = record_json(r, when, &bad)) || bad) {
+		json_decref(o);
+		errno = EINVAL;
+		return autosync_errprintf(errp, bad ? "field '%s': not UTF-8"
+						    : "feedback: out of memory",
+					  bad);
+	}
+	/* one line: jansson escapes control characters, never breaks lines */
+	buf = json_dumps(o, JSON_REAL_PRECISION(9));
+	json_decref(o);
+	if (!buf || !(n = strlen(buf)) || !(*line = malloc(n + 2))) {
+		free(buf);
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "feedback: out of memory");
+	}
+	memcpy(*line, buf, n);
+	(*line)[n] = '\n';
+	(*line)[n + 1] = '\0';
+	*len = n + 1;
+	free(buf);
 	return 0;
 }
 
 int autosync_feedback_format(const autosync_feedback_rec_t *r, char **line,
 			     size_t *len, autosync_error_t *errp)
 {
-	struct out o = { .failed = 0 };
-	char tbuf[32], *buf = NULL;
-	size_t blen = 0;
-	struct tm tm;
-	time_t t;
-	FILE *fp = NULL;
-	int rv = -1;
-	const struct {
-		const char *v;
-		size_t max;
-	} strs[] = {
-		{ r->source, sizeof(r->source) },
-		{ r->user, sizeof(r->user) },
-		{ r->node, sizeof(r->node) },
-		{ r->model, sizeof(r->model) },
-		{ r->model_hash, sizeof(r->model_hash) },
-		{ r->topo_hash, sizeof(r->topo_hash) },
-		{ r->plan_hash, sizeof(r->plan_hash) },
-		{ r->framework, sizeof(r->framework) },
-		{ r->strategy, sizeof(r->strategy) },
-		{ r->cluster, sizeof(r->cluster) },
-	};
-
-	if (r && autosync_feedback_check(r, errp) < 0)
-		return -1;
-	if (!r || !line || !len || r->nbuckets > AUTOSYNC_FEEDBACK_MAX_BUCKETS ||
-	    r->nbaselines > AUTOSYNC_FEEDBACK_MAX_BASELINES ||
-	    r->nmeasured > AUTOSYNC_FEEDBACK_MAX_MEASURED) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "feedback: invalid record");
-	}
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
-		if (!clean(strs[i].v, strs[i].max)) {
-			errno = EINVAL;
-			return autosync_errprintf(errp, "feedback: a string field "
-						  "holds control characters");
-		}
-	t = (time_t) r->time;
-	if (!gmtime_r(&t, &tm) ||
-	    !strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%SZ", &tm)) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "feedback: bad time %" PRId64,
-					  r->time);
-	}
-	if (!(fp = open_memstream(&buf, &blen)))
-		return autosync_errprintf(errp, "feedback: %s", strerror(errno));
-	if (!yaml_emitter_initialize(&o.e)) {
-		fclose(fp);
-		free(buf);
-		errno = ENOMEM;
-		return autosync_errprintf(errp, "feedback: out of memory");
-	}
-	yaml_emitter_set_output(&o.e, write_handler, fp);
-	yaml_emitter_set_width(&o.e, -1); /* never fold: one record, one line */
-	yaml_emitter_set_unicode(&o.e, 1);
-
-	yaml_stream_start_event_initialize(&o.ev, YAML_UTF8_ENCODING);
-	emit(&o);
-	yaml_document_start_event_initialize(&o.ev, NULL, NULL, NULL, 1);
-	emit(&o);
-	map_start(&o);
-	str(&o, "version"), u64(&o, AUTOSYNC_FEEDBACK_VERSION);
-	str(&o, "time"), str(&o, tbuf);
-	str(&o, "source"), str(&o, r->source);
-	str(&o, "job"), u64(&o, r->job);
-	str(&o, "step"), u64(&o, r->step);
-	str(&o, "user"), str(&o, r->user);
-	str(&o, "uid"), u64(&o, r->uid);
-	str(&o, "node"), str(&o, r->node);
-	str(&o, "nodes"), u64(&o, r->nodes);
-	str(&o, "gpus_per_node"), u64(&o, r->gpus_per_node);
-	str(&o, "model"), str(&o, r->model);
-	str(&o, "model_hash"), str(&o, r->model_hash);
-	str(&o, "topo_hash"), str(&o, r->topo_hash);
-	str(&o, "plan_hash"), str(&o, r->plan_hash);
-	str(&o, "framework"), str(&o, r->framework);
-	str(&o, "strategy"), str(&o, r->strategy);
-	str(&o, "cluster"), str(&o, r->cluster);
-	str(&o, "scale"), num(&o, r->scale > 0 ? r->scale : 1);
-	str(&o, "predicted_step_s"), num(&o, r->predicted);
-	str(&o, "buckets"), seq_start(&o);
-	for (size_t i = 0; i < r->nbuckets; i++) {
-		const autosync_feedback_bucket_t *b = &r->buckets[i];
-		if (!clean(b->kind, sizeof(b->kind)) ||
-		    !clean(b->algo, sizeof(b->algo)) ||
-		    !clean(b->compress, sizeof(b->compress))) {
-			o.failed = 2;
-			break;
-		}
-		map_start(&o);
-		str(&o, "kind"), str(&o, b->kind);
-		str(&o, "algo"), str(&o, b->algo);
-		str(&o, "compress"), str(&o, b->compress);
-		str(&o, "servers"), u64(&o, b->servers);
-		str(&o, "tensors"), u64(&o, b->tensors);
-		str(&o, "bytes"), num(&o, b->bytes);
-		map_end(&o);
-	}
-	seq_end(&o);
-	str(&o, "baselines"), map_start(&o);
-	for (size_t i = 0; i < r->nbaselines; i++) {
-		if (!clean(r->baselines[i].name, sizeof(r->baselines[i].name))) {
-			o.failed = 2;
-			break;
-		}
-		str(&o, r->baselines[i].name), num(&o, r->baselines[i].predicted);
-	}
-	map_end(&o);
-	str(&o, "measured_step_s"), seq_start(&o);
-	for (size_t i = 0; i < r->nmeasured; i++)
-		num(&o, r->measured[i]);
-	seq_end(&o);
-	str(&o, "measured_count"), u64(&o, r->measured_count);
-	str(&o, "measured_mean_s"), num(&o, r->measured_mean);
-	str(&o, "user_influenced"), seq_start(&o);
-	for (size_t i = 0; i < NUSER; i++)
-		if (r->influenced & (1u << i))
-			str(&o, user_names[i]);
-	seq_end(&o);
-	map_end(&o);
-	if (!o.failed) {
-		yaml_document_end_event_initialize(&o.ev, 1);
-		emit(&o);
-		yaml_stream_end_event_initialize(&o.ev);
-		emit(&o);
-	}
-	yaml_emitter_delete(&o.e);
-	if (fclose(fp) != 0)
-		o.failed = 1;
-	fp = NULL;
-	if (o.failed) {
-		errno = o.failed == 2 ? EINVAL : ENOMEM;
-		autosync_errprintf(errp, "feedback: cannot format the record%s",
-				   o.failed == 2 ? ": control characters" : "");
-		goto out;
-	}
-	/* libyaml ends a document with "\n" (and may add "...\n"); keep one line */
-	{
-		char *nl = memchr(buf, '\n', blen);
-		if (!nl) {
-			errno = EINVAL;
-			autosync_errprintf(errp, "feedback: unexpected emitter output");
-			goto out;
-		}
-		blen = (size_t) (nl - buf) + 1;
-		buf[blen] = '\0';
-	}
-	*line = buf;
-	*len = blen;
-	buf = NULL;
-	rv = 0;
-out:
-	free(buf);
-	return rv;
+	return autosync_feedback_format_part(r, AUTOSYNC_FEEDBACK_PART_ALL,
+					     line, len, errp);
 }
 
 /* ------------------------------------------------------------ parsing */
 
-static const char *sc(yaml_document_t *d, yaml_node_t *n)
+static int get_u64(json_t *v, uint64_t max, uint64_t *out)
 {
-	(void) d;
-	return n && n->type == YAML_SCALAR_NODE ? (const char *) n->data.scalar.value
-						: NULL;
-}
+	json_int_t i;
 
-static int get_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!s || !*s || *s == '-')
+	if (!json_is_integer(v) || (i = json_integer_value(v)) < 0 ||
+	    (uint64_t) i > max)
 		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
-}
-
-static int get_num(const char *s, double *v)
-{
-	char *end;
-
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	*v = strtod(s, &end);
-	return errno || *end || !isfinite(*v) ? -1 : 0;
-}
-
-/* A string field: what the writer would refuse (control characters) the
- * reader refuses too, so that every record read can be written again. */
-static int get_str(const char *s, char *dst, size_t max)
-{
-	if (!s || strlen(s) >= max || !clean(s, max))
-		return -1;
-	memcpy(dst, s, strlen(s) + 1);
+	*out = (uint64_t) i;
 	return 0;
 }
 
-static int parse_time(const char *s, int64_t *out)
+static int get_num(json_t *v, double *out)
+{
+	if (!json_is_number(v))
+		return -1;
+	*out = json_number_value(v);
+	return isfinite(*out) ? 0 : -1;
+}
+
+static int get_str(json_t *v, char *dst, size_t max)
+{
+	size_t n;
+
+	if (!json_is_string(v) || (n = json_string_length(v)) >= max ||
+	    memchr(json_string_value(v), '\0', n))
+		return -1;
+	memcpy(dst, json_string_value(v), n + 1);
+	return 0;
+}
+
+static int parse_time(json_t *v, int64_t *out)
 {
 	struct tm tm;
-	const char *end;
+	const char *end, *s = json_string_value(v);
 
 	memset(&tm, 0, sizeof(tm));
 	if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
@@ -427,221 +353,206 @@ static int parse_time(const char *s, int64_t *out)
 	return 0;
 }
 
-static int parse_bucket(yaml_document_t *d, yaml_node_t *m,
-			autosync_feedback_bucket_t *b)
+static int parse_bucket(json_t *m, autosync_feedback_bucket_t *b)
 {
-	if (m->type != YAML_MAPPING_NODE)
-		return -1;
-	for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
-	     p < m->data.mapping.pairs.top; p++) {
-		const char *k = sc(d, yaml_document_get_node(d, p->key));
-		const char *v = sc(d, yaml_document_get_node(d, p->value));
-		uint64_t u;
-		int bad = 0;
+	uint64_t u;
 
-		if (!k)
-			return -1;
-		if (!strcmp(k, "kind"))
-			bad = get_str(v, b->kind, sizeof(b->kind));
-		else if (!strcmp(k, "algo"))
-			bad = get_str(v, b->algo, sizeof(b->algo));
-		else if (!strcmp(k, "compress"))
-			bad = get_str(v, b->compress, sizeof(b->compress));
-		else if (!strcmp(k, "servers"))
-			bad = get_u64(v, &u) || u > UINT_MAX ? -1 : (b->servers = (unsigned) u, 0);
-		else if (!strcmp(k, "tensors"))
-			bad = get_u64(v, &u) || u > UINT_MAX ? -1 : (b->tensors = (unsigned) u, 0);
-		else if (!strcmp(k, "bytes"))
-			bad = get_num(v, &b->bytes);
-		if (bad)
-			return -1;
+	if (!json_is_object(m) ||
+	    get_str(json_object_get(m, "kind"), b->kind, sizeof(b->kind)) ||
+	    get_str(json_object_get(m, "algo"), b->algo, sizeof(b->algo)) ||
+	    get_str(json_object_get(m, "compress"), b->compress,
+		    sizeof(b->compress)) ||
+	    get_num(json_object_get(m, "bytes"), &b->bytes))
+		return -1;
+	if (get_u64(json_object_get(m, "servers"), UINT_MAX, &u))
+		return -1;
+	b->servers = (unsigned) u;
+	if (get_u64(json_object_get(m, "tensors"), UINT_MAX, &u))
+		return -1;
+	b->tensors = (unsigned) u;
+	return 0;
+}
+
+static int parse_lists(json_t *root, autosync_feedback_rec_t *r,
+		       const char **bad)
+{
+	json_t *v, *x;
+	const char *k;
+	size_t i;
+
+	if ((v = json_object_get(root, "buckets"))) {
+		if (!json_is_array(v) ||
+		    json_array_size(v) > AUTOSYNC_FEEDBACK_MAX_BUCKETS)
+			return *bad = "buckets", -1;
+		json_array_foreach(v, i, x) {
+			if (parse_bucket(x, &r->buckets[i]))
+				return *bad = "buckets", -1;
+			r->nbuckets = i + 1;
+		}
+	}
+	if ((v = json_object_get(root, "baselines"))) {
+		if (!json_is_object(v) ||
+		    json_object_size(v) > AUTOSYNC_FEEDBACK_MAX_BASELINES)
+			return *bad = "baselines", -1;
+		json_object_foreach(v, k, x) {
+			autosync_feedback_baseline_t *b = &r->baselines[r->nbaselines];
+			if (strlen(k) >= sizeof(b->name) ||
+			    get_num(x, &b->predicted))
+				return *bad = "baselines", -1;
+			memcpy(b->name, k, strlen(k) + 1);
+			r->nbaselines++;
+		}
+	}
+	if ((v = json_object_get(root, "measured_step_s"))) {
+		if (!json_is_array(v) ||
+		    json_array_size(v) > AUTOSYNC_FEEDBACK_MAX_MEASURED)
+			return *bad = "measured_step_s", -1;
+		json_array_foreach(v, i, x) {
+			if (get_num(x, &r->measured[i]))
+				return *bad = "measured_step_s", -1;
+			r->nmeasured = i + 1;
+		}
+	}
+	if (r->version < 2) {
+		r->influenced = AUTOSYNC_FEEDBACK_F_ALL; /* it does not say */
+		return 0;
+	}
+	v = json_object_get(root, "user_influenced");
+	if (!json_is_array(v))
+		return *bad = "user_influenced", -1;
+	json_array_foreach(v, i, x) {
+		const char *s = json_string_value(x);
+		unsigned f = 0;
+		while (s && f < NFIELDS && strcmp(s, field_names[f]))
+			f++;
+		if (!s || f == NFIELDS)
+			return *bad = "user_influenced", -1;
+		r->influenced |= 1u << f;
 	}
 	return 0;
 }
 
-/* the keys every record has */
-static const char *const required[] = {
-	"version",	"time",	     "source",		 "job",
-	"step",		"node",	     "nodes",		 "gpus_per_node",
-	"model",	"model_hash", "plan_hash",	 "framework",
-	"strategy",	"predicted_step_s", "measured_count", "user_influenced",
+/* The keys a record of 'version' must have, for the parts asked for. */
+static const struct {
+	const char *key;
+	unsigned part, since;
+} required[] = {
+	{ "time", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
+	{ "source", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
+	{ "job", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
+	{ "step", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
+	{ "node", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
+	{ "nodes", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
+	{ "gpus_per_node", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
+	{ "model", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
+	{ "model_hash", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
+	{ "plan_hash", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
+	{ "framework", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
+	{ "strategy", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
+	{ "predicted_step_s", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
+	{ "measured_count", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
+	{ "user_influenced", AUTOSYNC_FEEDBACK_PART_ALL, 2 },
 };
-#define NREQ (sizeof(required) / sizeof(required[0]))
 
-/* "user_influenced": a list of the names in user_names */
-static int parse_user(yaml_document_t *d, yaml_node_t *n, unsigned *user)
+static int parse_fields(json_t *root, unsigned parts,
+			autosync_feedback_rec_t *r, const char **bad)
 {
-	if (!n || n->type != YAML_SEQUENCE_NODE)
-		return -1;
-	for (yaml_node_item_t *it = n->data.sequence.items.start;
-	     it < n->data.sequence.items.top; it++) {
-		const char *v = sc(d, yaml_document_get_node(d, *it));
-		size_t i = 0;
-		while (v && i < NUSER && strcmp(v, user_names[i]))
-			i++;
-		if (!v || i == NUSER)
-			return -1;
-		*user |= 1u << i;
+	uint64_t u;
+	json_t *v;
+
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		if ((required[i].part & parts) && r->version >= required[i].since &&
+		    !json_object_get(root, required[i].key))
+			return *bad = required[i].key, 1;
+#define STR(f)                                                                 \
+	if ((v = json_object_get(root, #f)) && get_str(v, r->f, sizeof(r->f))) \
+		return *bad = #f, -1;
+#define U64(f, key, max)                                                       \
+	if ((v = json_object_get(root, key))) {                                \
+		if (get_u64(v, max, &u))                                       \
+			return *bad = key, -1;                                 \
+		r->f = u;                                                      \
 	}
-	return 0;
+#define NUM(f, key)                                                            \
+	if ((v = json_object_get(root, key)) && get_num(v, &r->f))             \
+		return *bad = key, -1;
+	/* "" : a part without the job's side (no time yet) */
+	if ((v = json_object_get(root, "time")) &&
+	    !(json_is_string(v) && !json_string_length(v)) &&
+	    parse_time(v, &r->time))
+		return *bad = "time", -1;
+	STR(source) STR(user) STR(node) STR(model) STR(model_hash)
+	STR(topo_hash) STR(plan_hash) STR(framework) STR(strategy) STR(cluster)
+	U64(job, "job", INT64_MAX) U64(step, "step", INT64_MAX)
+	U64(uid, "uid", UINT32_MAX) U64(nodes, "nodes", UINT_MAX)
+	U64(gpus_per_node, "gpus_per_node", UINT_MAX)
+	U64(measured_count, "measured_count", INT64_MAX)
+	NUM(predicted, "predicted_step_s") NUM(scale, "scale")
+	NUM(measured_mean, "measured_mean_s")
+#undef STR
+#undef U64
+#undef NUM
+	return parse_lists(root, r, bad);
+}
+
+int autosync_feedback_parse_part(const char *line, size_t len, unsigned parts,
+				 autosync_feedback_rec_t *r,
+				 autosync_error_t *errp)
+{
+	json_error_t jerr;
+	json_t *root, *v;
+	const char *bad = NULL;
+	uint64_t version = 0;
+	int rv;
+
+	if (!line || !r || !parts || (parts & ~AUTOSYNC_FEEDBACK_PART_ALL)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "invalid argument");
+	}
+	memset(r, 0, sizeof(*r));
+	/* a key given twice is an error, as in every autosync reader */
+	if (!(root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr))) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "not JSON: %s (column %d)",
+					  jerr.text, jerr.column);
+	}
+	if (!json_is_object(root)) {
+		json_decref(root);
+		errno = EINVAL;
+		return autosync_errprintf(errp, "not a record (a JSON object)");
+	}
+	v = json_object_get(root, "version");
+	if (!v) {
+		json_decref(root);
+		return bad_field(errp, "version", "missing");
+	}
+	if (get_u64(v, UINT_MAX, &version) || version < 1 ||
+	    version > AUTOSYNC_FEEDBACK_VERSION) {
+		int num = json_is_integer(v);
+		json_int_t given = num ? json_integer_value(v) : 0;
+
+		json_decref(root);
+		if (!num)
+			return bad_field(errp, "version", "not a number");
+		return bad_field(errp, "version", "format %" JSON_INTEGER_FORMAT
+				 " is not one this autosync reads (1 to %d)",
+				 given, AUTOSYNC_FEEDBACK_VERSION);
+	}
+	r->version = (unsigned) version;
+	rv = parse_fields(root, parts, r, &bad);
+	json_decref(root);
+	if (rv > 0)
+		return bad_field(errp, bad, "missing");
+	if (rv < 0)
+		return bad_field(errp, bad, "not a valid value");
+	return autosync_feedback_check(r, parts, errp);
 }
 
 int autosync_feedback_parse(const char *line, size_t len,
 			    autosync_feedback_rec_t *r, autosync_error_t *errp)
 {
-	yaml_document_t doc;
-	yaml_node_t *root;
-	autosync_error_t e = { .text = "" };
-	const char *bad = NULL;
-	unsigned seen = 0;
-	int rv = -1;
-
-	if (!line || !r) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "invalid argument");
-	}
-	memset(r, 0, sizeof(*r));
-	/* a record has a few nodes per bucket, baseline and step time */
-	if (asi_yaml_load(&doc, line, len, "record",
-			  4 * (AUTOSYNC_FEEDBACK_MAX_BUCKETS * 14 +
-			       AUTOSYNC_FEEDBACK_MAX_MEASURED + 256),
-			  &e) < 0) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "not a record: %s", e.text);
-	}
-	if (asi_yaml_no_duplicates(&doc, "record", &e) < 0) {
-		yaml_document_delete(&doc);
-		errno = EINVAL;
-		return autosync_errprintf(errp, "not a record: %s", e.text);
-	}
-	root = yaml_document_get_root_node(&doc);
-	if (!root || root->type != YAML_MAPPING_NODE) {
-		errno = EINVAL;
-		autosync_errprintf(errp, "not a record");
-		goto out;
-	}
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-	     p < root->data.mapping.pairs.top && !bad; p++) {
-		yaml_node_t *vn = yaml_document_get_node(&doc, p->value);
-		const char *k = sc(&doc, yaml_document_get_node(&doc, p->key));
-		const char *v = sc(&doc, vn);
-		uint64_t u = 0;
-
-		if (!k) {
-			bad = "a key is not a string";
-			break;
-		}
-#define STR(key, field) \
-	else if (!strcmp(k, key)) { if (get_str(v, r->field, sizeof(r->field))) bad = key; }
-#define U64(key, field, max) \
-	else if (!strcmp(k, key)) { if (get_u64(v, &u) || u > (max)) bad = key; else r->field = u; }
-		for (size_t i = 0; i < NREQ; i++)
-			if (!strcmp(k, required[i]))
-				seen |= 1u << i;
-		if (!strcmp(k, "version")) {
-			if (get_u64(v, &u) || u < 1 || u > AUTOSYNC_FEEDBACK_VERSION)
-				bad = "version";
-			else
-				r->version = (unsigned) u;
-		} else if (!strcmp(k, "user_influenced")) {
-			if (parse_user(&doc, vn, &r->influenced))
-				bad = k;
-		} else if (!strcmp(k, "time")) {
-			if (parse_time(v, &r->time))
-				bad = "time";
-		}
-		STR("source", source) STR("user", user) STR("node", node)
-		STR("model", model) STR("model_hash", model_hash)
-		STR("topo_hash", topo_hash) STR("plan_hash", plan_hash)
-		STR("framework", framework) STR("strategy", strategy)
-		STR("cluster", cluster)
-		U64("job", job, UINT64_MAX) U64("step", step, UINT64_MAX)
-		U64("uid", uid, UINT32_MAX) U64("nodes", nodes, UINT_MAX)
-		U64("gpus_per_node", gpus_per_node, UINT_MAX)
-		U64("measured_count", measured_count, UINT64_MAX)
-		else if (!strcmp(k, "predicted_step_s")) {
-			if (get_num(v, &r->predicted))
-				bad = k;
-		} else if (!strcmp(k, "scale")) {
-			if (get_num(v, &r->scale) || r->scale <= 0)
-				bad = k;
-		} else if (!strcmp(k, "measured_mean_s")) {
-			if (get_num(v, &r->measured_mean))
-				bad = k;
-		} else if (!strcmp(k, "buckets")) {
-			if (vn->type != YAML_SEQUENCE_NODE) {
-				bad = k;
-				break;
-			}
-			for (yaml_node_item_t *it = vn->data.sequence.items.start;
-			     it < vn->data.sequence.items.top; it++) {
-				if (r->nbuckets == AUTOSYNC_FEEDBACK_MAX_BUCKETS ||
-				    parse_bucket(&doc, yaml_document_get_node(&doc, *it),
-						 &r->buckets[r->nbuckets++])) {
-					bad = k;
-					break;
-				}
-			}
-		} else if (!strcmp(k, "baselines")) {
-			if (vn->type != YAML_MAPPING_NODE) {
-				bad = k;
-				break;
-			}
-			for (yaml_node_pair_t *q = vn->data.mapping.pairs.start;
-			     q < vn->data.mapping.pairs.top; q++) {
-				autosync_feedback_baseline_t *b =
-					&r->baselines[r->nbaselines];
-				if (r->nbaselines == AUTOSYNC_FEEDBACK_MAX_BASELINES ||
-				    get_str(sc(&doc, yaml_document_get_node(&doc, q->key)),
-					    b->name, sizeof(b->name)) ||
-				    get_num(sc(&doc, yaml_document_get_node(&doc, q->value)),
-					    &b->predicted)) {
-					bad = k;
-					break;
-				}
-				r->nbaselines++;
-			}
-		} else if (!strcmp(k, "measured_step_s")) {
-			if (vn->type != YAML_SEQUENCE_NODE) {
-				bad = k;
-				break;
-			}
-			for (yaml_node_item_t *it = vn->data.sequence.items.start;
-			     it < vn->data.sequence.items.top; it++) {
-				if (r->nmeasured == AUTOSYNC_FEEDBACK_MAX_MEASURED ||
-				    get_num(sc(&doc, yaml_document_get_node(&doc, *it)),
-					    &r->measured[r->nmeasured++])) {
-					bad = k;
-					break;
-				}
-			}
-		}
-		/* unknown keys: ignored, so that newer writers stay readable */
-#undef STR
-#undef U64
-	}
-	if (bad) {
-		errno = EINVAL;
-		autosync_errprintf(errp, "bad field '%s'", bad);
-		goto out;
-	}
-	for (size_t i = 0; i < NREQ; i++)
-		/* a version 1 record says nothing of its user */
-		if (!(seen & (1u << i)) &&
-		    !(r->version == 1 && !strcmp(required[i], "user_influenced"))) {
-			errno = EINVAL;
-			autosync_errprintf(errp, "field '%s' is missing",
-					   required[i]);
-			goto out;
-		}
-	if (r->version == 1)
-		r->influenced |= AUTOSYNC_FEEDBACK_USER_UNKNOWN;
-	if (autosync_feedback_check(r, errp) < 0)
-		goto out;
-	rv = 0;
-out:
-	yaml_document_delete(&doc);
-	return rv;
+	return autosync_feedback_parse_part(line, len, AUTOSYNC_FEEDBACK_PART_ALL,
+					    r, errp);
 }
 
 /* ------------------------------------------------------------ the log */

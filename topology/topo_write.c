@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/emit.h"
 #include "topo_internal.h"
 
 static const char *short_class(int c)
@@ -142,100 +143,112 @@ int autosync_topo_write_text(const autosync_topo_t *t, FILE *fp,
 	return finish(fp, "text", errp);
 }
 
-static void yq(FILE *fp, const char *s)
+static void yaml_gpu(asi_emit_t *e, const autosync_topo_gpu_t *g, unsigned v)
 {
-	fputc('"', fp);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(fp, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(fp, "\\x%02x", (unsigned char)*s);
-		else
-			fputc(*s, fp);
-	}
-	fputc('"', fp);
+	asi_emit_map(e, ASI_EMIT_BLOCK);
+	asi_emit_key(e, "index"), asi_emit_uint(e, v);
+	asi_emit_key(e, "busid"), asi_emit_str(e, g->busid);
+	asi_emit_key(e, "vendor_id"), asi_emit_fmt(e, "0x%04x", g->vendor_id);
+	asi_emit_key(e, "device_id"), asi_emit_fmt(e, "0x%04x", g->device_id);
+	asi_emit_key(e, "class_id"), asi_emit_fmt(e, "0x%04x", g->class_id);
+	asi_emit_key(e, "model"), asi_emit_str(e, g->model);
+	asi_emit_key(e, "uuid"), asi_emit_str(e, g->uuid);
+	asi_emit_key(e, "sm"), asi_emit_int(e, g->sm);
+	asi_emit_key(e, "pcie_bw"), asi_emit_num(e, g->pcie_bw, 6);
+	asi_emit_key(e, "numa"), asi_emit_int(e, g->numa);
+	asi_emit_key(e, "package"), asi_emit_int(e, g->package);
+	asi_emit_key(e, "pcie_switch"), asi_emit_str(e, g->pcie_switch);
+	asi_emit_key(e, "cpuset"), asi_emit_str(e, g->cpuset);
+	asi_emit_key(e, "nearest_nic"), asi_emit_int(e, g->nearest_nic);
+	asi_emit_key(e, "nic_tier");
+	asi_emit_word(e, autosync_nic_tier_name(g->nic_tier));
+	asi_emit_key(e, "nvlink_bw"), asi_emit_num(e, g->nvlink_bw, 6);
+	asi_emit_end(e);
+}
+
+static void yaml_nic(asi_emit_t *e, const autosync_topo_nic_t *n, unsigned i)
+{
+	asi_emit_map(e, ASI_EMIT_BLOCK);
+	asi_emit_key(e, "index"), asi_emit_uint(e, i);
+	asi_emit_key(e, "busid"), asi_emit_str(e, n->busid);
+	asi_emit_key(e, "vendor_id"), asi_emit_fmt(e, "0x%04x", n->vendor_id);
+	asi_emit_key(e, "device_id"), asi_emit_fmt(e, "0x%04x", n->device_id);
+	asi_emit_key(e, "class_id"), asi_emit_fmt(e, "0x%04x", n->class_id);
+	asi_emit_key(e, "kind"), asi_emit_word(e, autosync_nic_kind_name(n->kind));
+	asi_emit_key(e, "name"), asi_emit_str(e, n->name);
+	asi_emit_key(e, "netdev"), asi_emit_str(e, n->netdev);
+	asi_emit_key(e, "port"), asi_emit_int(e, n->port);
+	asi_emit_key(e, "port_state"), asi_emit_int(e, n->port_state);
+	asi_emit_key(e, "speed"), asi_emit_num(e, n->speed, 6);
+	asi_emit_key(e, "pcie_bw"), asi_emit_num(e, n->pcie_bw, 6);
+	asi_emit_key(e, "numa"), asi_emit_int(e, n->numa);
+	asi_emit_key(e, "package"), asi_emit_int(e, n->package);
+	asi_emit_key(e, "pcie_switch"), asi_emit_str(e, n->pcie_switch);
+	asi_emit_key(e, "rdma"), asi_emit_word(e, n->rdma ? "true" : "false");
+	asi_emit_key(e, "role");
+	asi_emit_word(e, n->management ? "management" : "fabric");
+	asi_emit_end(e);
 }
 
 int autosync_topo_write_yaml(const autosync_topo_t *t, FILE *fp,
 			     autosync_error_t *errp)
 {
+	asi_emit_t *e;
+
 	if (!t || !fp) {
 		errno = EINVAL;
 		return autosync_errprintf(errp,
 					  "topo_write_yaml: invalid argument");
 	}
-	fprintf(fp, "autosync_topology: 1\nsource: %s\ninput: ",
-		autosync_topo_source(t));
-	yq(fp, t->source == SRC_LIVE ? "" : t->path);
-	fprintf(fp, "\nhash: \"%s\"\ncpuset: ", t->hash);
-	yq(fp, t->cpuset_str);
-	fprintf(fp, "\ngpus_total: %u\ngpus:", t->ngpus);
-	if (!t->nview)
-		fprintf(fp, " []");
-	fputc('\n', fp);
-	for (unsigned v = 0; v < t->nview; v++) {
-		const autosync_topo_gpu_t *g = &t->pub_gpus[v];
-
-		fprintf(fp,
-			"  - index: %u\n    busid: \"%s\"\n    vendor_id: "
-			"0x%04x\n    device_id: 0x%04x\n"
-			"    class_id: 0x%04x\n    model: ",
-			v, g->busid, g->vendor_id, g->device_id, g->class_id);
-		yq(fp, g->model);
-		fprintf(fp, "\n    uuid: ");
-		yq(fp, g->uuid);
-		fprintf(fp,
-			"\n    sm: %d\n    pcie_bw: %.6g\n    numa: %d\n    "
-			"package: %d\n    pcie_switch: \"%s\"\n"
-			"    cpuset: ",
-			g->sm, g->pcie_bw, g->numa, g->package, g->pcie_switch);
-		yq(fp, g->cpuset);
-		fprintf(fp,
-			"\n    nearest_nic: %d\n    nic_tier: %s\n    "
-			"nvlink_bw: %.6g\n",
-			g->nearest_nic, autosync_nic_tier_name(g->nic_tier),
-			g->nvlink_bw);
-	}
-	fprintf(fp, "nics:%s\n", t->nnics ? "" : " []");
-	for (unsigned i = 0; i < t->nnics; i++) {
-		const autosync_topo_nic_t *n = &t->pub_nics[i];
-
-		fprintf(fp,
-			"  - index: %u\n    busid: \"%s\"\n    vendor_id: "
-			"0x%04x\n    device_id: 0x%04x\n"
-			"    class_id: 0x%04x\n    kind: %s\n    name: ",
-			i, n->busid, n->vendor_id, n->device_id, n->class_id,
-			autosync_nic_kind_name(n->kind));
-		yq(fp, n->name);
-		fprintf(fp, "\n    netdev: ");
-		yq(fp, n->netdev);
-		fprintf(fp,
-			"\n    port: %d\n    port_state: %d\n    speed: %.6g\n "
-			"   pcie_bw: %.6g\n    numa: %d\n"
-			"    package: %d\n    pcie_switch: \"%s\"\n    rdma: "
-			"%s\n    role: %s\n",
-			n->port, n->port_state, n->speed, n->pcie_bw, n->numa,
-			n->package, n->pcie_switch, n->rdma ? "true" : "false",
-			n->management ? "management" : "fabric");
-	}
-	fprintf(fp, "links:%s\n", t->nview > 1 ? "" : " []");
+	if (!(e = asi_emit_open(fp, NULL, errp)))
+		return -1;
+	asi_emit_map(e, ASI_EMIT_BLOCK);
+	asi_emit_key(e, "autosync_topology"), asi_emit_uint(e, 1);
+	asi_emit_key(e, "source"), asi_emit_word(e, autosync_topo_source(t));
+	asi_emit_key(e, "input");
+	asi_emit_str(e, t->source == SRC_LIVE ? "" : t->path);
+	asi_emit_key(e, "hash"), asi_emit_str(e, t->hash);
+	asi_emit_key(e, "cpuset"), asi_emit_str(e, t->cpuset_str);
+	asi_emit_key(e, "gpus_total"), asi_emit_uint(e, t->ngpus);
+	asi_emit_key(e, "gpus");
+	asi_emit_seq(e, t->nview ? ASI_EMIT_BLOCK : ASI_EMIT_FLOW);
+	for (unsigned v = 0; v < t->nview; v++)
+		yaml_gpu(e, &t->pub_gpus[v], v);
+	asi_emit_end(e);
+	asi_emit_key(e, "nics");
+	asi_emit_seq(e, t->nnics ? ASI_EMIT_BLOCK : ASI_EMIT_FLOW);
+	for (unsigned i = 0; i < t->nnics; i++)
+		yaml_nic(e, &t->pub_nics[i], i);
+	asi_emit_end(e);
+	asi_emit_key(e, "links");
+	asi_emit_seq(e, t->nview > 1 ? ASI_EMIT_BLOCK : ASI_EMIT_FLOW);
 	for (unsigned i = 0; i < t->nview; i++)
 		for (unsigned j = i + 1; j < t->nview; j++) {
 			int c;
 			double bw, lat;
 
 			(void)autosync_topo_link(t, i, j, &c, &bw, &lat);
-			fprintf(fp,
-				"  - {a: %u, b: %u, class: %s, bw: %.6g, lat: "
-				"%.6g}\n",
-				i, j, autosync_link_class_name(c), bw, lat);
+			asi_emit_map(e, ASI_EMIT_FLOW);
+			asi_emit_key(e, "a"), asi_emit_uint(e, i);
+			asi_emit_key(e, "b"), asi_emit_uint(e, j);
+			asi_emit_key(e, "class");
+			asi_emit_word(e, autosync_link_class_name(c));
+			asi_emit_key(e, "bw"), asi_emit_num(e, bw, 6);
+			asi_emit_key(e, "lat"), asi_emit_num(e, lat, 6);
+			asi_emit_end(e);
 		}
-	fprintf(fp, "link_classes:\n");
-	for (int k = 0; k < AUTOSYNC_LINK_NCLASSES; k++)
-		fprintf(fp, "  %s: {bw: %.6g, lat: %.6g}\n",
-			autosync_link_class_name(k), t->link_bw[k],
-			t->link_lat[k]);
-	return finish(fp, "YAML", errp);
+	asi_emit_end(e);
+	asi_emit_key(e, "link_classes"), asi_emit_map(e, ASI_EMIT_BLOCK);
+	for (int k = 0; k < AUTOSYNC_LINK_NCLASSES; k++) {
+		asi_emit_key(e, autosync_link_class_name(k));
+		asi_emit_map(e, ASI_EMIT_FLOW);
+		asi_emit_key(e, "bw"), asi_emit_num(e, t->link_bw[k], 6);
+		asi_emit_key(e, "lat"), asi_emit_num(e, t->link_lat[k], 6);
+		asi_emit_end(e);
+	}
+	asi_emit_end(e);
+	asi_emit_end(e);
+	return asi_emit_close(e, "writing YAML", errp);
 }
 
 static int put(autosync_env_t *env, size_t max, size_t *n, const char *name,

@@ -29,11 +29,33 @@ __all__ = ["load_plan", "settings", "wrap"]
 MiB = 1024 * 1024
 
 
+_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f",
+            "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
+            "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029"}
+
+
 def _scalar(v):
+    """A plain or double-quoted scalar of one line, as autosync writes them
+    (libyaml's emitter: YAML escapes in double quotes)."""
     v = v.strip()
-    if len(v) >= 2 and v[0] == v[-1] == '"':
-        return v[1:-1]
-    return v
+    if not (len(v) >= 2 and v[0] == v[-1] == '"'):
+        return v
+    out, i, s = [], 0, v[1:-1]
+    while i < len(s):
+        c = s[i]
+        if c != "\\" or i + 1 == len(s):
+            out.append(c)
+            i += 1
+            continue
+        e = s[i + 1]
+        width = {"x": 2, "u": 4, "U": 8}.get(e)
+        if width:
+            out.append(chr(int(s[i + 2:i + 2 + width], 16)))
+            i += 2 + width
+        else:
+            out.append(_ESCAPES.get(e, e))
+            i += 2
+    return "".join(out)
 
 
 def _once(seen, key, path, line):
@@ -81,6 +103,8 @@ def load_plan(path=None):
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
+        if line.startswith("-"):
+            continue  # an item of a top-level list (libyaml does not indent them)
         if not line.startswith(" "):
             key, _, val = line.partition(":")
             section = key.strip()

@@ -1,9 +1,9 @@
 /*
  * autosync/feedback.h - feedback records: what was planned, what was
  * predicted and what was measured, one per job step and node, so that the
- * simulator can be retrained. Records are JSON lines (written with libyaml,
- * so every line is also a YAML flow mapping), appended to a log that many
- * nodes and jobs share.
+ * simulator can be retrained. Records are JSON lines (written and read with
+ * jansson, every string escaped), appended to a log that many nodes and
+ * jobs share. docs/feedback-format.md describes the format.
  *
  * Conventions as in autosync/common.h; nothing here prints.
  */
@@ -20,34 +20,69 @@
 extern "C" {
 #endif
 
-/* Record format. 2: required fields and ranges are checked on write and on
- * read, and records say what the job's user could influence. Version 1
- * records are read too (rec.version says which). */
+/* Record format. 2: records are checked on write and on read (required
+ * fields present, step times within AUTOSYNC_FEEDBACK_MIN_STEP ..
+ * AUTOSYNC_FEEDBACK_MAX_STEP, counts at least 1, identity not empty) and say
+ * which fields the job's user could influence ("user_influenced"). Version
+ * 1 records are read too: rec.version says 1, and every field counts as
+ * influenced (they do not say). */
 #define AUTOSYNC_FEEDBACK_VERSION 2
-/* Step times a record may hold: 1 us .. 1 h. */
+/* Step times a record may hold, in seconds: 1 us .. 1 h. */
 #define AUTOSYNC_FEEDBACK_MIN_STEP 1e-6
 #define AUTOSYNC_FEEDBACK_MAX_STEP 3600.0
 
-/* What in a record the job's user could have influenced (rec.influenced), so
- * that training can weigh or drop it. Written as "user_influenced": a list
- * of these names. */
-enum {
-	AUTOSYNC_FEEDBACK_USER_MEASURED = 1 << 0, /* "measured": step times
-						     come from a file the job
-						     writes */
-	AUTOSYNC_FEEDBACK_USER_MODEL = 1 << 1,	  /* "model": a model file of
-						     the user's (model, hash,
-						     and the plan made from
-						     it) */
-	AUTOSYNC_FEEDBACK_USER_PLAN = 1 << 2,	  /* "plan": a plan file of the
-						     user's */
-	AUTOSYNC_FEEDBACK_USER_ENV = 1 << 3,	  /* "env": the job kept
-						     variables of its own over
-						     the plan's */
-	AUTOSYNC_FEEDBACK_USER_UNKNOWN = 1 << 4,  /* "unknown": a version 1
-						     record, which does not
-						     say */
+/*
+ * The fields of a record, one bit each, for rec.influenced: the fields the
+ * job's user could have influenced, so that training can weigh or drop
+ * them. Written as "user_influenced": the list of their JSON names
+ * (autosync_feedback_field_name()), in this order.
+ */
+enum autosync_feedback_field {
+	AUTOSYNC_FEEDBACK_F_TIME = 1u << 0,          /* "time" */
+	AUTOSYNC_FEEDBACK_F_SOURCE = 1u << 1,        /* "source" */
+	AUTOSYNC_FEEDBACK_F_JOB = 1u << 2,           /* "job" */
+	AUTOSYNC_FEEDBACK_F_STEP = 1u << 3,          /* "step" */
+	AUTOSYNC_FEEDBACK_F_USER = 1u << 4,          /* "user" */
+	AUTOSYNC_FEEDBACK_F_UID = 1u << 5,           /* "uid" */
+	AUTOSYNC_FEEDBACK_F_NODE = 1u << 6,          /* "node" */
+	AUTOSYNC_FEEDBACK_F_NODES = 1u << 7,         /* "nodes" */
+	AUTOSYNC_FEEDBACK_F_GPUS_PER_NODE = 1u << 8, /* "gpus_per_node" */
+	AUTOSYNC_FEEDBACK_F_MODEL = 1u << 9,         /* "model" */
+	AUTOSYNC_FEEDBACK_F_MODEL_HASH = 1u << 10,   /* "model_hash" */
+	AUTOSYNC_FEEDBACK_F_TOPO_HASH = 1u << 11,    /* "topo_hash" */
+	AUTOSYNC_FEEDBACK_F_PLAN_HASH = 1u << 12,    /* "plan_hash" */
+	AUTOSYNC_FEEDBACK_F_FRAMEWORK = 1u << 13,    /* "framework" */
+	AUTOSYNC_FEEDBACK_F_STRATEGY = 1u << 14,     /* "strategy" */
+	AUTOSYNC_FEEDBACK_F_CLUSTER = 1u << 15,      /* "cluster" */
+	AUTOSYNC_FEEDBACK_F_SCALE = 1u << 16,        /* "scale" */
+	AUTOSYNC_FEEDBACK_F_PREDICTED = 1u << 17,    /* "predicted_step_s" */
+	AUTOSYNC_FEEDBACK_F_BUCKETS = 1u << 18,      /* "buckets" */
+	AUTOSYNC_FEEDBACK_F_BASELINES = 1u << 19,    /* "baselines" */
+	AUTOSYNC_FEEDBACK_F_MEASURED = 1u << 20,     /* "measured_step_s" */
+	AUTOSYNC_FEEDBACK_F_MEASURED_COUNT = 1u << 21, /* "measured_count" */
+	AUTOSYNC_FEEDBACK_F_MEASURED_MEAN = 1u << 22,  /* "measured_mean_s" */
+	AUTOSYNC_FEEDBACK_F_ALL = (1u << 23) - 1,
 };
+/* What a plan decides, and so what a user's model file or option steers. */
+#define AUTOSYNC_FEEDBACK_F_PLANNED                                          \
+	(AUTOSYNC_FEEDBACK_F_PLAN_HASH | AUTOSYNC_FEEDBACK_F_STRATEGY |      \
+	 AUTOSYNC_FEEDBACK_F_PREDICTED | AUTOSYNC_FEEDBACK_F_BUCKETS |       \
+	 AUTOSYNC_FEEDBACK_F_BASELINES)
+/* The measurements: a job writes its own report file. */
+#define AUTOSYNC_FEEDBACK_F_MEASUREMENTS                                     \
+	(AUTOSYNC_FEEDBACK_F_MEASURED | AUTOSYNC_FEEDBACK_F_MEASURED_COUNT | \
+	 AUTOSYNC_FEEDBACK_F_MEASURED_MEAN)
+/* The JSON name of one AUTOSYNC_FEEDBACK_F_* bit; NULL for anything else. */
+const char *autosync_feedback_field_name(unsigned field);
+
+/* The parts of a record, for autosync_feedback_check() and the _part
+ * functions: what autosync_feedback_set_plan() fills, and the rest. */
+#define AUTOSYNC_FEEDBACK_PART_PLAN 1u /* nodes, GPUs per node, model, plan
+					* hash, framework, strategy, scale,
+					* prediction, buckets, baselines */
+#define AUTOSYNC_FEEDBACK_PART_JOB 2u  /* time, source, job, node and the
+					* measurements */
+#define AUTOSYNC_FEEDBACK_PART_ALL 3u
 /* Bounds that keep one record a few KiB to a few hundred KiB. */
 #define AUTOSYNC_FEEDBACK_MAX_MEASURED 256
 #define AUTOSYNC_FEEDBACK_MAX_BUCKETS 1024
@@ -56,24 +91,24 @@ enum {
 #define AUTOSYNC_FEEDBACK_MAX_LINE (512 * 1024)
 
 typedef struct autosync_feedback_bucket {
-	char kind[16];	  /* "allreduce" | "ps" */
-	char algo[16];	  /* "ring", "tree", "hier", "auto", "" for PS */
-	char compress[8]; /* "none", "fp16", "bf16" */
-	unsigned servers; /* PS shards, 0 for all-reduce */
-	unsigned tensors; /* tensors in the bucket */
-	double bytes;	  /* gradient bytes per rank */
+	char kind[16];      /* "allreduce" | "ps" */
+	char algo[16];      /* "ring", "tree", "hier", "auto", "" for PS */
+	char compress[8];   /* "none", "fp16", "bf16" */
+	unsigned servers;   /* PS shards, 0 for all-reduce */
+	unsigned tensors;   /* tensors in the bucket */
+	double bytes;       /* gradient bytes per rank */
 } autosync_feedback_bucket_t;
 
 typedef struct autosync_feedback_baseline {
 	char name[32];
-	double predicted; /* s */
+	double predicted;   /* s */
 } autosync_feedback_baseline_t;
 
 /* One record; a plain value type (zero it, then fill what is known). */
 typedef struct autosync_feedback_rec {
-	int64_t time;	    /* seconds since the epoch (UTC) */
-	char source[16];    /* "plugin", "bench" */
-	uint64_t job, step; /* step 4294967291 = batch script */
+	int64_t time;            /* seconds since the epoch (UTC) */
+	char source[16];         /* "plugin", "bench" */
+	uint64_t job, step;      /* step 4294967291 = batch script */
 	char user[64];
 	uint32_t uid;
 	char node[64];
@@ -82,31 +117,33 @@ typedef struct autosync_feedback_rec {
 	char model_hash[17], topo_hash[17], plan_hash[17];
 	char framework[32];
 	char strategy[64];
-	char cluster[256]; /* the cluster the plan was made for, as an
-			    * autosync_cluster_parse() spec */
-	double scale;	   /* gradient sizes divided by this (trial runs
-			    * on scaled models); 0 or 1 = full size */
-	double predicted;  /* s per step, 0 unknown */
+	char cluster[256];       /* the cluster the plan was made for, as an
+				  * autosync_cluster_parse() spec */
+	double scale;            /* gradient sizes divided by this (trial runs
+				  * on scaled models); 0 or 1 = full size */
+	double predicted;        /* s per step, 0 unknown */
 	size_t nbuckets;
 	autosync_feedback_bucket_t buckets[AUTOSYNC_FEEDBACK_MAX_BUCKETS];
 	size_t nbaselines;
 	autosync_feedback_baseline_t baselines[AUTOSYNC_FEEDBACK_MAX_BASELINES];
-	size_t nmeasured; /* kept step times (the first ones) */
+	size_t nmeasured;        /* kept step times (the first ones) */
 	double measured[AUTOSYNC_FEEDBACK_MAX_MEASURED]; /* s per step */
 	uint64_t measured_count; /* all reported steps */
-	double measured_mean;	 /* over all reported steps, 0 none */
-	unsigned influenced;	 /* AUTOSYNC_FEEDBACK_USER_* bits */
-	unsigned version;	 /* the format it was read in (0: made here) */
+	double measured_mean;    /* over all reported steps, 0 none */
+	unsigned influenced;     /* AUTOSYNC_FEEDBACK_F_* bits: what the job's
+				  * user could influence */
+	unsigned version;        /* the format it was read in (0: made here) */
 } autosync_feedback_rec_t;
 
 /*
- * Check a complete record: time, source, node, model, plan hash, framework,
- * strategy present; nodes and GPUs per node >= 1; the predicted step and
- * every measured one within AUTOSYNC_FEEDBACK_MIN_STEP ..
- * AUTOSYNC_FEEDBACK_MAX_STEP seconds; counts consistent. 0, or -1 with
- * EINVAL and the field named in errp.
+ * Check 'parts' (AUTOSYNC_FEEDBACK_PART_*) of a record: the identity (time,
+ * source, job >= 1, node) and model, plan hash, framework and strategy not
+ * empty; nodes, GPUs per node and each bucket's tensors at least 1; the
+ * predicted step and every measured one within AUTOSYNC_FEEDBACK_MIN_STEP ..
+ * AUTOSYNC_FEEDBACK_MAX_STEP seconds; the measurement counts consistent.
+ * 0, or -1 with EINVAL and "field 'NAME': why" in errp.
  */
-int autosync_feedback_check(const autosync_feedback_rec_t *r,
+int autosync_feedback_check(const autosync_feedback_rec_t *r, unsigned parts,
 			    autosync_error_t *errp);
 
 /*
@@ -119,19 +156,32 @@ int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
 			       autosync_error_t *errp);
 
 /*
- * Format 'r' as one JSON line ending in '\n' (the current version). '*line'
- * is malloc'ed (the caller frees it). A record that fails
- * autosync_feedback_check() or holds strings with control characters is
- * refused (EINVAL): a record is always one valid line.
+ * Format 'r' as one JSON line ending in '\n', in the current version. '*line'
+ * is malloc'ed (the caller frees it). Every string is escaped (control
+ * characters too: a record is always one line); strings that are not UTF-8
+ * and records that fail autosync_feedback_check() are refused (EINVAL).
  */
 int autosync_feedback_format(const autosync_feedback_rec_t *r, char **line,
 			     size_t *len, autosync_error_t *errp);
 
-/* Parse one line written by autosync_feedback_format(), of this version or
- * the previous one, checked as autosync_feedback_check() does; a key given
- * twice, or missing, is an error. */
+/*
+ * Parse one line written by autosync_feedback_format(), of this version or
+ * version 1 (r->version says which), checked as autosync_feedback_check()
+ * does. A required key missing, a key given twice, a value of the wrong
+ * type: EINVAL, "field 'NAME': why" or "not JSON: why" in errp. Keys this
+ * version does not know are ignored (newer writers stay readable).
+ */
 int autosync_feedback_parse(const char *line, size_t len,
 			    autosync_feedback_rec_t *r, autosync_error_t *errp);
+
+/* The same for only some parts of a record (the planning child sends the
+ * plan's side; slurmstepd adds the job's). */
+int autosync_feedback_format_part(const autosync_feedback_rec_t *r,
+				  unsigned parts, char **line, size_t *len,
+				  autosync_error_t *errp);
+int autosync_feedback_parse_part(const char *line, size_t len, unsigned parts,
+				 autosync_feedback_rec_t *r,
+				 autosync_error_t *errp);
 
 /*
  * Append 'line' to the log at 'path' in one write(2) under an exclusive
@@ -169,8 +219,9 @@ int autosync_feedback_read_report(int fd, size_t max,
 typedef int (*autosync_feedback_each_f)(const autosync_feedback_rec_t *r,
 					void *arg);
 /*
- * Read every record of 'path' in order. Malformed lines are reported
- * through 'bad' (may be NULL) as "PATH:LINE: why" and skipped. Returns 0,
+ * Read every record of 'path' in order. Malformed and invalid lines are
+ * reported through 'bad' (may be NULL) as "PATH:LINE: why" (why naming the
+ * field) and skipped. Returns 0,
  * the callback's non-zero value, or -1 when the file cannot be read.
  */
 int autosync_feedback_read(const char *path, autosync_feedback_each_f fn,

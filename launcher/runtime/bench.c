@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <mpi.h>
 
 #include "autosync/feedback.h"
@@ -244,6 +245,38 @@ static int write_plans(const char *dir, const struct strat *st, size_t ns,
 	return 0;
 }
 
+/* One JSON line per strategy and round (--output), through jansson:
+ * every name escaped, no inf/nan (a step time that is not finite fails). */
+static int bench_line(FILE *out, const struct opts *o,
+		      const autosync_model_t *orig, const autosync_model_t *m,
+		      const struct strat *s, const autosync_plan_summary_t *ps,
+		      int size, int nodes, int round, int check, size_t first)
+{
+	json_t *steps = json_array(), *line;
+	int rv = -1;
+
+	for (size_t j = first; steps && j < s->nt; j++)
+		if (json_array_append_new(steps, json_real(s->t[j])) < 0) {
+			json_decref(steps);
+			return -1;
+		}
+	line = json_pack("{s:s, s:s, s:f, s:i, s:i, s:s, s:s, s:b, s:i, s:f, "
+			 "s:I, s:b, s:o}",
+			 "model", autosync_model_name(orig), "scaled",
+			 autosync_model_name(m), "scale", o->scale, "ranks",
+			 size, "nodes", nodes, "strategy", s->name,
+			 "plan_strategy", ps->strategy ? ps->strategy : "",
+			 "random", s->random, "round", round, "predicted",
+			 ps->step_time, "nbuckets",
+			 (json_int_t)autosync_plan_nbuckets(s->plan), "ok",
+			 !check, "steps", steps);
+	if (line && json_dumpf(line, out, JSON_REAL_PRECISION(6)) == 0 &&
+	    fputc('\n', out) != EOF)
+		rv = 0;
+	json_decref(line);
+	return rv;
+}
+
 static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 			const autosync_model_t *orig,
 			const autosync_model_t *scaled, const struct strat *s,
@@ -283,6 +316,11 @@ static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 	}
 	r->measured_count = s->nt;
 	r->measured_mean = s->nt ? sum / (double)s->nt : 0;
+	/* a trial run is the user's from end to end; only the uid is not */
+	r->influenced = AUTOSYNC_FEEDBACK_F_ALL & ~(AUTOSYNC_FEEDBACK_F_UID |
+						    AUTOSYNC_FEEDBACK_F_USER |
+						    AUTOSYNC_FEEDBACK_F_TIME |
+						    AUTOSYNC_FEEDBACK_F_SOURCE);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -638,33 +676,14 @@ int autosync_rt_bench_main(int argc, char **argv)
 				    round, s->name, ps.step_time, md, mn, mx,
 				    check ? "WRONG" : "ok");
 				fflush(stdout);
-				if (out) {
-					fprintf(
-					    out,
-					    "{\"model\": \"%s\", \"scaled\": "
-					    "\"%s\", \"scale\": %g, "
-					    "\"ranks\": %d, \"nodes\": %d, "
-					    "\"strategy\": \"%s\", "
-					    "\"plan_strategy\": \"%s\", "
-					    "\"random\": %s, \"round\": "
-					    "%d, \"predicted\": %.6g, "
-					    "\"nbuckets\": %zu, \"ok\": "
-					    "%s, \"steps\": [",
-					    autosync_model_name(orig),
-					    autosync_model_name(m), o.scale,
-					    size, autosync_rt_nodes(rt),
-					    s->name, ps.strategy,
-					    s->random ? "true" : "false", round,
-					    ps.step_time,
-					    autosync_plan_nbuckets(s->plan),
-					    check ? "false" : "true");
-					for (size_t j = first; j < s->nt; j++)
-						fprintf(out, "%s%.6g",
-							j > first ? ", " : "",
-							s->t[j]);
-					fprintf(out, "]}\n");
+				if (out && bench_line(out, &o, orig, m, s, &ps,
+						      size, autosync_rt_nodes(rt),
+						      round, check, first) < 0)
+					FAIL("%s: cannot write a JSON line "
+					     "(a name that is not UTF-8?)",
+					     s->name);
+				if (out)
 					fflush(out);
-				}
 			}
 		}
 	}

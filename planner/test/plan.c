@@ -102,6 +102,74 @@ static void round_trip(const char *model, int fw, int baseline, unsigned nodes)
 	autosync_plan_destroy(pl);
 }
 
+/* Names a writer must quote and escape: the plan written through libyaml's
+ * emitter reads back with the same names and the same hash. */
+static void tricky_names(void)
+{
+	static const char model[] =
+	    "autosync_model: 1\n"
+	    "name: \"m \\\"q\\\" \\\\ \\t\\x01 \u00e9\u4e2d\"\n"
+	    "tensors:\n"
+	    "  - {name: \"a\\\"b\", dtype: float32, shape: [1000]}\n"
+	    "  - {name: \"back\\\\slash\", dtype: float32, shape: [2000]}\n"
+	    "  - {name: \"tab\\there\\nnewline\\x7f\", dtype: float32, shape: [3000]}\n"
+	    "  - {name: \"caf\u00e9 \u4e2d\u6587 \\u202e\", dtype: float32, shape: [4000]}\n"
+	    "  - {name: \"no\", dtype: float32, shape: [5000]}\n"
+	    "  - {name: \"1e-06\", dtype: float32, shape: [6000]}\n"
+	    "  - {name: \"- #: [x], {y}\", dtype: float32, shape: [7000]}\n"
+	    "  - {name: \" lead\", dtype: float32, shape: [8000]}\n";
+	static const char *const want[] = {
+	    "a\"b", "back\\slash", "tab\there\nnewline\x7f",
+	    "caf\u00e9 \u4e2d\u6587 \u202e", "no", "1e-06", "- #: [x], {y}",
+	    " lead",
+	};
+	autosync_error_t err = {""};
+	autosync_model_t *m = autosync_model_parse(model, strlen(model),
+						   "tricky.yaml", &err);
+	autosync_planner_t *p = autosync_planner_create(NULL);
+	autosync_cluster_t c = cluster(2, 8);
+	autosync_plan_t *pl = NULL, *back = NULL;
+	char *t1 = NULL, *t2 = NULL;
+	size_t l1 = 0, l2 = 0, found = 0;
+
+	ok(m != NULL, "a model with tricky names loads (%s)", err.text);
+	if (m && p && autosync_planner_set_model(p, m, &err) == 0 &&
+	    autosync_planner_set_cluster(p, &c, &err) == 0)
+		pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_AR_PER_TENSOR,
+					       &err);
+	ok(pl != NULL, "and plans (%s)", err.text);
+	if (pl) {
+		t1 = to_text(pl, &l1);
+		back = autosync_plan_parse(t1, l1, "tricky-plan.yaml", &err);
+		ok(back != NULL, "the written plan parses back (%s)", err.text);
+	}
+	if (back) {
+		is(autosync_plan_hash(back), autosync_plan_hash(pl),
+		   "same hash after write and read");
+		t2 = to_text(back, &l2);
+		ok(l1 == l2 && !memcmp(t1, t2, l1),
+		   "write(parse(write(p))) == write(p)");
+		for (size_t i = 0; i < autosync_plan_nbuckets(back); i++) {
+			const autosync_bucket_t *b = autosync_plan_bucket(back, i);
+			for (size_t j = 0; j < b->ntensors; j++)
+				for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+					found += !strcmp(b->tensors[j], want[k]);
+		}
+		ok(found == sizeof(want) / sizeof(want[0]),
+		   "every tensor name reads back byte for byte (%zu of %zu)",
+		   found, sizeof(want) / sizeof(want[0]));
+		ok(t1 && strstr(t1, "\"a\\\"b\"") && strstr(t1, "\"back\\\\slash\"") &&
+		   strstr(t1, "\"tab\\there\\nnewline\\x7F\"") && strstr(t1, "caf\u00e9 \u4e2d\u6587"),
+		   "quotes, backslashes and control characters escaped, UTF-8 kept");
+	}
+	free(t1);
+	free(t2);
+	autosync_plan_destroy(back);
+	autosync_plan_destroy(pl);
+	autosync_planner_destroy(p);
+	autosync_model_destroy(m);
+}
+
 static void bad_plan(const char *text, const char *want1, const char *want2,
 		     const char *what)
 {
@@ -482,6 +550,7 @@ int main(void)
 	round_trip("ncf", AUTOSYNC_FW_GENERIC, AUTOSYNC_BASELINE_PARALLAX, 1);
 	round_trip("densenet121", AUTOSYNC_FW_HOROVOD,
 		   AUTOSYNC_BASELINE_HOROVOD, 2);
+	tricky_names();
 	bad_plans();
 	two_processes();
 	cli();

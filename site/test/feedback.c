@@ -56,7 +56,7 @@ static autosync_feedback_rec_t *sample(void)
 	r->measured[2] = 0.12;
 	r->measured_count = 3;
 	r->measured_mean = 0.125;
-	r->influenced = AUTOSYNC_FEEDBACK_USER_MEASURED | AUTOSYNC_FEEDBACK_USER_MODEL;
+	r->influenced = 0;
 	return r;
 }
 
@@ -67,6 +67,7 @@ static void test_format(void)
 	char *line = NULL, *line2 = NULL;
 	size_t len = 0, len2 = 0;
 
+	r->influenced = AUTOSYNC_FEEDBACK_F_MEASUREMENTS | AUTOSYNC_FEEDBACK_F_MODEL;
 	ok(autosync_feedback_format(r, &line, &len, &err) == 0, "format (%s)",
 	   err.text);
 	ok(line && len > 0 && line[len - 1] == '\n' &&
@@ -78,13 +79,14 @@ static void test_format(void)
 	   "JSON with an ISO time: %.100s", line ? line : "");
 	ok(line && strstr(line, "\"model\": \"bert-large \\\"quoted\\\" \\\\ é\"") != NULL,
 	   "quotes and backslashes escaped as JSON does");
+	ok(line && strstr(line, ", \"user_influenced\": [\"model\", \"measured_step_s\", "
+				"\"measured_count\", \"measured_mean_s\"]}\n"),
+	   "the fields the user could influence, by name, last");
 	ok(autosync_feedback_parse(line, len, back, &err) == 0, "parse back (%s)",
 	   err.text);
 	is(back->model, r->model, "model round trip");
-	ok(line && strstr(line, ", \"user_influenced\": [\"measured\", \"model\"]}"),
-	   "what the user could influence, by name");
-	ok(back->influenced == r->influenced && back->version == 2,
-	   "and read back, with the version");
+	ok(back->version == 2 && back->influenced == r->influenced,
+	   "version and influence round trip");
 	ok(back->time == r->time && back->job == 42 && back->step == r->step &&
 		   back->uid == 1001 && back->nodes == 3 && back->gpus_per_node == 2,
 	   "numbers round trip");
@@ -101,92 +103,172 @@ static void test_format(void)
 		   !memcmp(line, line2, len),
 	   "format(parse(x)) == x");
 	free(line2);
+	free(line);
 
-	snprintf(r->user, sizeof(r->user), "evil\nuser");
+	/* JSON escaping: every byte of a name comes back, on one line */
+	snprintf(r->model, sizeof(r->model), "m \"q\" \\ \t\n\x01\x1b[2J\x7f caf\xc3\xa9 "
+		 "\xe4\xb8\xad \xe2\x80\xae");
+	snprintf(r->node, sizeof(r->node), "node\"1\\");
+	snprintf(r->baselines[0].name, sizeof(r->baselines[0].name), "b\"\\\x02");
+	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
+		   memchr(line, '\n', len - 1) == NULL,
+	   "control characters in a name: escaped, still one line (%s)", err.text);
+	ok(line && strstr(line, "\"model\": \"m \\\"q\\\" \\\\ \\t\\n\\u0001\\u001B[2J\x7f caf\xc3\xa9 "
+				"\xe4\xb8\xad \xe2\x80\xae\""),
+	   "JSON escapes: \\\" \\\\ \\t \\n \\u0001; UTF-8 kept: %s", line ? line : "");
+	ok(autosync_feedback_parse(line, len, back, &err) == 0 &&
+		   !strcmp(back->model, r->model) && !strcmp(back->node, r->node) &&
+		   !strcmp(back->baselines[0].name, r->baselines[0].name),
+	   "and read back byte for byte (%s)", err.text);
+	free(line);
+	line = NULL;
+	snprintf(r->model, sizeof(r->model), "bad \xff utf-8");
 	errno = 0;
-	ok(autosync_feedback_format(r, &line2, &len2, &err) < 0 && errno == EINVAL,
-	   "a newline in a field is refused");
-	ok(autosync_feedback_parse("{\"version\": 1, \"job\": -3}\n", 26, back, &err) < 0 &&
-		   !strcmp(err.text, "bad field 'job'"),
-	   "bad field named: %s", err.text);
-
-	ok(autosync_feedback_parse("[1, 2", 5, back, &err) < 0, "not YAML");
+	ok(autosync_feedback_format(r, &line, &len, &err) < 0 && errno == EINVAL &&
+		   !strcmp(err.text, "field 'model': not UTF-8"),
+	   "a name that is not UTF-8 is refused: %s", err.text);
 	free(line);
 	free(r);
 	free(back);
 }
 
-/* A record is checked on write and on read: required fields, step times
- * within 1 us .. 1 h, counts of at least 1; version 1 records still read. */
+/* A whole, valid record as one line with 'from' replaced by 'to'. */
+static char *edited(const char *from, const char *to)
+{
+	autosync_feedback_rec_t *r = sample();
+	char *line = NULL, *out, *at;
+	size_t len = 0;
+
+	if (autosync_feedback_format(r, &line, &len, NULL) < 0)
+		bail_out("format");
+	free(r);
+	if (!from && !to)
+		return line;
+	if (!from) {
+		free(line);
+		return strdup(to);
+	}
+	if (!(at = strstr(line, from)))
+		bail_out("'%s' not in the record", from);
+	out = malloc(len + strlen(to) + 1);
+	snprintf(out, len + strlen(to) + 1, "%.*s%s%s", (int) (at - line), line, to,
+		 at + strlen(from));
+	free(line);
+	return out;
+}
+
 static void test_validation(void)
 {
 	static const struct {
-		const char *what, *from, *to, *want;
-	} cases[] = {
-		{ "a negative prediction", "\"predicted_step_s\": 0.123456789",
-		  "\"predicted_step_s\": -1", "field 'predicted_step_s': -1 is not a step time (1e-06 to 3600 s)" },
-		{ "a prediction of two hours", "\"predicted_step_s\": 0.123456789",
-		  "\"predicted_step_s\": 7200", "field 'predicted_step_s': 7200 is not a step time" },
-		{ "a zero step time", "\"measured_step_s\": [0.13, ",
-		  "\"measured_step_s\": [0, ", "field 'measured_step_s': 0 is not a step time" },
-		{ "no nodes", "\"nodes\": 3", "\"nodes\": 0", "field 'nodes': 0 is not a count (at least 1)" },
-		{ "an empty node", "\"node\": \"node2\"", "\"node\": \"\"", "field 'node' is missing or empty" },
-		{ "no strategy", "\"strategy\": \"allreduce-buckets\", ", "", "field 'strategy' is missing" },
-		{ "no user_influenced in version 2", ", \"user_influenced\": [\"measured\", \"model\"]", "",
-		  "field 'user_influenced' is missing" },
-		{ "an unknown influence", "[\"measured\", \"model\"]", "[\"magic\"]", "bad field 'user_influenced'" },
-		{ "a key given twice", "\"nodes\": 3", "\"nodes\": 3, \"nodes\": 4", "key 'nodes' given twice" },
-		{ "a count below its step times", "\"measured_count\": 3", "\"measured_count\": 2",
+		const char *from, *to, *want;
+	} bad[] = {
+		{ NULL, "{}\n", "field 'version': missing" },
+		{ NULL, "[]\n", "not a record (a JSON object)" },
+		{ NULL, "{\"version\": 2}\n", "field 'time': missing" },
+		{ "\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": -0.1",
+		  "field 'predicted_step_s': -0.1 is not a step time (1 us to 1 h)" },
+		{ "\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": 0",
+		  "field 'predicted_step_s': 0 is not a step time (1 us to 1 h)" },
+		{ "\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": 3601.0",
+		  "field 'predicted_step_s': 3601 is not a step time (1 us to 1 h)" },
+		{ "\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": \"0.1\"",
+		  "field 'predicted_step_s': not a valid value" },
+		{ "\"measured_step_s\": [0.13", "\"measured_step_s\": [1e-7",
+		  "field 'measured_step_s': 1e-07 is not a step time (1 us to 1 h)" },
+		{ "\"measured_mean_s\": 0.125", "\"measured_mean_s\": 7200.0",
+		  "field 'measured_mean_s': 7200 is not a step time (1 us to 1 h)" },
+		{ "\"measured_count\": 3", "\"measured_count\": 2",
 		  "field 'measured_count': 2 is less than the 3 step times given" },
-		{ "a future version", "\"version\": 2", "\"version\": 3", "bad field 'version'" },
+		{ "\"nodes\": 3", "\"nodes\": 0",
+		  "field 'nodes': 0 is not a count (at least 1)" },
+		{ "\"nodes\": 3", "\"nodes\": -3", "field 'nodes': not a valid value" },
+		{ "\"gpus_per_node\": 2", "\"gpus_per_node\": 0",
+		  "field 'gpus_per_node': 0 is not a count (at least 1)" },
+		{ "\"tensors\": 12", "\"tensors\": 0",
+		  "field 'buckets': bucket 0 holds no tensor" },
+		{ "\"job\": 42", "\"job\": 0", "field 'job': 0 is not a job id" },
+		{ "\"node\": \"node2\"", "\"node\": \"\"", "field 'node': empty" },
+		{ "\"source\": \"plugin\", ", "", "field 'source': missing" },
+		{ "\"model\": \"bert-large \\\"quoted\\\" \\\\ é\"", "\"model\": \"\"",
+		  "field 'model': empty" },
+		{ "\"plan_hash\": \"00000000deadbeef\", ", "", "field 'plan_hash': missing" },
+		{ "\"strategy\": \"allreduce-buckets\"", "\"strategy\": 7",
+		  "field 'strategy': not a valid value" },
+		{ ", \"user_influenced\": []", "", "field 'user_influenced': missing" },
+		{ "\"user_influenced\": []", "\"user_influenced\": [\"everything\"]",
+		  "field 'user_influenced': not a valid value" },
+		{ "\"version\": 2", "\"version\": 3",
+		  "field 'version': format 3 is not one this autosync reads (1 to 2)" },
+		{ "\"version\": 2", "\"version\": \"2\"", "field 'version': not a number" },
+		{ "\"step\": 4294967291, ", "\"step\": 1, \"step\": 2, ",
+		  "not JSON: duplicate object key near '\"step\"' (column 95)" },
+		{ "\"time\": \"2025-12-02T10:40:00Z\"", "\"time\": \"yesterday\"",
+		  "field 'time': not a valid value" },
 	};
-	autosync_feedback_rec_t *r = sample(), *back = calloc(1, sizeof(*back));
-	autosync_error_t err = { .text = "" };
-	char *line = NULL, buf[8192];
-	size_t len = 0;
+	autosync_feedback_rec_t *r = calloc(1, sizeof(*r));
+	autosync_error_t err;
+	char *line;
 
-	if (autosync_feedback_format(r, &line, &len, &err) < 0)
-		bail_out("format: %s", err.text);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *at = strstr(line, cases[i].from);
-		if (!at)
-			bail_out("'%s' not in the record", cases[i].from);
-		snprintf(buf, sizeof(buf), "%.*s%s%s", (int) (at - line), line, cases[i].to,
-			 at + strlen(cases[i].from));
-		ok(autosync_feedback_parse(buf, strlen(buf), back, &err) < 0 && errno == EINVAL &&
-			   strstr(err.text, cases[i].want),
-		   "read: %s is refused (%s)", cases[i].what, err.text);
-	}
-	ok(autosync_feedback_parse("{}", 2, back, &err) < 0 &&
-		   !strcmp(err.text, "field 'version' is missing"),
-	   "read: {} is no record (%s)", err.text);
-	/* the same checks on write */
-	r->predicted = -0.5;
-	ok(autosync_feedback_format(r, &line, &len, &err) < 0 &&
-		   !strcmp(err.text, "field 'predicted_step_s': -0.5 is not a step time (1e-06 to 3600 s)"),
-	   "write: a negative prediction is refused (%s)", err.text);
-	r->predicted = 0.1;
-	r->gpus_per_node = 0;
-	ok(autosync_feedback_format(r, &line, &len, &err) < 0 &&
-		   strstr(err.text, "'gpus_per_node': 0 is not a count"),
-	   "write: no GPUs is refused (%s)", err.text);
-	r->gpus_per_node = 2;
-	r->plan_hash[0] = '\0';
-	ok(autosync_feedback_format(r, &line, &len, &err) < 0 &&
-		   !strcmp(err.text, "field 'plan_hash' is missing or empty"),
-	   "write: no plan hash is refused (%s)", err.text);
+	line = edited(NULL, NULL);
+	ok(autosync_feedback_parse(line, strlen(line), r, &err) == 0,
+	   "the sample record is valid (%s)", err.text);
 	free(line);
-	/* version 1: no user_influenced; read, and said */
-	snprintf(buf, sizeof(buf), "{\"version\": 1, \"time\": \"2025-12-02T10:40:00Z\", "
-		 "\"source\": \"plugin\", \"job\": 1, \"step\": 0, \"node\": \"n\", "
-		 "\"nodes\": 2, \"gpus_per_node\": 4, \"model\": \"m\", \"model_hash\": \"\", "
-		 "\"plan_hash\": \"p\", \"framework\": \"generic\", \"strategy\": \"s\", "
-		 "\"predicted_step_s\": 0.5, \"measured_count\": 0, \"measured_mean_s\": 0}\n");
-	ok(autosync_feedback_parse(buf, strlen(buf), back, &err) == 0 && back->version == 1 &&
-		   back->influenced == AUTOSYNC_FEEDBACK_USER_UNKNOWN,
-	   "a version 1 record reads, marked as not saying what the user influenced (%s)",
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		line = edited(bad[i].from, bad[i].to);
+		err.text[0] = '\0';
+		errno = 0;
+		ok(autosync_feedback_parse(line, strlen(line), r, &err) < 0 &&
+			   errno == EINVAL && !strcmp(err.text, bad[i].want),
+		   "refused: %s (got: %s)", bad[i].want, err.text);
+		free(line);
+	}
+
+	/* on writing, the same checks */
+	{
+		autosync_feedback_rec_t *w = sample();
+		char *l = NULL;
+		size_t n;
+
+		w->predicted = -0.5;
+		ok(autosync_feedback_format(w, &l, &n, &err) < 0 && errno == EINVAL &&
+			   !strcmp(err.text, "field 'predicted_step_s': -0.5 is not a "
+					     "step time (1 us to 1 h)"),
+		   "a negative prediction is not written: %s", err.text);
+		w->predicted = 0.1;
+		w->node[0] = '\0';
+		ok(autosync_feedback_format(w, &l, &n, &err) < 0 &&
+			   !strcmp(err.text, "field 'node': empty"),
+		   "nor a record without its node: %s", err.text);
+		ok(autosync_feedback_format_part(w, AUTOSYNC_FEEDBACK_PART_PLAN, &l,
+						 &n, &err) == 0,
+		   "the plan's side alone is (%s)", err.text);
+		free(l);
+		w->job = 0;
+		snprintf(w->node, sizeof(w->node), "n1");
+		ok(autosync_feedback_format(w, &l, &n, &err) < 0 &&
+			   !strcmp(err.text, "field 'job': 0 is not a job id"),
+		   "a step's record needs its job id");
+		snprintf(w->source, sizeof(w->source), "bench");
+		ok(autosync_feedback_format(w, &l, &n, &err) == 0,
+		   "a trial run outside Slurm has none (%s)", err.text);
+		free(l);
+		free(w);
+	}
+
+	/* version 1: read, and said so; every field counts as influenced */
+	line = edited("\"version\": 2", "\"version\": 1");
+	{
+		char *cut = strstr(line, ", \"user_influenced\"");
+		strcpy(cut, "}\n");
+	}
+	ok(autosync_feedback_parse(line, strlen(line), r, &err) == 0 &&
+		   r->version == 1 && r->influenced == AUTOSYNC_FEEDBACK_F_ALL,
+	   "a version 1 record is read as version 1, all of it the user's (%s)",
 	   err.text);
-	free(back);
+	free(line);
+	is(autosync_feedback_field_name(AUTOSYNC_FEEDBACK_F_PREDICTED),
+	   "predicted_step_s", "field names");
+	ok(autosync_feedback_field_name(3) == NULL, "one bit at a time");
 	free(r);
 }
 
@@ -241,7 +323,7 @@ static void test_log(void)
 		pid_t pid = fork();
 		if (pid == 0) {
 			for (int i = 0; i < per; i++) {
-				r->job = (uint64_t) (p * 1000 + i);
+				r->job = (uint64_t) (p * 1000 + i + 1);
 				if (autosync_feedback_format(r, &line, &len, NULL) < 0 ||
 				    autosync_feedback_append(path, line, len, 0, 0, NULL) < 0)
 					_exit(1);
@@ -257,7 +339,7 @@ static void test_log(void)
 	}
 	for (int p = 0; p < procs; p++)
 		for (int i = 0; i < per; i++)
-			want += (unsigned long) (p * 1000 + i);
+			want += (unsigned long) (p * 1000 + i + 1);
 	ok(failed == 0, "16 concurrent writers succeed");
 	scan(path, 0, &sum, &lines);
 	ok(lines == (unsigned long) (procs * per), "%lu lines for %d records",
@@ -271,7 +353,7 @@ static void test_log(void)
 		pid_t pid = fork();
 		if (pid == 0) {
 			for (int i = 0; i < per; i++) {
-				r->job = (uint64_t) (p * 1000 + i);
+				r->job = (uint64_t) (p * 1000 + i + 1);
 				if (autosync_feedback_format(r, &line, &len, NULL) < 0 ||
 				    autosync_feedback_append(path, line, len, 20000, 1000,
 							     NULL) < 0)

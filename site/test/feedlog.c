@@ -25,14 +25,14 @@ struct seen {
 
 static int count(const autosync_feedback_rec_t *r, void *arg)
 {
-	(void)r;
-	((struct seen *)arg)->n++;
+	(void) r;
+	((struct seen *) arg)->n++;
 	return 0;
 }
 
 static void bad(const char *msg, void *arg)
 {
-	snprintf(((struct seen *)arg)->msg, 512, "%s", msg);
+	snprintf(((struct seen *) arg)->msg, 512, "%s", msg);
 }
 
 static char *record(void)
@@ -44,9 +44,10 @@ static char *record(void)
 	snprintf(r->source, sizeof(r->source), "plugin");
 	snprintf(r->model, sizeof(r->model), "resnet50");
 	snprintf(r->node, sizeof(r->node), "node1");
-	snprintf(r->plan_hash, sizeof(r->plan_hash), "0123456789abcdef");
-	snprintf(r->framework, sizeof(r->framework), "pytorch-ddp");
+	snprintf(r->plan_hash, sizeof(r->plan_hash), "00000000deadbeef");
+	snprintf(r->framework, sizeof(r->framework), "generic");
 	snprintf(r->strategy, sizeof(r->strategy), "ddp-default");
+	r->job = 7;
 	r->nodes = r->gpus_per_node = 1;
 	r->predicted = 0.01;
 	r->time = 1700000000;
@@ -77,30 +78,26 @@ static void test_short_write(void)
 	rl = old;
 	rl.rlim_cur = strlen(line) / 2;
 	setrlimit(RLIMIT_FSIZE, &rl);
-	ok(autosync_feedback_append(log, line, strlen(line), 3 * strlen(line),
-				    0, NULL) < 0,
-	   "the append that hits the limit fails");
+	ok(autosync_feedback_append(log, line, strlen(line), 3 * strlen(line), 0,
+				    NULL) < 0, "the append that hits the limit fails");
 	setrlimit(RLIMIT_FSIZE, &old);
 	memset(&st, 0, sizeof(st));
 	stat(log, &st);
-	ok(st.st_size == 0,
-	   "and leaves the truncated log empty, neither half a "
-	   "record nor the old size back (%lld bytes)",
-	   (long long)st.st_size);
+	ok(st.st_size == 0, "and leaves the truncated log empty, neither half a "
+	   "record nor the old size back (%lld bytes)", (long long) st.st_size);
 	free(line);
 }
 
 static void test_reader(void)
 {
 	char path[1100], *line = record();
-	struct seen n = {0, ""};
+	struct seen n = { 0, "" };
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/fifo", dir);
 	mkfifo(path, 0600);
 	alarm(20); /* a reader that blocked would be killed here */
-	ok(autosync_feedback_read(path, count, &n, bad, NULL) < 0 &&
-	       errno == EINVAL,
+	ok(autosync_feedback_read(path, count, &n, bad, NULL) < 0 && errno == EINVAL,
 	   "a FIFO is refused at once");
 	ok(autosync_feedback_read("/dev/zero", count, &n, bad, NULL) < 0,
 	   "/dev/zero is refused at once");
@@ -121,10 +118,9 @@ static void test_reader(void)
 		bail_out("write");
 	close(fd);
 	n.n = 0;
-	ok(autosync_feedback_read(path, count, &n, bad, NULL) == 0 &&
-	       n.n == 2 && strstr(n.msg, ":2: line too long") != NULL,
-	   "a 3 MB line is skipped and named, the records around it read: %s",
-	   n.msg);
+	ok(autosync_feedback_read(path, count, &n, bad, NULL) == 0 && n.n == 2 &&
+		   strstr(n.msg, ":2: line too long") != NULL,
+	   "a 3 MB line is skipped and named, the records around it read: %s", n.msg);
 	free(line);
 }
 

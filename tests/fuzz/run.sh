@@ -44,7 +44,7 @@ if ! command -v "$CLANG" >/dev/null 2>&1; then
 	exit 2
 fi
 
-libs=$(pkg-config --cflags --libs hwloc yaml-0.1 2>/dev/null || echo -lhwloc -lyaml)
+libs=$(pkg-config --cflags --libs hwloc yaml-0.1 jansson 2>/dev/null || echo -lhwloc -lyaml -ljansson)
 libsrcs=
 for m in common topology planner site job; do
 	for f in "$srcdir/$m"/*.c; do
@@ -55,7 +55,7 @@ done
 status=0
 ran=
 FLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
-yamlflags=$(pkg-config --cflags hwloc yaml-0.1 2>/dev/null || true)
+yamlflags=$(pkg-config --cflags hwloc yaml-0.1 jansson 2>/dev/null || true)
 
 # the library, instrumented, once for every target
 mkdir -p "$work/obj"

@@ -114,7 +114,7 @@ def family(plan_path):
     cur = None
     for line in open(plan_path):
         t = line.strip()
-        if line.startswith("  - id:"):
+        if line.lstrip(" ").startswith("- id:"):  # "- id:" (libyaml) or "  - id:"
             cur = {"kind": "", "algo": "", "comp": "none"}
         elif cur is None:
             continue
