@@ -57,10 +57,11 @@ int autosync_cmd_config(int argc, char **argv)
 	printf("%s: valid\n", argv[2]);
 	if ((site = autosync_siteconf_load(argv[2], NULL)) &&
 	    autosync_siteconf_version(site) == 1)
-		printf("%s: format 1, read as format %d (plan_budget_ms now "
-		       "defaults to 1000 and covers loading; keep_job_files and "
-		       "plan_memory are new)\n", argv[2],
-		       AUTOSYNC_SITECONF_VERSION);
+		printf(
+		    "%s: format 1, read as format %d (plan_budget_ms now "
+		    "defaults to 1000 and covers loading; keep_job_files and "
+		    "plan_memory are new)\n",
+		    argv[2], AUTOSYNC_SITECONF_VERSION);
 	autosync_siteconf_destroy(site);
 	return 0;
 }

@@ -173,8 +173,10 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 		printf("%-20s %-14s %-8s %-16s %7s %-22s %12.3f %12s %8s\n",
 		       when, js, asi_quote(r->node, node, sizeof(node)),
 		       asi_quote(r->model, model, sizeof(model)), ng,
-		       r->strategy[0] ? asi_quote(r->strategy, strat, sizeof(strat))
-				      : "-", r->predicted * 1e3, meas, err);
+		       r->strategy[0]
+			   ? asi_quote(r->strategy, strat, sizeof(strat))
+			   : "-",
+		       r->predicted * 1e3, meas, err);
 	}
 	return 0;
 }
@@ -183,7 +185,7 @@ static void bad_line(const char *msg, void *arg)
 {
 	char q[1024];
 
-	(void) arg;
+	(void)arg;
 	fprintf(stderr, "autosync: skipped %s\n", asi_quote(msg, q, sizeof(q)));
 }
 
@@ -374,10 +376,11 @@ int autosync_cmd_feedback(int argc, char **argv)
 	if (c->shown || c->quiet)
 		printf("%s", c->quiet ? "" : "\n");
 	if (c->v1)
-		fprintf(stderr, "autosync: note: %lu record%s of feedback format "
+		fprintf(stderr,
+			"autosync: note: %lu record%s of feedback format "
 			"1 (they do not say which fields the job's user could "
-			"influence: all are counted as the user's)\n", c->v1,
-			c->v1 == 1 ? "" : "s");
+			"influence: all are counted as the user's)\n",
+			c->v1, c->v1 == 1 ? "" : "s");
 	printf("%-24s %8s %9s %13s %13s %8s\n", "model", "records", "measured",
 	       "mean_pred_ms", "mean_meas_ms", "MAPE");
 	for (size_t i = 0; i < c->nmodels; i++) {

@@ -16,10 +16,10 @@ struct asi_emit {
 	yaml_emitter_t em;
 	yaml_event_t ev;
 	FILE *fp;
-	char stack[64];  /* 'm' mapping, 's' sequence, innermost last */
+	char stack[64]; /* 'm' mapping, 's' sequence, innermost last */
 	unsigned depth;
-	int err;         /* the first errno, 0 while all is well */
-	char why[128];   /* what went wrong, with 'err' */
+	int err;       /* the first errno, 0 while all is well */
+	char why[128]; /* what went wrong, with 'err' */
 };
 
 static void fail(asi_emit_t *e, int err, const char *why)
@@ -43,8 +43,10 @@ static int push(asi_emit_t *e, char kind)
 static void put(asi_emit_t *e)
 {
 	if (!yaml_emitter_emit(&e->em, &e->ev))
-		fail(e, e->em.error == YAML_WRITER_ERROR ? EIO
-			: e->em.error == YAML_MEMORY_ERROR ? ENOMEM : EINVAL,
+		fail(e,
+		     e->em.error == YAML_WRITER_ERROR	? EIO
+		     : e->em.error == YAML_MEMORY_ERROR ? ENOMEM
+							: EINVAL,
 		     e->em.problem ? e->em.problem : "emitter error");
 }
 
@@ -55,8 +57,7 @@ static int handler(void *data, unsigned char *buf, size_t size)
 	return fwrite(buf, 1, size, e->fp) == size;
 }
 
-asi_emit_t *asi_emit_open(FILE *fp, const char *comment,
-			  autosync_error_t *errp)
+asi_emit_t *asi_emit_open(FILE *fp, const char *comment, autosync_error_t *errp)
 {
 	asi_emit_t *e;
 
@@ -82,7 +83,8 @@ asi_emit_t *asi_emit_open(FILE *fp, const char *comment,
 	yaml_stream_start_event_initialize(&e->ev, YAML_UTF8_ENCODING);
 	put(e);
 	if (!e->err) {
-		yaml_document_start_event_initialize(&e->ev, NULL, NULL, NULL, 1);
+		yaml_document_start_event_initialize(&e->ev, NULL, NULL, NULL,
+						     1);
 		put(e);
 	}
 	return e;
@@ -131,8 +133,8 @@ static void scalar(asi_emit_t *e, const char *s, yaml_scalar_style_t style)
 	if (!e || e->err)
 		return;
 	if (!yaml_scalar_event_initialize(&e->ev, NULL, NULL,
-					  (yaml_char_t *) (s ? s : ""), -1,
-					  1, 1, style)) {
+					  (yaml_char_t *)(s ? s : ""), -1, 1, 1,
+					  style)) {
 		fail(e, ENOMEM, "out of memory");
 		return;
 	}
@@ -143,10 +145,15 @@ static void scalar(asi_emit_t *e, const char *s, yaml_scalar_style_t style)
 static int utf8_ok(const unsigned char *s)
 {
 	while (*s) {
-		unsigned c = *s, n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1
-			: (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 9;
-		uint32_t v = n == 0 ? c : n == 1 ? (c & 0x1f) : n == 2 ? (c & 0x0f)
-						   : (c & 0x07);
+		unsigned c = *s, n = c < 0x80		  ? 0
+				     : (c & 0xe0) == 0xc0 ? 1
+				     : (c & 0xf0) == 0xe0 ? 2
+				     : (c & 0xf8) == 0xf0 ? 3
+							  : 9;
+		uint32_t v = n == 0   ? c
+			     : n == 1 ? (c & 0x1f)
+			     : n == 2 ? (c & 0x0f)
+				      : (c & 0x07);
 
 		if (n == 9)
 			return 0;
@@ -166,27 +173,30 @@ static int utf8_ok(const unsigned char *s)
 
 void asi_emit_str(asi_emit_t *e, const char *s)
 {
-	const unsigned char *p = (const unsigned char *) (s ? s : "");
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	char *fixed;
 	size_t k = 0;
 
 	if (!e || e->err)
 		return;
 	if (utf8_ok(p)) {
-		scalar(e, (const char *) p, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+		scalar(e, (const char *)p, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
 		return;
 	}
 	/* every byte outside ASCII becomes U+FFFD (3 bytes) at worst */
-	if (!(fixed = malloc(strlen((const char *) p) * 3 + 1))) {
+	if (!(fixed = malloc(strlen((const char *)p) * 3 + 1))) {
 		fail(e, ENOMEM, "out of memory");
 		return;
 	}
 	while (*p) {
-		unsigned char one[5] = { 0 };
-		size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2
-			: (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+		unsigned char one[5] = {0};
+		size_t n = *p < 0x80		 ? 1
+			   : (*p & 0xe0) == 0xc0 ? 2
+			   : (*p & 0xf0) == 0xe0 ? 3
+			   : (*p & 0xf8) == 0xf0 ? 4
+						 : 0;
 
-		if (n && strnlen((const char *) p, n) == n) {
+		if (n && strnlen((const char *)p, n) == n) {
 			memcpy(one, p, n);
 			if (utf8_ok(one)) {
 				memcpy(fixed + k, p, n);
@@ -234,21 +244,21 @@ int asi_fmt_num(double v, int digits, char *buf, size_t len)
 		return -1;
 	}
 	n = snprintf(tmp, sizeof(tmp), "%.*g", digits, v);
-	if (n < 0 || (size_t) n >= sizeof(tmp)) {
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
 		errno = EINVAL;
 		return -1;
 	}
 	/* "1e-06" is a string to YAML 1.1: it wants "1.0e-06" */
-	if ((x = strchr(tmp, 'e')) && !memchr(tmp, '.', (size_t) (x - tmp))) {
+	if ((x = strchr(tmp, 'e')) && !memchr(tmp, '.', (size_t)(x - tmp))) {
 		memmove(x + 2, x, strlen(x) + 1);
 		memcpy(x, ".0", 2);
 		n += 2;
 	}
-	if ((size_t) n >= len) {
+	if ((size_t)n >= len) {
 		errno = EINVAL;
 		return -1;
 	}
-	memcpy(buf, tmp, (size_t) n + 1);
+	memcpy(buf, tmp, (size_t)n + 1);
 	return 0;
 }
 
@@ -287,7 +297,7 @@ void asi_emit_fmt(asi_emit_t *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(b, sizeof(b), fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t) n >= sizeof(b)) {
+	if (n < 0 || (size_t)n >= sizeof(b)) {
 		fail(e, EINVAL, "a value too long for a plain scalar");
 		return;
 	}

@@ -1216,13 +1216,12 @@ int autosync_job_feedback(const autosync_job_t *j, autosync_feedback_rec_t *r,
 	 * measured compute, the model and what was planned from it; variables
 	 * they kept over the plan's, what is measured */
 	if (j->plan_file)
-		r->influenced |= AUTOSYNC_FEEDBACK_F_PLANNED |
-				 AUTOSYNC_FEEDBACK_F_MODEL |
-				 AUTOSYNC_FEEDBACK_F_MODEL_HASH |
-				 AUTOSYNC_FEEDBACK_F_FRAMEWORK |
-				 AUTOSYNC_FEEDBACK_F_CLUSTER |
-				 AUTOSYNC_FEEDBACK_F_NODES |
-				 AUTOSYNC_FEEDBACK_F_GPUS_PER_NODE;
+		r->influenced |=
+		    AUTOSYNC_FEEDBACK_F_PLANNED | AUTOSYNC_FEEDBACK_F_MODEL |
+		    AUTOSYNC_FEEDBACK_F_MODEL_HASH |
+		    AUTOSYNC_FEEDBACK_F_FRAMEWORK |
+		    AUTOSYNC_FEEDBACK_F_CLUSTER | AUTOSYNC_FEEDBACK_F_NODES |
+		    AUTOSYNC_FEEDBACK_F_GPUS_PER_NODE;
 	if (!j->plan_file && j->model_spec && is_path(j->model_spec))
 		r->influenced |= AUTOSYNC_FEEDBACK_F_PLANNED |
 				 AUTOSYNC_FEEDBACK_F_MODEL |

@@ -120,7 +120,8 @@ int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
 		goto fail;
 	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
 	     pr < root->data.mapping.pairs.top; pr++) {
-		const char *key = planner_yscalar(planner_ydoc_node(&d, pr->key));
+		const char *key =
+		    planner_yscalar(planner_ydoc_node(&d, pr->key));
 		const struct cost_field *f = NULL;
 		for (size_t i = 0;
 		     key && i < sizeof(fields) / sizeof(fields[0]); i++)

@@ -198,7 +198,7 @@ static int known_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
 	while (keys[n])
 		n++;
 	/* "nccl: " -> "nccl" */
-	snprintf(where, sizeof(where), "%.*s", (int) strcspn(what, ":"), what);
+	snprintf(where, sizeof(where), "%.*s", (int)strcspn(what, ":"), what);
 	return asi_ykeys_check(&d->doc, map, keys, n, d->fname, where, errp);
 }
 

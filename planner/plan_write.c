@@ -39,7 +39,8 @@ static void inputs(asi_emit_t *e, const autosync_plan_t *plan)
 	asi_emit_key(e, "framework"), asi_emit_str(e, plan->framework);
 	asi_emit_key(e, "topology_hash"), asi_emit_str(e, plan->topo_hash);
 	if (plan->costs_hash && *plan->costs_hash)
-		asi_emit_key(e, "costs_hash"), asi_emit_str(e, plan->costs_hash);
+		asi_emit_key(e, "costs_hash"),
+		    asi_emit_str(e, plan->costs_hash);
 	cluster(e, &plan->s.cluster);
 	asi_emit_end(e);
 }
@@ -47,11 +48,13 @@ static void inputs(asi_emit_t *e, const autosync_plan_t *plan)
 static void job_and_prediction(asi_emit_t *e, const autosync_plan_summary_t *s)
 {
 	asi_emit_key(e, "job"), asi_emit_map(e, ASI_EMIT_BLOCK);
-	asi_emit_key(e, "nccl_algo"), asi_emit_word(e, autosync_algo_name(s->job_algo));
+	asi_emit_key(e, "nccl_algo"),
+	    asi_emit_word(e, autosync_algo_name(s->job_algo));
 	asi_emit_key(e, "compression");
 	asi_emit_word(e, autosync_compress_name(s->job_compress));
 	asi_emit_key(e, "bucket_cap_bytes"), asi_emit_whole(e, s->bucket_cap);
-	asi_emit_key(e, "first_bucket_bytes"), asi_emit_whole(e, s->first_bucket);
+	asi_emit_key(e, "first_bucket_bytes"),
+	    asi_emit_whole(e, s->first_bucket);
 	asi_emit_key(e, "cycle_time"), asi_emit_num(e, s->cycle_time, 9);
 	if (s->nccl_calibrate)
 		asi_emit_key(e, "nccl_calibrate"), asi_emit_word(e, "true");
@@ -150,7 +153,8 @@ static void bucket(asi_emit_t *e, const autosync_plan_t *plan, size_t i)
 		asi_emit_str(e, plan->b[i].names[j]);
 	asi_emit_end(e);
 	if (ps) {
-		asi_emit_key(e, "tensor_servers"), asi_emit_seq(e, ASI_EMIT_FLOW);
+		asi_emit_key(e, "tensor_servers"),
+		    asi_emit_seq(e, ASI_EMIT_FLOW);
 		for (size_t j = 0; j < b->ntensors; j++)
 			asi_emit_int(e, plan->b[i].server[j]);
 		asi_emit_end(e);
@@ -167,12 +171,14 @@ int autosync_plan_write(const autosync_plan_t *plan, FILE *fp,
 		errno = EINVAL;
 		return autosync_errprintf(errp, "plan_write: invalid argument");
 	}
-	if (!(e = asi_emit_open(fp, "autosync plan; format: "
+	if (!(e = asi_emit_open(fp,
+				"autosync plan; format: "
 				"docs/plan-format.md (autosync-plan(5))",
 				errp)))
 		return -1;
 	asi_emit_map(e, ASI_EMIT_BLOCK);
-	asi_emit_key(e, "autosync_plan"), asi_emit_uint(e, AUTOSYNC_PLAN_VERSION);
+	asi_emit_key(e, "autosync_plan"),
+	    asi_emit_uint(e, AUTOSYNC_PLAN_VERSION);
 	asi_emit_key(e, "hash"), asi_emit_str(e, plan->hash);
 	inputs(e, plan);
 	asi_emit_key(e, "strategy"), asi_emit_str(e, plan->strategy);

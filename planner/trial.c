@@ -169,4 +169,3 @@ out:
 	planner_simctx_free(&x);
 	return plan;
 }
-

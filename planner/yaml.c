@@ -33,8 +33,8 @@ int planner_read_file(const char *path, char **bufp, size_t *lenp,
 		errno = EINVAL;
 		return autosync_errprintf(errp, "read_file: invalid argument");
 	}
-	if (asi_read_file(path, (size_t) 256 << 20, ASI_READ_OPEN_PREFIX,
-			  (uid_t) -1, bufp, lenp, msg, sizeof(msg)) < 0)
+	if (asi_read_file(path, (size_t)256 << 20, ASI_READ_OPEN_PREFIX,
+			  (uid_t)-1, bufp, lenp, msg, sizeof(msg)) < 0)
 		return autosync_errprintf(errp, "%s", msg);
 	return 0;
 }

@@ -36,7 +36,7 @@ static double now_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* ------------------------------------------------------------ the child */
@@ -63,7 +63,7 @@ static int write_all(int fd, const void *buf, size_t len)
 		if (w <= 0)
 			return -1;
 		p += w;
-		len -= (size_t) w;
+		len -= (size_t)w;
 	}
 	return 0;
 }
@@ -75,9 +75,9 @@ static int send_item(int fd, char tag, const char *a, const char *b)
 	int n = snprintf(head, sizeof(head), "%c %zu\n", tag,
 			 la + (b ? 1 + lb : 0));
 
-	return write_all(fd, head, (size_t) n) < 0 || write_all(fd, a, la) < 0 ||
-		       (b && (write_all(fd, "=", 1) < 0 ||
-			      write_all(fd, b, lb) < 0))
+	return write_all(fd, head, (size_t)n) < 0 || write_all(fd, a, la) < 0 ||
+		       (b &&
+			(write_all(fd, "=", 1) < 0 || write_all(fd, b, lb) < 0))
 		   ? -1
 		   : 0;
 }
@@ -107,8 +107,8 @@ static void limit(const struct as_child_in *in)
 	alarm(in->deadline_ms / 1000 + 2);
 #ifndef AS_SANITIZED /* ASan reserves terabytes of address space */
 	if (in->max_memory) {
-		struct rlimit rl = { in->max_memory, in->max_memory };
-		(void) setrlimit(RLIMIT_AS, &rl);
+		struct rlimit rl = {in->max_memory, in->max_memory};
+		(void)setrlimit(RLIMIT_AS, &rl);
 	}
 #endif
 }
@@ -116,13 +116,14 @@ static void limit(const struct as_child_in *in)
 static int run_pipeline(const struct as_child_in *in, autosync_job_t *j,
 			autosync_error_t *err)
 {
-	autosync_job_set_getenv(j, env_lookup, (void *) in->env);
+	autosync_job_set_getenv(j, env_lookup, (void *)in->env);
 	return autosync_job_set_site(j, in->site, err) < 0 ||
 		       autosync_job_set_model(j, in->model, err) < 0 ||
 		       autosync_job_set_plan_file(j, in->plan_file, err) < 0 ||
 		       autosync_job_set_nodes(j, in->nnodes ? in->nnodes : 1,
 					      err) < 0 ||
-		       autosync_job_set_tasks_per_node(j, in->ntasks, err) < 0 ||
+		       autosync_job_set_tasks_per_node(j, in->ntasks, err) <
+			   0 ||
 		       (in->cwd && in->cwd[0] &&
 			autosync_job_set_cwd(j, in->cwd, err) < 0) ||
 		       autosync_job_set_dir(j, in->jobdir, err) < 0 ||
@@ -132,8 +133,7 @@ static int run_pipeline(const struct as_child_in *in, autosync_job_t *j,
 		   : 0;
 }
 
-static int send_results(int fd, const autosync_job_t *j,
-			autosync_error_t *err)
+static int send_results(int fd, const autosync_job_t *j, autosync_error_t *err)
 {
 	autosync_feedback_rec_t *rec = calloc(1, sizeof(*rec));
 	char *line = NULL, h[80], rank[24];
@@ -146,7 +146,8 @@ static int send_results(int fd, const autosync_job_t *j,
 			goto out;
 	for (unsigned r = 0; r < autosync_job_nranks(j); r++)
 		for (size_t i = 0; i < autosync_job_rank_nenv(j, r); i++) {
-			const autosync_var_t *v = autosync_job_rank_env(j, r, i);
+			const autosync_var_t *v =
+			    autosync_job_rank_env(j, r, i);
 			char nv[512];
 			snprintf(rank, sizeof(rank), "%u", r);
 			snprintf(nv, sizeof(nv), "%s %s", rank, v->name);
@@ -177,7 +178,7 @@ out:
 
 static void child_main(int fd, const struct as_child_in *in)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_job_t *j = NULL;
 	int ok;
 
@@ -208,13 +209,13 @@ static int read_result(int fd, double deadline, char **bufp, size_t *lenp,
 		return autosync_errprintf(err, "out of memory");
 	}
 	for (;;) {
-		struct pollfd p = { fd, POLLIN, 0 };
+		struct pollfd p = {fd, POLLIN, 0};
 		double left = deadline - now_ms();
 		ssize_t r;
 		int pr;
 
 		if (left <= 0 ||
-		    (pr = poll(&p, 1, (int) (left < 1 ? 1 : left))) == 0) {
+		    (pr = poll(&p, 1, (int)(left < 1 ? 1 : left))) == 0) {
 			free(buf);
 			errno = ETIME;
 			return -2;
@@ -227,8 +228,10 @@ static int read_result(int fd, double deadline, char **bufp, size_t *lenp,
 				free(buf);
 				errno = EFBIG;
 				return autosync_errprintf(
-				    err, "the planning child sent more than %u "
-				    "bytes", AS_CHILD_MAX_RESULT);
+				    err,
+				    "the planning child sent more than %u "
+				    "bytes",
+				    AS_CHILD_MAX_RESULT);
 			}
 			cap *= 2;
 			if (!(nb = realloc(buf, cap + 1))) {
@@ -243,7 +246,7 @@ static int read_result(int fd, double deadline, char **bufp, size_t *lenp,
 			continue;
 		if (r <= 0)
 			break;
-		len += (size_t) r;
+		len += (size_t)r;
 	}
 	buf[len] = '\0';
 	*bufp = buf;
@@ -260,8 +263,8 @@ static int add_var(struct as_child_var **arr, size_t *n, const char *nv,
 	if (!eq || !(a = realloc(*arr, (*n + 1) * sizeof(*a))))
 		return -1;
 	*arr = a;
-	a[*n].name = strndup(nv, (size_t) (eq - nv));
-	a[*n].value = strndup(eq + 1, len - (size_t) (eq - nv) - 1);
+	a[*n].name = strndup(nv, (size_t)(eq - nv));
+	a[*n].value = strndup(eq + 1, len - (size_t)(eq - nv) - 1);
 	if (!a[*n].name || !a[*n].value) {
 		free(a[*n].name);
 		free(a[*n].value);
@@ -292,11 +295,11 @@ static int add_rank_var(struct as_child_out *out, const char *p, size_t len)
 			out->rank_n[i] = 0;
 			out->rank_env[i] = NULL;
 		}
-		out->nranks = (unsigned) r + 1;
+		out->nranks = (unsigned)r + 1;
 	}
 	end++;
 	return add_var(&out->rank_env[r], &out->rank_n[r], end,
-		       len - (size_t) (end - p));
+		       len - (size_t)(end - p));
 }
 
 /* One item into 'out'; -1 on anything unexpected. */
@@ -309,8 +312,8 @@ static int take_item(struct as_child_out *out, char tag, const char *p,
 	case 'R':
 		return add_rank_var(out, p, len);
 	case 'H':
-		return sscanf(p, "%16s %16s %lf", out->plan_hash, out->topo_hash,
-			      &out->plan_ms) == 3
+		return sscanf(p, "%16s %16s %lf", out->plan_hash,
+			      out->topo_hash, &out->plan_ms) == 3
 			   ? 0
 			   : -1;
 	case 'S':
@@ -320,7 +323,8 @@ static int take_item(struct as_child_out *out, char tag, const char *p,
 		free(out->record);
 		return (out->record = strndup(p, len)) ? 0 : -1;
 	case 'X':
-		autosync_errprintf(err, "%.*s", (int) (len < 400 ? len : 400), p);
+		autosync_errprintf(err, "%.*s", (int)(len < 400 ? len : 400),
+				   p);
 		return -2;
 	case 'K':
 		*done = 1;
@@ -339,9 +343,10 @@ static int check_vars(struct as_child_out *out, autosync_error_t *err)
 		if (!autosync_job_env_allowed(out->env[i].name, 0)) {
 			errno = EPERM;
 			return autosync_errprintf(
-			    err, "the planning child set '%s', which autosync "
-			    "never sets", asi_quote(out->env[i].name, q,
-						    sizeof(q)));
+			    err,
+			    "the planning child set '%s', which autosync "
+			    "never sets",
+			    asi_quote(out->env[i].name, q, sizeof(q)));
 		}
 	for (unsigned r = 0; r < out->nranks; r++)
 		for (size_t i = 0; i < out->rank_n[r]; i++)
@@ -349,22 +354,24 @@ static int check_vars(struct as_child_out *out, autosync_error_t *err)
 						      1)) {
 				errno = EPERM;
 				return autosync_errprintf(
-				    err, "the planning child set '%s' for a "
+				    err,
+				    "the planning child set '%s' for a "
 				    "rank, which autosync never sets",
 				    asi_quote(out->rank_env[r][i].name, q,
 					      sizeof(q)));
 			}
 	if (strlen(out->plan_hash) != 16) {
 		errno = EINVAL;
-		return autosync_errprintf(err, "the planning child sent no plan");
+		return autosync_errprintf(err,
+					  "the planning child sent no plan");
 	}
 	if (!strcmp(out->topo_hash, "-"))
 		out->topo_hash[0] = '\0';
 	return 0;
 }
 
-int as_child_parse_result(const char *buf, size_t len,
-			  struct as_child_out *out, autosync_error_t *err)
+int as_child_parse_result(const char *buf, size_t len, struct as_child_out *out,
+			  autosync_error_t *err)
 {
 	size_t off = 0;
 	int done = 0;
@@ -382,7 +389,7 @@ int as_child_parse_result(const char *buf, size_t len,
 		if (buf[off + 2] < '0' || buf[off + 2] > '9')
 			break;
 		n = strtoul(buf + off + 2, &end, 10);
-		if (end != nl || n > len - (size_t) (nl + 1 - buf))
+		if (end != nl || n > len - (size_t)(nl + 1 - buf))
 			break;
 		/* items are C strings: a NUL inside one is a forgery */
 		if (memchr(nl + 1, '\0', n))
@@ -396,11 +403,12 @@ int as_child_parse_result(const char *buf, size_t len,
 			return -1;
 		if (rc < 0)
 			break;
-		off = (size_t) (nl + 1 - buf) + n;
+		off = (size_t)(nl + 1 - buf) + n;
 	}
 	if (!done) {
 		errno = EPROTO;
-		return autosync_errprintf(err, "the planning child's result does "
+		return autosync_errprintf(err,
+					  "the planning child's result does "
 					  "not parse");
 	}
 	return check_vars(out, err);
@@ -419,7 +427,8 @@ static int reap(pid_t pid, int killed, const struct as_child_in *in,
 		;
 	if (killed) {
 		errno = ETIME;
-		return autosync_errprintf(err, "planning did not finish within "
+		return autosync_errprintf(err,
+					  "planning did not finish within "
 					  "the site's budget of %u ms; stopped",
 					  in->deadline_ms);
 	}
@@ -427,8 +436,7 @@ static int reap(pid_t pid, int killed, const struct as_child_in *in,
 	if (w == pid && WIFSIGNALED(st)) {
 		errno = ECHILD;
 		return autosync_errprintf(
-		    err, "the planning child died of signal %d%s",
-		    WTERMSIG(st),
+		    err, "the planning child died of signal %d%s", WTERMSIG(st),
 		    WTERMSIG(st) == SIGALRM ? " (its deadline)" : "");
 	}
 	return 0;

@@ -634,12 +634,13 @@ static void finish_step(void)
 
 	if (!context.out.record || !(r = calloc(1, sizeof(*r))))
 		return;
-	if (autosync_feedback_parse_part(context.out.record,
-					 strlen(context.out.record),
-					 AUTOSYNC_FEEDBACK_PART_PLAN, r,
-					 &err) < 0) {
-		plog(AUTOSYNC_LOG_ERROR, "autosync: feedback: the planning "
-		     "child's record: %s", err.text);
+	if (autosync_feedback_parse_part(
+		context.out.record, strlen(context.out.record),
+		AUTOSYNC_FEEDBACK_PART_PLAN, r, &err) < 0) {
+		plog(AUTOSYNC_LOG_ERROR,
+		     "autosync: feedback: the planning "
+		     "child's record: %s",
+		     err.text);
 		free(r);
 		return;
 	}

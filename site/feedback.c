@@ -25,14 +25,29 @@
 
 /* the JSON names of the AUTOSYNC_FEEDBACK_F_* bits, in bit order */
 static const char *const field_names[] = {
-	"time",		    "source",	       "job",
-	"step",		    "user",	       "uid",
-	"node",		    "nodes",	       "gpus_per_node",
-	"model",	    "model_hash",      "topo_hash",
-	"plan_hash",	    "framework",       "strategy",
-	"cluster",	    "scale",	       "predicted_step_s",
-	"buckets",	    "baselines",       "measured_step_s",
-	"measured_count",   "measured_mean_s",
+    "time",
+    "source",
+    "job",
+    "step",
+    "user",
+    "uid",
+    "node",
+    "nodes",
+    "gpus_per_node",
+    "model",
+    "model_hash",
+    "topo_hash",
+    "plan_hash",
+    "framework",
+    "strategy",
+    "cluster",
+    "scale",
+    "predicted_step_s",
+    "buckets",
+    "baselines",
+    "measured_step_s",
+    "measured_count",
+    "measured_mean_s",
 };
 #define NFIELDS (sizeof(field_names) / sizeof(field_names[0]))
 
@@ -46,11 +61,11 @@ const char *autosync_feedback_field_name(unsigned field)
 
 /* ------------------------------------------------------------ checking */
 
-static int bad_field(autosync_error_t *errp, const char *field,
-		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad_field(autosync_error_t *errp, const char *field, const char *fmt,
+		     ...) __attribute__((format(printf, 3, 4)));
 
-static int bad_field(autosync_error_t *errp, const char *field,
-		     const char *fmt, ...)
+static int bad_field(autosync_error_t *errp, const char *field, const char *fmt,
+		     ...)
 {
 	char why[160];
 	va_list ap;
@@ -80,41 +95,49 @@ static int check_plan(const autosync_feedback_rec_t *r, autosync_error_t *errp)
 		const char *name, *v;
 		size_t max;
 	} need[] = {
-		{ "model", r->model, sizeof(r->model) },
-		{ "plan_hash", r->plan_hash, sizeof(r->plan_hash) },
-		{ "framework", r->framework, sizeof(r->framework) },
-		{ "strategy", r->strategy, sizeof(r->strategy) },
+	    {"model", r->model, sizeof(r->model)},
+	    {"plan_hash", r->plan_hash, sizeof(r->plan_hash)},
+	    {"framework", r->framework, sizeof(r->framework)},
+	    {"strategy", r->strategy, sizeof(r->strategy)},
 	};
 
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
 		if (!terminated(need[i].v, need[i].max) || !need[i].v[0])
 			return bad_field(errp, need[i].name, "empty");
 	if (r->nodes < 1)
-		return bad_field(errp, "nodes", "%u is not a count (at least 1)",
-				 r->nodes);
+		return bad_field(errp, "nodes",
+				 "%u is not a count (at least 1)", r->nodes);
 	if (r->gpus_per_node < 1)
-		return bad_field(errp, "gpus_per_node", "%u is not a count (at "
-				 "least 1)", r->gpus_per_node);
+		return bad_field(errp, "gpus_per_node",
+				 "%u is not a count (at "
+				 "least 1)",
+				 r->gpus_per_node);
 	if (step_time("predicted_step_s", r->predicted, errp) < 0)
 		return -1;
 	if (!(r->scale == 0 || (r->scale >= 1 && isfinite(r->scale))))
-		return bad_field(errp, "scale", "%g is not a scale (at least 1)",
-				 r->scale);
+		return bad_field(errp, "scale",
+				 "%g is not a scale (at least 1)", r->scale);
 	if (r->nbuckets > AUTOSYNC_FEEDBACK_MAX_BUCKETS)
 		return bad_field(errp, "buckets", "more than %d",
 				 AUTOSYNC_FEEDBACK_MAX_BUCKETS);
 	for (size_t i = 0; i < r->nbuckets; i++) {
 		const autosync_feedback_bucket_t *b = &r->buckets[i];
 		if (b->tensors < 1)
-			return bad_field(errp, "buckets", "bucket %zu holds no "
-					 "tensor", i);
+			return bad_field(errp, "buckets",
+					 "bucket %zu holds no "
+					 "tensor",
+					 i);
 		if (!(b->bytes >= 0 && isfinite(b->bytes)))
-			return bad_field(errp, "buckets", "bucket %zu: %g is not "
-					 "a size", i, b->bytes);
+			return bad_field(errp, "buckets",
+					 "bucket %zu: %g is not "
+					 "a size",
+					 i, b->bytes);
 		if (!terminated(b->kind, sizeof(b->kind)) ||
 		    (strcmp(b->kind, "allreduce") && strcmp(b->kind, "ps")))
-			return bad_field(errp, "buckets", "bucket %zu: kind is "
-					 "not allreduce or ps", i);
+			return bad_field(errp, "buckets",
+					 "bucket %zu: kind is "
+					 "not allreduce or ps",
+					 i);
 	}
 	if (r->nbaselines > AUTOSYNC_FEEDBACK_MAX_BASELINES)
 		return bad_field(errp, "baselines", "more than %d",
@@ -122,8 +145,10 @@ static int check_plan(const autosync_feedback_rec_t *r, autosync_error_t *errp)
 	for (size_t i = 0; i < r->nbaselines; i++)
 		if (!(r->baselines[i].predicted >= 0 &&
 		      isfinite(r->baselines[i].predicted)))
-			return bad_field(errp, "baselines", "%g is not a step "
-					 "time", r->baselines[i].predicted);
+			return bad_field(errp, "baselines",
+					 "%g is not a step "
+					 "time",
+					 r->baselines[i].predicted);
 	return 0;
 }
 
@@ -146,7 +171,8 @@ static int check_job(const autosync_feedback_rec_t *r, autosync_error_t *errp)
 		return bad_field(errp, "measured_step_s", "more than %d",
 				 AUTOSYNC_FEEDBACK_MAX_MEASURED);
 	if (r->nmeasured > r->measured_count || r->measured_count > INT64_MAX)
-		return bad_field(errp, "measured_count", "%" PRIu64 " is less "
+		return bad_field(errp, "measured_count",
+				 "%" PRIu64 " is less "
 				 "than the %zu step times given",
 				 r->measured_count, r->nmeasured);
 	for (size_t i = 0; i < r->nmeasured; i++)
@@ -156,8 +182,10 @@ static int check_job(const autosync_feedback_rec_t *r, autosync_error_t *errp)
 	    step_time("measured_mean_s", r->measured_mean, errp) < 0)
 		return -1;
 	if (!r->measured_count && r->measured_mean != 0)
-		return bad_field(errp, "measured_mean_s", "%g without any "
-				 "measured step", r->measured_mean);
+		return bad_field(errp, "measured_mean_s",
+				 "%g without any "
+				 "measured step",
+				 r->measured_mean);
 	return 0;
 }
 
@@ -189,9 +217,11 @@ static const char *str_v(const char *s, size_t max)
 	return terminated(s, max) ? s : NULL;
 }
 
-#define STRF(o, r, f, bad) set(o, #f, json_string(str_v((r)->f, sizeof((r)->f))), bad)
+#define STRF(o, r, f, bad) \
+	set(o, #f, json_string(str_v((r)->f, sizeof((r)->f))), bad)
 
-static json_t *bucket_json(const autosync_feedback_bucket_t *b, const char **bad)
+static json_t *bucket_json(const autosync_feedback_bucket_t *b,
+			   const char **bad)
 {
 	json_t *o = json_object();
 
@@ -212,8 +242,8 @@ static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
 	set(o, "version", json_integer(AUTOSYNC_FEEDBACK_VERSION), bad);
 	set(o, "time", json_string(when), bad);
 	STRF(o, r, source, bad);
-	set(o, "job", json_integer((json_int_t) r->job), bad);
-	set(o, "step", json_integer((json_int_t) r->step), bad);
+	set(o, "job", json_integer((json_int_t)r->job), bad);
+	set(o, "step", json_integer((json_int_t)r->step), bad);
 	STRF(o, r, user, bad);
 	set(o, "uid", json_integer(r->uid), bad);
 	STRF(o, r, node, bad);
@@ -230,7 +260,8 @@ static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
 	set(o, "predicted_step_s", json_real(r->predicted), bad);
 	a = json_array();
 	for (size_t i = 0; i < r->nbuckets; i++)
-		if (json_array_append_new(a, bucket_json(&r->buckets[i], bad)) < 0 &&
+		if (json_array_append_new(a, bucket_json(&r->buckets[i], bad)) <
+			0 &&
 		    !*bad)
 			*bad = "buckets";
 	set(o, "buckets", a, bad);
@@ -238,7 +269,8 @@ static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
 	for (size_t i = 0; i < r->nbaselines; i++) {
 		const autosync_feedback_baseline_t *b = &r->baselines[i];
 		const char *name = str_v(b->name, sizeof(b->name));
-		if (!name || json_object_set_new(a, name, json_real(b->predicted)) < 0)
+		if (!name ||
+		    json_object_set_new(a, name, json_real(b->predicted)) < 0)
 			*bad = *bad ? *bad : "baselines";
 	}
 	set(o, "baselines", a, bad);
@@ -247,7 +279,8 @@ static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
 		if (json_array_append_new(a, json_real(r->measured[i])) < 0)
 			*bad = *bad ? *bad : "measured_step_s";
 	set(o, "measured_step_s", a, bad);
-	set(o, "measured_count", json_integer((json_int_t) r->measured_count), bad);
+	set(o, "measured_count", json_integer((json_int_t)r->measured_count),
+	    bad);
 	set(o, "measured_mean_s", json_real(r->measured_mean), bad);
 	a = json_array();
 	for (unsigned i = 0; i < NFIELDS; i++)
@@ -274,16 +307,18 @@ int autosync_feedback_format_part(const autosync_feedback_rec_t *r,
 	}
 	if (autosync_feedback_check(r, parts, errp) < 0)
 		return -1;
-	t = (time_t) r->time;
-	if (r->time && (!gmtime_r(&t, &tm) ||
-			!strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm)))
+	t = (time_t)r->time;
+	if (r->time &&
+	    (!gmtime_r(&t, &tm) ||
+	     !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm)))
 		return bad_field(errp, "time", "%" PRId64 " is not a time",
 				 r->time);
 	if (!(o = record_json(r, when, &bad)) || bad) {
 		json_decref(o);
 		errno = EINVAL;
-		return autosync_errprintf(errp, bad ? "field '%s': not UTF-8"
-						    : "feedback: out of memory",
+		return autosync_errprintf(errp,
+					  bad ? "field '%s': not UTF-8"
+					      : "feedback: out of memory",
 					  bad);
 	}
 	/* one line: jansson escapes control characters, never breaks lines */
@@ -316,9 +351,9 @@ static int get_u64(json_t *v, uint64_t max, uint64_t *out)
 	json_int_t i;
 
 	if (!json_is_integer(v) || (i = json_integer_value(v)) < 0 ||
-	    (uint64_t) i > max)
+	    (uint64_t)i > max)
 		return -1;
-	*out = (uint64_t) i;
+	*out = (uint64_t)i;
 	return 0;
 }
 
@@ -349,7 +384,7 @@ static int parse_time(json_t *v, int64_t *out)
 	memset(&tm, 0, sizeof(tm));
 	if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
 		return -1;
-	*out = (int64_t) timegm(&tm);
+	*out = (int64_t)timegm(&tm);
 	return 0;
 }
 
@@ -366,10 +401,10 @@ static int parse_bucket(json_t *m, autosync_feedback_bucket_t *b)
 		return -1;
 	if (get_u64(json_object_get(m, "servers"), UINT_MAX, &u))
 		return -1;
-	b->servers = (unsigned) u;
+	b->servers = (unsigned)u;
 	if (get_u64(json_object_get(m, "tensors"), UINT_MAX, &u))
 		return -1;
-	b->tensors = (unsigned) u;
+	b->tensors = (unsigned)u;
 	return 0;
 }
 
@@ -384,7 +419,8 @@ static int parse_lists(json_t *root, autosync_feedback_rec_t *r,
 		if (!json_is_array(v) ||
 		    json_array_size(v) > AUTOSYNC_FEEDBACK_MAX_BUCKETS)
 			return *bad = "buckets", -1;
-		json_array_foreach(v, i, x) {
+		json_array_foreach(v, i, x)
+		{
 			if (parse_bucket(x, &r->buckets[i]))
 				return *bad = "buckets", -1;
 			r->nbuckets = i + 1;
@@ -394,8 +430,10 @@ static int parse_lists(json_t *root, autosync_feedback_rec_t *r,
 		if (!json_is_object(v) ||
 		    json_object_size(v) > AUTOSYNC_FEEDBACK_MAX_BASELINES)
 			return *bad = "baselines", -1;
-		json_object_foreach(v, k, x) {
-			autosync_feedback_baseline_t *b = &r->baselines[r->nbaselines];
+		json_object_foreach(v, k, x)
+		{
+			autosync_feedback_baseline_t *b =
+			    &r->baselines[r->nbaselines];
 			if (strlen(k) >= sizeof(b->name) ||
 			    get_num(x, &b->predicted))
 				return *bad = "baselines", -1;
@@ -407,7 +445,8 @@ static int parse_lists(json_t *root, autosync_feedback_rec_t *r,
 		if (!json_is_array(v) ||
 		    json_array_size(v) > AUTOSYNC_FEEDBACK_MAX_MEASURED)
 			return *bad = "measured_step_s", -1;
-		json_array_foreach(v, i, x) {
+		json_array_foreach(v, i, x)
+		{
 			if (get_num(x, &r->measured[i]))
 				return *bad = "measured_step_s", -1;
 			r->nmeasured = i + 1;
@@ -420,7 +459,8 @@ static int parse_lists(json_t *root, autosync_feedback_rec_t *r,
 	v = json_object_get(root, "user_influenced");
 	if (!json_is_array(v))
 		return *bad = "user_influenced", -1;
-	json_array_foreach(v, i, x) {
+	json_array_foreach(v, i, x)
+	{
 		const char *s = json_string_value(x);
 		unsigned f = 0;
 		while (s && f < NFIELDS && strcmp(s, field_names[f]))
@@ -437,21 +477,21 @@ static const struct {
 	const char *key;
 	unsigned part, since;
 } required[] = {
-	{ "time", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
-	{ "source", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
-	{ "job", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
-	{ "step", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
-	{ "node", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
-	{ "nodes", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
-	{ "gpus_per_node", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
-	{ "model", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
-	{ "model_hash", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
-	{ "plan_hash", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
-	{ "framework", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
-	{ "strategy", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
-	{ "predicted_step_s", AUTOSYNC_FEEDBACK_PART_PLAN, 1 },
-	{ "measured_count", AUTOSYNC_FEEDBACK_PART_JOB, 1 },
-	{ "user_influenced", AUTOSYNC_FEEDBACK_PART_ALL, 2 },
+    {"time", AUTOSYNC_FEEDBACK_PART_JOB, 1},
+    {"source", AUTOSYNC_FEEDBACK_PART_JOB, 1},
+    {"job", AUTOSYNC_FEEDBACK_PART_JOB, 1},
+    {"step", AUTOSYNC_FEEDBACK_PART_JOB, 1},
+    {"node", AUTOSYNC_FEEDBACK_PART_JOB, 1},
+    {"nodes", AUTOSYNC_FEEDBACK_PART_PLAN, 1},
+    {"gpus_per_node", AUTOSYNC_FEEDBACK_PART_PLAN, 1},
+    {"model", AUTOSYNC_FEEDBACK_PART_PLAN, 1},
+    {"model_hash", AUTOSYNC_FEEDBACK_PART_PLAN, 1},
+    {"plan_hash", AUTOSYNC_FEEDBACK_PART_PLAN, 1},
+    {"framework", AUTOSYNC_FEEDBACK_PART_PLAN, 1},
+    {"strategy", AUTOSYNC_FEEDBACK_PART_PLAN, 1},
+    {"predicted_step_s", AUTOSYNC_FEEDBACK_PART_PLAN, 1},
+    {"measured_count", AUTOSYNC_FEEDBACK_PART_JOB, 1},
+    {"user_influenced", AUTOSYNC_FEEDBACK_PART_ALL, 2},
 };
 
 static int parse_fields(json_t *root, unsigned parts,
@@ -461,38 +501,41 @@ static int parse_fields(json_t *root, unsigned parts,
 	json_t *v;
 
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
-		if ((required[i].part & parts) && r->version >= required[i].since &&
+		if ((required[i].part & parts) &&
+		    r->version >= required[i].since &&
 		    !json_object_get(root, required[i].key))
 			return *bad = required[i].key, 1;
 #define STR(f)                                                                 \
 	if ((v = json_object_get(root, #f)) && get_str(v, r->f, sizeof(r->f))) \
 		return *bad = #f, -1;
-#define U64(f, key, max)                                                       \
-	if ((v = json_object_get(root, key))) {                                \
-		if (get_u64(v, max, &u))                                       \
-			return *bad = key, -1;                                 \
-		r->f = u;                                                      \
+#define U64(f, key, max)                        \
+	if ((v = json_object_get(root, key))) { \
+		if (get_u64(v, max, &u))        \
+			return *bad = key, -1;  \
+		r->f = u;                       \
 	}
-#define NUM(f, key)                                                            \
-	if ((v = json_object_get(root, key)) && get_num(v, &r->f))             \
+#define NUM(f, key)                                                \
+	if ((v = json_object_get(root, key)) && get_num(v, &r->f)) \
 		return *bad = key, -1;
 	/* "" : a part without the job's side (no time yet) */
 	if ((v = json_object_get(root, "time")) &&
 	    !(json_is_string(v) && !json_string_length(v)) &&
 	    parse_time(v, &r->time))
 		return *bad = "time", -1;
-	STR(source) STR(user) STR(node) STR(model) STR(model_hash)
-	STR(topo_hash) STR(plan_hash) STR(framework) STR(strategy) STR(cluster)
-	U64(job, "job", INT64_MAX) U64(step, "step", INT64_MAX)
-	U64(uid, "uid", UINT32_MAX) U64(nodes, "nodes", UINT_MAX)
-	U64(gpus_per_node, "gpus_per_node", UINT_MAX)
-	U64(measured_count, "measured_count", INT64_MAX)
-	NUM(predicted, "predicted_step_s") NUM(scale, "scale")
-	NUM(measured_mean, "measured_mean_s")
+	STR(source)
+	STR(user) STR(node) STR(model) STR(model_hash) STR(topo_hash)
+	    STR(plan_hash) STR(framework) STR(strategy) STR(cluster)
+		U64(job, "job", INT64_MAX) U64(step, "step", INT64_MAX)
+		    U64(uid, "uid", UINT32_MAX) U64(nodes, "nodes", UINT_MAX)
+			U64(gpus_per_node, "gpus_per_node", UINT_MAX)
+			    U64(measured_count, "measured_count", INT64_MAX)
+				NUM(predicted, "predicted_step_s")
+				    NUM(scale, "scale")
+					NUM(measured_mean, "measured_mean_s")
 #undef STR
 #undef U64
 #undef NUM
-	return parse_lists(root, r, bad);
+					    return parse_lists(root, r, bad);
 }
 
 int autosync_feedback_parse_part(const char *line, size_t len, unsigned parts,
@@ -534,11 +577,12 @@ int autosync_feedback_parse_part(const char *line, size_t len, unsigned parts,
 		json_decref(root);
 		if (!num)
 			return bad_field(errp, "version", "not a number");
-		return bad_field(errp, "version", "format %" JSON_INTEGER_FORMAT
+		return bad_field(errp, "version",
+				 "format %" JSON_INTEGER_FORMAT
 				 " is not one this autosync reads (1 to %d)",
 				 given, AUTOSYNC_FEEDBACK_VERSION);
 	}
-	r->version = (unsigned) version;
+	r->version = (unsigned)version;
 	rv = parse_fields(root, parts, r, &bad);
 	json_decref(root);
 	if (rv > 0)
@@ -551,8 +595,8 @@ int autosync_feedback_parse_part(const char *line, size_t len, unsigned parts,
 int autosync_feedback_parse(const char *line, size_t len,
 			    autosync_feedback_rec_t *r, autosync_error_t *errp)
 {
-	return autosync_feedback_parse_part(line, len, AUTOSYNC_FEEDBACK_PART_ALL,
-					    r, errp);
+	return autosync_feedback_parse_part(
+	    line, len, AUTOSYNC_FEEDBACK_PART_ALL, r, errp);
 }
 
 /* ------------------------------------------------------------ the log */
@@ -590,8 +634,10 @@ int autosync_feedback_append(const char *path, const char *line, size_t len,
 		return autosync_errprintf(errp, "feedback: invalid argument");
 	}
 again:
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-				O_NOCTTY | O_NONBLOCK, 0640);
+	fd = open(path,
+		  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+		      O_NOCTTY | O_NONBLOCK,
+		  0640);
 	if (fd < 0) {
 		autosync_errprintf(errp, "%s: cannot open: %s", path,
 				   strerror(errno));
@@ -615,18 +661,20 @@ again:
 		fd = -1;
 		if (++tries > 100) {
 			errno = EAGAIN;
-			autosync_errprintf(errp, "%s: keeps being replaced", path);
+			autosync_errprintf(errp, "%s: keeps being replaced",
+					   path);
 			goto out;
 		}
 		goto again;
 	}
 	base = st.st_size;
-	if (max_bytes && st.st_size > 0 && (size_t) st.st_size + len > max_bytes) {
+	if (max_bytes && st.st_size > 0 &&
+	    (size_t)st.st_size + len > max_bytes) {
 		if (keep == 0) {
 			base = 0;
 			if (ftruncate(fd, 0) < 0) {
-				autosync_errprintf(errp, "%s: truncate: %s", path,
-						   strerror(errno));
+				autosync_errprintf(errp, "%s: truncate: %s",
+						   path, strerror(errno));
 				goto out;
 			}
 		} else {
@@ -639,7 +687,7 @@ again:
 	}
 	{
 		ssize_t w = write(fd, line, len);
-		if (w < 0 || (size_t) w != len) {
+		if (w < 0 || (size_t)w != len) {
 			int saved = w < 0 ? errno : ENOSPC;
 			/* never leave half a record behind (nor grow a log
 			 * that was just truncated back to its old size) */
@@ -672,7 +720,7 @@ static size_t read_line(FILE *fp, char *buf, size_t cap, int *more)
 
 	while ((c = getc(fp)) != EOF) {
 		if (n + 1 < cap)
-			buf[n++] = (char) c;
+			buf[n++] = (char)c;
 		total++;
 		if (c == '\n')
 			break;
@@ -697,13 +745,13 @@ int autosync_feedback_read(const char *path, autosync_feedback_each_f fn,
 		free(line);
 		free(r);
 		errno = path && fn ? ENOMEM : EINVAL;
-		return autosync_errprintf(errp, path && fn ? "out of memory"
-							   : "invalid argument");
+		return autosync_errprintf(
+		    errp, path && fn ? "out of memory" : "invalid argument");
 	}
 	/* a log is a regular file: never block on a FIFO, never read a
 	 * device without end */
 	if ((fd = asi_open_file(AT_FDCWD, path, 0, ASI_READ_OPEN_PREFIX,
-				(uid_t) -1, msg, sizeof(msg))) < 0 ||
+				(uid_t)-1, msg, sizeof(msg))) < 0 ||
 	    !(fp = fdopen(fd, "r"))) {
 		if (fd >= 0)
 			close(fd);
@@ -713,15 +761,17 @@ int autosync_feedback_read(const char *path, autosync_feedback_each_f fn,
 	}
 	while (more && (n = read_line(fp, line, AUTOSYNC_FEEDBACK_MAX_LINE + 2,
 				      &more)) > 0) {
-		autosync_error_t e = { .text = "" };
+		autosync_error_t e = {.text = ""};
 		char msg2[AUTOSYNC_ERROR_LEN + PATH_MAX];
 
 		lineno++;
 		if (n == 1 && line[0] == '\n')
 			continue;
 		if (n > AUTOSYNC_FEEDBACK_MAX_LINE) {
-			snprintf(e.text, sizeof(e.text), "line too long (over "
-				 "%d bytes)", AUTOSYNC_FEEDBACK_MAX_LINE);
+			snprintf(e.text, sizeof(e.text),
+				 "line too long (over "
+				 "%d bytes)",
+				 AUTOSYNC_FEEDBACK_MAX_LINE);
 		} else if (autosync_feedback_parse(line, n, r, &e) == 0) {
 			if ((rv = fn(r, arg)) != 0)
 				break;
@@ -741,7 +791,8 @@ int autosync_feedback_read(const char *path, autosync_feedback_each_f fn,
 
 /* ------------------------------------------------------------ plans */
 
-static void set_bucket(autosync_feedback_bucket_t *fb, const autosync_bucket_t *b)
+static void set_bucket(autosync_feedback_bucket_t *fb,
+		       const autosync_bucket_t *b)
 {
 	int ps = b->kind == AUTOSYNC_SYNC_PS;
 
@@ -751,7 +802,7 @@ static void set_bucket(autosync_feedback_bucket_t *fb, const autosync_bucket_t *
 	snprintf(fb->compress, sizeof(fb->compress), "%s",
 		 autosync_compress_name(b->compress));
 	fb->servers = ps ? b->servers : 0;
-	fb->tensors = (unsigned) b->ntensors;
+	fb->tensors = (unsigned)b->ntensors;
 	fb->bytes = b->bytes;
 }
 
@@ -778,8 +829,8 @@ int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
 		 s.framework ? s.framework : "");
 	snprintf(r->strategy, sizeof(r->strategy), "%s",
 		 s.strategy ? s.strategy : "");
-	(void) autosync_cluster_format(&s.cluster, r->cluster,
-				       sizeof(r->cluster));
+	(void)autosync_cluster_format(&s.cluster, r->cluster,
+				      sizeof(r->cluster));
 	r->predicted = s.step_time;
 	r->nbuckets = 0;
 	for (size_t i = 0; i < autosync_plan_nbuckets(plan) &&
@@ -791,7 +842,8 @@ int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
 	for (size_t i = 0; i < autosync_plan_nbaselines(plan) &&
 			   r->nbaselines < AUTOSYNC_FEEDBACK_MAX_BASELINES;
 	     i++) {
-		const autosync_plan_baseline_t *b = autosync_plan_baseline(plan, i);
+		const autosync_plan_baseline_t *b =
+		    autosync_plan_baseline(plan, i);
 		snprintf(r->baselines[r->nbaselines].name,
 			 sizeof(r->baselines[0].name), "%s", b->name);
 		r->baselines[r->nbaselines++].predicted = b->step_time;

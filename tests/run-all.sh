@@ -7,7 +7,8 @@
 #   3. the integration tests against a real Slurm cluster on this host,
 #      submitting as root and as an unprivileged user,
 #   4. a small run of the emulated multi-host lab (tests/lab/ci.sh),
-#   5. the libFuzzer targets for FUZZ_SECONDS (default 20) each.
+#   5. the formatting check (clang-format, tests/format.sh),
+#   6. the libFuzzer targets for FUZZ_SECONDS (default 20) each.
 # Ends with the line "N passed, N failed".
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,6 +101,15 @@ if [ -x _build/plain/cli/autosync ]; then
   fi
 else
   add 0 1; echo "not ok - no CLI was built for the lab"
+fi
+
+step "formatting (.clang-format on every C file; tests/format.sh)"
+sh tests/format.sh . >_build/format.log 2>&1
+sed 's/^/  /' _build/format.log
+if grep -q '^1\.\.0 # SKIP' _build/format.log; then
+  add 0 1; echo "not ok - clang-format is missing (install-deps installs it)"
+else
+  count_tap _build/format.log "format"
 fi
 
 step "fuzzing (${FUZZ_SECONDS:-20}s per target; tests/fuzz/run.sh)"

@@ -174,7 +174,8 @@ static void yaml_nic(asi_emit_t *e, const autosync_topo_nic_t *n, unsigned i)
 	asi_emit_key(e, "vendor_id"), asi_emit_fmt(e, "0x%04x", n->vendor_id);
 	asi_emit_key(e, "device_id"), asi_emit_fmt(e, "0x%04x", n->device_id);
 	asi_emit_key(e, "class_id"), asi_emit_fmt(e, "0x%04x", n->class_id);
-	asi_emit_key(e, "kind"), asi_emit_word(e, autosync_nic_kind_name(n->kind));
+	asi_emit_key(e, "kind"),
+	    asi_emit_word(e, autosync_nic_kind_name(n->kind));
 	asi_emit_key(e, "name"), asi_emit_str(e, n->name);
 	asi_emit_key(e, "netdev"), asi_emit_str(e, n->netdev);
 	asi_emit_key(e, "port"), asi_emit_int(e, n->port);

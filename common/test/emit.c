@@ -20,16 +20,16 @@ static void test_numbers(void)
 		int digits;
 		const char *want;
 	} t[] = {
-		{ 1e-6, 9, "1.0e-06" },
-		{ 5e-06, 9, "5.0e-06" },
-		{ 2.4e11, 9, "2.4e+11" },
-		{ 1.25e10, 9, "1.25e+10" },
-		{ 1e300, 9, "1.0e+300" },
-		{ -3e-7, 6, "-3.0e-07" },
-		{ 0.264994804, 9, "0.264994804" },
-		{ 0, 9, "0" },
-		{ 42, 6, "42" },
-		{ 1.5e-06, 9, "1.5e-06" },
+	    {1e-6, 9, "1.0e-06"},
+	    {5e-06, 9, "5.0e-06"},
+	    {2.4e11, 9, "2.4e+11"},
+	    {1.25e10, 9, "1.25e+10"},
+	    {1e300, 9, "1.0e+300"},
+	    {-3e-7, 6, "-3.0e-07"},
+	    {0.264994804, 9, "0.264994804"},
+	    {0, 9, "0"},
+	    {42, 6, "42"},
+	    {1.5e-06, 9, "1.5e-06"},
 	};
 	char buf[64];
 
@@ -37,8 +37,8 @@ static void test_numbers(void)
 		buf[0] = '\0';
 		ok(asi_fmt_num(t[i].v, t[i].digits, buf, sizeof(buf)) == 0 &&
 		       !strcmp(buf, t[i].want),
-		   "%.*g is written %s (got %s)", t[i].digits, t[i].v, t[i].want,
-		   buf);
+		   "%.*g is written %s (got %s)", t[i].digits, t[i].v,
+		   t[i].want, buf);
 	}
 	errno = 0;
 	ok(asi_fmt_num(INFINITY, 9, buf, sizeof(buf)) < 0 && errno == EINVAL,
@@ -68,15 +68,17 @@ static char *round_trip(const char *s, char **text)
 	}
 	fclose(fp);
 	yaml_parser_initialize(&p);
-	yaml_parser_set_input_string(&p, (unsigned char *) buf, len);
+	yaml_parser_set_input_string(&p, (unsigned char *)buf, len);
 	if (yaml_parser_load(&p, &d)) {
 		yaml_node_t *root = yaml_document_get_root_node(&d);
 		if (root && root->type == YAML_MAPPING_NODE &&
-		    root->data.mapping.pairs.top - root->data.mapping.pairs.start == 1) {
+		    root->data.mapping.pairs.top -
+			    root->data.mapping.pairs.start ==
+			1) {
 			yaml_node_t *v = yaml_document_get_node(
 			    &d, root->data.mapping.pairs.start->value);
 			if (v->type == YAML_SCALAR_NODE)
-				got = strdup((char *) v->data.scalar.value);
+				got = strdup((char *)v->data.scalar.value);
 		}
 		yaml_document_delete(&d);
 	}
@@ -88,18 +90,31 @@ static char *round_trip(const char *s, char **text)
 static void test_strings(void)
 {
 	static const char *const t[] = {
-		"plain", "", "no", "1", "1e-06", "true", "~", "null",
-		"quote \" and backslash \\", "tab\there", "new\nline",
-		"bell\x07 esc\x1b del\x7f", "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87",
-		"bidi \xe2\x80\xae override", "- [a], {b}: #c", " lead and trail ",
-		"a very long string that goes on and on past eighty columns, "
-		"which libyaml would fold if its width were not unlimited",
+	    "plain",
+	    "",
+	    "no",
+	    "1",
+	    "1e-06",
+	    "true",
+	    "~",
+	    "null",
+	    "quote \" and backslash \\",
+	    "tab\there",
+	    "new\nline",
+	    "bell\x07 esc\x1b del\x7f",
+	    "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87",
+	    "bidi \xe2\x80\xae override",
+	    "- [a], {b}: #c",
+	    " lead and trail ",
+	    "a very long string that goes on and on past eighty columns, "
+	    "which libyaml would fold if its width were not unlimited",
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		char *text = NULL, *got = round_trip(t[i], &text);
 
-		ok(got && !strcmp(got, t[i]), "string %zu reads back as written", i);
+		ok(got && !strcmp(got, t[i]),
+		   "string %zu reads back as written", i);
 		const char *nl = text ? strchr(text + 16, '\n') : NULL;
 
 		ok(text && !strncmp(text, "# a comment\nk: \"", 16) && nl &&
@@ -109,7 +124,8 @@ static void test_strings(void)
 		free(text);
 	}
 	{
-		char *text = NULL, *got = round_trip("bad \xff\xfe utf8 \xc3", &text);
+		char *text = NULL,
+		     *got = round_trip("bad \xff\xfe utf8 \xc3", &text);
 		is(got, "bad \xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd",
 		   "bytes that are not UTF-8 become U+FFFD");
 		free(got);
@@ -122,7 +138,7 @@ static void test_structure(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	autosync_error_t err = { "" };
+	autosync_error_t err = {""};
 	asi_emit_t *e = asi_emit_open(fp, NULL, &err);
 
 	asi_emit_map(e, ASI_EMIT_BLOCK);
@@ -140,8 +156,10 @@ static void test_structure(void)
 	asi_emit_end(e);
 	ok(asi_emit_close(e, "test", &err) == 0, "a document (%s)", err.text);
 	fclose(fp);
-	is(buf, "n: 1.0e-06\nw: 26214400\ni: -1\nx: 0x10de\ns: [1, 2]\ne: []\n"
-		"m:\n  k: ring\n", "block and flow layout");
+	is(buf,
+	   "n: 1.0e-06\nw: 26214400\ni: -1\nx: 0x10de\ns: [1, 2]\ne: []\n"
+	   "m:\n  k: ring\n",
+	   "block and flow layout");
 	free(buf);
 
 	buf = NULL;

@@ -38,35 +38,35 @@ extern "C" {
  * (autosync_feedback_field_name()), in this order.
  */
 enum autosync_feedback_field {
-	AUTOSYNC_FEEDBACK_F_TIME = 1u << 0,          /* "time" */
-	AUTOSYNC_FEEDBACK_F_SOURCE = 1u << 1,        /* "source" */
-	AUTOSYNC_FEEDBACK_F_JOB = 1u << 2,           /* "job" */
-	AUTOSYNC_FEEDBACK_F_STEP = 1u << 3,          /* "step" */
-	AUTOSYNC_FEEDBACK_F_USER = 1u << 4,          /* "user" */
-	AUTOSYNC_FEEDBACK_F_UID = 1u << 5,           /* "uid" */
-	AUTOSYNC_FEEDBACK_F_NODE = 1u << 6,          /* "node" */
-	AUTOSYNC_FEEDBACK_F_NODES = 1u << 7,         /* "nodes" */
-	AUTOSYNC_FEEDBACK_F_GPUS_PER_NODE = 1u << 8, /* "gpus_per_node" */
-	AUTOSYNC_FEEDBACK_F_MODEL = 1u << 9,         /* "model" */
-	AUTOSYNC_FEEDBACK_F_MODEL_HASH = 1u << 10,   /* "model_hash" */
-	AUTOSYNC_FEEDBACK_F_TOPO_HASH = 1u << 11,    /* "topo_hash" */
-	AUTOSYNC_FEEDBACK_F_PLAN_HASH = 1u << 12,    /* "plan_hash" */
-	AUTOSYNC_FEEDBACK_F_FRAMEWORK = 1u << 13,    /* "framework" */
-	AUTOSYNC_FEEDBACK_F_STRATEGY = 1u << 14,     /* "strategy" */
-	AUTOSYNC_FEEDBACK_F_CLUSTER = 1u << 15,      /* "cluster" */
-	AUTOSYNC_FEEDBACK_F_SCALE = 1u << 16,        /* "scale" */
-	AUTOSYNC_FEEDBACK_F_PREDICTED = 1u << 17,    /* "predicted_step_s" */
-	AUTOSYNC_FEEDBACK_F_BUCKETS = 1u << 18,      /* "buckets" */
-	AUTOSYNC_FEEDBACK_F_BASELINES = 1u << 19,    /* "baselines" */
-	AUTOSYNC_FEEDBACK_F_MEASURED = 1u << 20,     /* "measured_step_s" */
+	AUTOSYNC_FEEDBACK_F_TIME = 1u << 0,	       /* "time" */
+	AUTOSYNC_FEEDBACK_F_SOURCE = 1u << 1,	       /* "source" */
+	AUTOSYNC_FEEDBACK_F_JOB = 1u << 2,	       /* "job" */
+	AUTOSYNC_FEEDBACK_F_STEP = 1u << 3,	       /* "step" */
+	AUTOSYNC_FEEDBACK_F_USER = 1u << 4,	       /* "user" */
+	AUTOSYNC_FEEDBACK_F_UID = 1u << 5,	       /* "uid" */
+	AUTOSYNC_FEEDBACK_F_NODE = 1u << 6,	       /* "node" */
+	AUTOSYNC_FEEDBACK_F_NODES = 1u << 7,	       /* "nodes" */
+	AUTOSYNC_FEEDBACK_F_GPUS_PER_NODE = 1u << 8,   /* "gpus_per_node" */
+	AUTOSYNC_FEEDBACK_F_MODEL = 1u << 9,	       /* "model" */
+	AUTOSYNC_FEEDBACK_F_MODEL_HASH = 1u << 10,     /* "model_hash" */
+	AUTOSYNC_FEEDBACK_F_TOPO_HASH = 1u << 11,      /* "topo_hash" */
+	AUTOSYNC_FEEDBACK_F_PLAN_HASH = 1u << 12,      /* "plan_hash" */
+	AUTOSYNC_FEEDBACK_F_FRAMEWORK = 1u << 13,      /* "framework" */
+	AUTOSYNC_FEEDBACK_F_STRATEGY = 1u << 14,       /* "strategy" */
+	AUTOSYNC_FEEDBACK_F_CLUSTER = 1u << 15,	       /* "cluster" */
+	AUTOSYNC_FEEDBACK_F_SCALE = 1u << 16,	       /* "scale" */
+	AUTOSYNC_FEEDBACK_F_PREDICTED = 1u << 17,      /* "predicted_step_s" */
+	AUTOSYNC_FEEDBACK_F_BUCKETS = 1u << 18,	       /* "buckets" */
+	AUTOSYNC_FEEDBACK_F_BASELINES = 1u << 19,      /* "baselines" */
+	AUTOSYNC_FEEDBACK_F_MEASURED = 1u << 20,       /* "measured_step_s" */
 	AUTOSYNC_FEEDBACK_F_MEASURED_COUNT = 1u << 21, /* "measured_count" */
 	AUTOSYNC_FEEDBACK_F_MEASURED_MEAN = 1u << 22,  /* "measured_mean_s" */
 	AUTOSYNC_FEEDBACK_F_ALL = (1u << 23) - 1,
 };
 /* What a plan decides, and so what a user's model file or option steers. */
-#define AUTOSYNC_FEEDBACK_F_PLANNED                                          \
-	(AUTOSYNC_FEEDBACK_F_PLAN_HASH | AUTOSYNC_FEEDBACK_F_STRATEGY |      \
-	 AUTOSYNC_FEEDBACK_F_PREDICTED | AUTOSYNC_FEEDBACK_F_BUCKETS |       \
+#define AUTOSYNC_FEEDBACK_F_PLANNED                                     \
+	(AUTOSYNC_FEEDBACK_F_PLAN_HASH | AUTOSYNC_FEEDBACK_F_STRATEGY | \
+	 AUTOSYNC_FEEDBACK_F_PREDICTED | AUTOSYNC_FEEDBACK_F_BUCKETS |  \
 	 AUTOSYNC_FEEDBACK_F_BASELINES)
 /* The measurements: a job writes its own report file. */
 #define AUTOSYNC_FEEDBACK_F_MEASUREMENTS                                     \
@@ -77,11 +77,13 @@ const char *autosync_feedback_field_name(unsigned field);
 
 /* The parts of a record, for autosync_feedback_check() and the _part
  * functions: what autosync_feedback_set_plan() fills, and the rest. */
-#define AUTOSYNC_FEEDBACK_PART_PLAN 1u /* nodes, GPUs per node, model, plan
-					* hash, framework, strategy, scale,
-					* prediction, buckets, baselines */
-#define AUTOSYNC_FEEDBACK_PART_JOB 2u  /* time, source, job, node and the
-					* measurements */
+#define AUTOSYNC_FEEDBACK_PART_PLAN             \
+	1u /* nodes, GPUs per node, model, plan \
+	    * hash, framework, strategy, scale, \
+	    * prediction, buckets, baselines */
+#define AUTOSYNC_FEEDBACK_PART_JOB            \
+	2u /* time, source, job, node and the \
+	    * measurements */
 #define AUTOSYNC_FEEDBACK_PART_ALL 3u
 /* Bounds that keep one record a few KiB to a few hundred KiB. */
 #define AUTOSYNC_FEEDBACK_MAX_MEASURED 256
@@ -91,24 +93,24 @@ const char *autosync_feedback_field_name(unsigned field);
 #define AUTOSYNC_FEEDBACK_MAX_LINE (512 * 1024)
 
 typedef struct autosync_feedback_bucket {
-	char kind[16];      /* "allreduce" | "ps" */
-	char algo[16];      /* "ring", "tree", "hier", "auto", "" for PS */
-	char compress[8];   /* "none", "fp16", "bf16" */
-	unsigned servers;   /* PS shards, 0 for all-reduce */
-	unsigned tensors;   /* tensors in the bucket */
-	double bytes;       /* gradient bytes per rank */
+	char kind[16];	  /* "allreduce" | "ps" */
+	char algo[16];	  /* "ring", "tree", "hier", "auto", "" for PS */
+	char compress[8]; /* "none", "fp16", "bf16" */
+	unsigned servers; /* PS shards, 0 for all-reduce */
+	unsigned tensors; /* tensors in the bucket */
+	double bytes;	  /* gradient bytes per rank */
 } autosync_feedback_bucket_t;
 
 typedef struct autosync_feedback_baseline {
 	char name[32];
-	double predicted;   /* s */
+	double predicted; /* s */
 } autosync_feedback_baseline_t;
 
 /* One record; a plain value type (zero it, then fill what is known). */
 typedef struct autosync_feedback_rec {
-	int64_t time;            /* seconds since the epoch (UTC) */
-	char source[16];         /* "plugin", "bench" */
-	uint64_t job, step;      /* step 4294967291 = batch script */
+	int64_t time;	    /* seconds since the epoch (UTC) */
+	char source[16];    /* "plugin", "bench" */
+	uint64_t job, step; /* step 4294967291 = batch script */
 	char user[64];
 	uint32_t uid;
 	char node[64];
@@ -117,22 +119,22 @@ typedef struct autosync_feedback_rec {
 	char model_hash[17], topo_hash[17], plan_hash[17];
 	char framework[32];
 	char strategy[64];
-	char cluster[256];       /* the cluster the plan was made for, as an
-				  * autosync_cluster_parse() spec */
-	double scale;            /* gradient sizes divided by this (trial runs
-				  * on scaled models); 0 or 1 = full size */
-	double predicted;        /* s per step, 0 unknown */
+	char cluster[256]; /* the cluster the plan was made for, as an
+			    * autosync_cluster_parse() spec */
+	double scale;	   /* gradient sizes divided by this (trial runs
+			    * on scaled models); 0 or 1 = full size */
+	double predicted;  /* s per step, 0 unknown */
 	size_t nbuckets;
 	autosync_feedback_bucket_t buckets[AUTOSYNC_FEEDBACK_MAX_BUCKETS];
 	size_t nbaselines;
 	autosync_feedback_baseline_t baselines[AUTOSYNC_FEEDBACK_MAX_BASELINES];
-	size_t nmeasured;        /* kept step times (the first ones) */
+	size_t nmeasured; /* kept step times (the first ones) */
 	double measured[AUTOSYNC_FEEDBACK_MAX_MEASURED]; /* s per step */
 	uint64_t measured_count; /* all reported steps */
-	double measured_mean;    /* over all reported steps, 0 none */
-	unsigned influenced;     /* AUTOSYNC_FEEDBACK_F_* bits: what the job's
+	double measured_mean;	 /* over all reported steps, 0 none */
+	unsigned influenced;	 /* AUTOSYNC_FEEDBACK_F_* bits: what the job's
 				  * user could influence */
-	unsigned version;        /* the format it was read in (0: made here) */
+	unsigned version;	 /* the format it was read in (0: made here) */
 } autosync_feedback_rec_t;
 
 /*

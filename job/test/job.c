@@ -186,7 +186,8 @@ static void test_juwels(void)
 	       !strcmp(rec->model, "bert-large") && rec->nodes == 3 &&
 	       !strcmp(rec->plan_hash, hash_of(o)),
 	   "feedback record prefilled");
-	ok(rec->influenced == 0, "a catalog model, the site's defaults: nothing "
+	ok(rec->influenced == 0,
+	   "a catalog model, the site's defaults: nothing "
 	   "in the record is the user's");
 
 	/* determinism: the same inputs give the same plan, byte for byte */
@@ -305,11 +306,12 @@ static void test_juwels(void)
 	   "a plan file is used as it is (%s)", err.text);
 	memset(rec, 0, sizeof(*rec));
 	ok(o2 && autosync_job_feedback(o2, rec, &err) == 0 &&
-		   (rec->influenced & AUTOSYNC_FEEDBACK_F_PREDICTED) &&
-		   (rec->influenced & AUTOSYNC_FEEDBACK_F_CLUSTER) &&
-		   (rec->influenced & AUTOSYNC_FEEDBACK_F_NODES) &&
-		   !(rec->influenced & AUTOSYNC_FEEDBACK_F_MEASUREMENTS) &&
-		   !(rec->influenced & (AUTOSYNC_FEEDBACK_F_NODE | AUTOSYNC_FEEDBACK_F_JOB)),
+	       (rec->influenced & AUTOSYNC_FEEDBACK_F_PREDICTED) &&
+	       (rec->influenced & AUTOSYNC_FEEDBACK_F_CLUSTER) &&
+	       (rec->influenced & AUTOSYNC_FEEDBACK_F_NODES) &&
+	       !(rec->influenced & AUTOSYNC_FEEDBACK_F_MEASUREMENTS) &&
+	       !(rec->influenced &
+		 (AUTOSYNC_FEEDBACK_F_NODE | AUTOSYNC_FEEDBACK_F_JOB)),
 	   "the user's plan file: the plan's side of the record is the user's, "
 	   "not the identity");
 	autosync_job_destroy(o2);
@@ -342,7 +344,8 @@ static void test_juwels(void)
 		 * from it are the user's, the cluster is not */
 		char cmd[3000], mine[1200];
 		snprintf(mine, sizeof(mine), "%s/mine.yaml", dir);
-		snprintf(cmd, sizeof(cmd), "cp %s/resnet50.yaml %s", catalog, mine);
+		snprintf(cmd, sizeof(cmd), "cp %s/resnet50.yaml %s", catalog,
+			 mine);
 		if (system(cmd) != 0)
 			bail_out("%s", cmd);
 		in.model = mine;
@@ -351,13 +354,14 @@ static void test_juwels(void)
 		o2 = run_job(&in, &err);
 		memset(rec, 0, sizeof(*rec));
 		ok(o2 && autosync_job_feedback(o2, rec, &err) == 0 &&
-			   (rec->influenced & AUTOSYNC_FEEDBACK_F_MODEL) &&
-			   (rec->influenced & AUTOSYNC_FEEDBACK_F_PREDICTED) &&
-			   (rec->influenced & AUTOSYNC_FEEDBACK_F_STRATEGY) &&
-			   !(rec->influenced & AUTOSYNC_FEEDBACK_F_CLUSTER) &&
-			   !(rec->influenced & AUTOSYNC_FEEDBACK_F_MEASUREMENTS),
+		       (rec->influenced & AUTOSYNC_FEEDBACK_F_MODEL) &&
+		       (rec->influenced & AUTOSYNC_FEEDBACK_F_PREDICTED) &&
+		       (rec->influenced & AUTOSYNC_FEEDBACK_F_STRATEGY) &&
+		       !(rec->influenced & AUTOSYNC_FEEDBACK_F_CLUSTER) &&
+		       !(rec->influenced & AUTOSYNC_FEEDBACK_F_MEASUREMENTS),
 		   "a model file of the user's: model and planned fields are "
-		   "the user's, the cluster is not (%s)", err.text);
+		   "the user's, the cluster is not (%s)",
+		   err.text);
 		autosync_job_destroy(o2);
 	}
 

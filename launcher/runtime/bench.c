@@ -62,7 +62,8 @@ struct opts {
 
 static void usage(FILE *fp)
 {
-	fprintf(fp, "usage: mpirun ... autosync bench --model NAME|FILE "
+	fprintf(fp,
+		"usage: mpirun ... autosync bench --model NAME|FILE "
 		"--network SPEC [options]\n('autosync help bench' describes "
 		"them)\n");
 }
@@ -260,16 +261,16 @@ static int bench_line(FILE *out, const struct opts *o,
 			json_decref(steps);
 			return -1;
 		}
-	line = json_pack("{s:s, s:s, s:f, s:i, s:i, s:s, s:s, s:b, s:i, s:f, "
-			 "s:I, s:b, s:o}",
-			 "model", autosync_model_name(orig), "scaled",
-			 autosync_model_name(m), "scale", o->scale, "ranks",
-			 size, "nodes", nodes, "strategy", s->name,
-			 "plan_strategy", ps->strategy ? ps->strategy : "",
-			 "random", s->random, "round", round, "predicted",
-			 ps->step_time, "nbuckets",
-			 (json_int_t)autosync_plan_nbuckets(s->plan), "ok",
-			 !check, "steps", steps);
+	line =
+	    json_pack("{s:s, s:s, s:f, s:i, s:i, s:s, s:s, s:b, s:i, s:f, "
+		      "s:I, s:b, s:o}",
+		      "model", autosync_model_name(orig), "scaled",
+		      autosync_model_name(m), "scale", o->scale, "ranks", size,
+		      "nodes", nodes, "strategy", s->name, "plan_strategy",
+		      ps->strategy ? ps->strategy : "", "random", s->random,
+		      "round", round, "predicted", ps->step_time, "nbuckets",
+		      (json_int_t)autosync_plan_nbuckets(s->plan), "ok", !check,
+		      "steps", steps);
 	if (line && json_dumpf(line, out, JSON_REAL_PRECISION(6)) == 0 &&
 	    fputc('\n', out) != EOF)
 		rv = 0;
@@ -317,10 +318,10 @@ static void fill_record(autosync_feedback_rec_t *r, const struct opts *o,
 	r->measured_count = s->nt;
 	r->measured_mean = s->nt ? sum / (double)s->nt : 0;
 	/* a trial run is the user's from end to end; only the uid is not */
-	r->influenced = AUTOSYNC_FEEDBACK_F_ALL & ~(AUTOSYNC_FEEDBACK_F_UID |
-						    AUTOSYNC_FEEDBACK_F_USER |
-						    AUTOSYNC_FEEDBACK_F_TIME |
-						    AUTOSYNC_FEEDBACK_F_SOURCE);
+	r->influenced =
+	    AUTOSYNC_FEEDBACK_F_ALL &
+	    ~(AUTOSYNC_FEEDBACK_F_UID | AUTOSYNC_FEEDBACK_F_USER |
+	      AUTOSYNC_FEEDBACK_F_TIME | AUTOSYNC_FEEDBACK_F_SOURCE);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -476,8 +477,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (!o->model || !o->cluster || optind < argc || o->steps < 0 ||
-	    o->warmup < 0 ||
-	    o->rounds < 1 || o->nrandom < 0 || o->rsteps < 1) {
+	    o->warmup < 0 || o->rounds < 1 || o->nrandom < 0 || o->rsteps < 1) {
 		usage(stderr);
 		return -1;
 	}
@@ -676,9 +676,10 @@ int autosync_rt_bench_main(int argc, char **argv)
 				    round, s->name, ps.step_time, md, mn, mx,
 				    check ? "WRONG" : "ok");
 				fflush(stdout);
-				if (out && bench_line(out, &o, orig, m, s, &ps,
-						      size, autosync_rt_nodes(rt),
-						      round, check, first) < 0)
+				if (out &&
+				    bench_line(out, &o, orig, m, s, &ps, size,
+					       autosync_rt_nodes(rt), round,
+					       check, first) < 0)
 					FAIL("%s: cannot write a JSON line "
 					     "(a name that is not UTF-8?)",
 					     s->name);

@@ -47,12 +47,13 @@ int autosync_trial_write_replay(autosync_planner_t *p,
 		bad |= json_object_set_new(root, "optimizer", json_real(opt));
 		for (size_t l = 0; l < nl && !bad; l++)
 			bad |= json_array_append_new(
-			    layers,
-			    json_pack("{s:s, s:f, s:f}", "name",
-				      autosync_model_layer(m, l)->name, "fwd",
-				      lf[l], "bwd", lb[l]));
-		for (size_t i = 0; i < autosync_model_ntensors(m) && !bad; i++) {
-			const autosync_tensor_t *t = autosync_model_tensor(m, i);
+			    layers, json_pack("{s:s, s:f, s:f}", "name",
+					      autosync_model_layer(m, l)->name,
+					      "fwd", lf[l], "bwd", lb[l]));
+		for (size_t i = 0; i < autosync_model_ntensors(m) && !bad;
+		     i++) {
+			const autosync_tensor_t *t =
+			    autosync_model_tensor(m, i);
 			uint64_t row = t->ndim && t->shape[0]
 					   ? t->numel / (uint64_t)t->shape[0]
 					   : 1;
@@ -60,11 +61,11 @@ int autosync_trial_write_replay(autosync_planner_t *p,
 			bad |= json_array_append_new(
 			    tensors,
 			    json_pack("{s:s, s:I, s:I, s:b, s:I, s:I}", "name",
-				      t->name, "layer", (json_int_t)t->layer_index,
-				      "numel", (json_int_t)t->numel, "sparse",
-				      t->sparse, "rows",
-				      (json_int_t)t->rows_touched, "row",
-				      (json_int_t)row));
+				      t->name, "layer",
+				      (json_int_t)t->layer_index, "numel",
+				      (json_int_t)t->numel, "sparse", t->sparse,
+				      "rows", (json_int_t)t->rows_touched,
+				      "row", (json_int_t)row));
 		}
 		bad |= json_object_set(root, "layers", layers);
 		bad |= json_object_set(root, "tensors", tensors);
@@ -74,7 +75,7 @@ int autosync_trial_write_replay(autosync_planner_t *p,
 			json_decref(root);
 			errno = EINVAL;
 			autosync_errprintf(errp, "write_replay: a name that is "
-					   "not UTF-8, or out of memory");
+						 "not UTF-8, or out of memory");
 			goto out;
 		}
 		bad = json_dumpf(root, fp, JSON_REAL_PRECISION(9)) < 0 ||

@@ -271,7 +271,9 @@ static void table(void)
 		   "more");
 	}
 	a = to_text(pl);
-	ok(a && strstr(a, "\nnccl:\n- {coll: broadcast, min_bytes: 0, max_bytes: "),
+	ok(a &&
+	       strstr(a,
+		      "\nnccl:\n- {coll: broadcast, min_bytes: 0, max_bytes: "),
 	   "written as a 'nccl' list of flow mappings");
 	back = autosync_plan_parse(a, strlen(a), "t.yaml", &err);
 	b = back ? to_text(back) : NULL;

@@ -112,20 +112,27 @@ static void tricky_names(void)
 	    "tensors:\n"
 	    "  - {name: \"a\\\"b\", dtype: float32, shape: [1000]}\n"
 	    "  - {name: \"back\\\\slash\", dtype: float32, shape: [2000]}\n"
-	    "  - {name: \"tab\\there\\nnewline\\x7f\", dtype: float32, shape: [3000]}\n"
-	    "  - {name: \"caf\u00e9 \u4e2d\u6587 \\u202e\", dtype: float32, shape: [4000]}\n"
+	    "  - {name: \"tab\\there\\nnewline\\x7f\", dtype: float32, shape: "
+	    "[3000]}\n"
+	    "  - {name: \"caf\u00e9 \u4e2d\u6587 \\u202e\", dtype: float32, "
+	    "shape: [4000]}\n"
 	    "  - {name: \"no\", dtype: float32, shape: [5000]}\n"
 	    "  - {name: \"1e-06\", dtype: float32, shape: [6000]}\n"
 	    "  - {name: \"- #: [x], {y}\", dtype: float32, shape: [7000]}\n"
 	    "  - {name: \" lead\", dtype: float32, shape: [8000]}\n";
 	static const char *const want[] = {
-	    "a\"b", "back\\slash", "tab\there\nnewline\x7f",
-	    "caf\u00e9 \u4e2d\u6587 \u202e", "no", "1e-06", "- #: [x], {y}",
+	    "a\"b",
+	    "back\\slash",
+	    "tab\there\nnewline\x7f",
+	    "caf\u00e9 \u4e2d\u6587 \u202e",
+	    "no",
+	    "1e-06",
+	    "- #: [x], {y}",
 	    " lead",
 	};
 	autosync_error_t err = {""};
-	autosync_model_t *m = autosync_model_parse(model, strlen(model),
-						   "tricky.yaml", &err);
+	autosync_model_t *m =
+	    autosync_model_parse(model, strlen(model), "tricky.yaml", &err);
 	autosync_planner_t *p = autosync_planner_create(NULL);
 	autosync_cluster_t c = cluster(2, 8);
 	autosync_plan_t *pl = NULL, *back = NULL;
@@ -135,8 +142,8 @@ static void tricky_names(void)
 	ok(m != NULL, "a model with tricky names loads (%s)", err.text);
 	if (m && p && autosync_planner_set_model(p, m, &err) == 0 &&
 	    autosync_planner_set_cluster(p, &c, &err) == 0)
-		pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_AR_PER_TENSOR,
-					       &err);
+		pl = autosync_planner_baseline(
+		    p, AUTOSYNC_BASELINE_AR_PER_TENSOR, &err);
 	ok(pl != NULL, "and plans (%s)", err.text);
 	if (pl) {
 		t1 = to_text(pl, &l1);
@@ -150,17 +157,23 @@ static void tricky_names(void)
 		ok(l1 == l2 && !memcmp(t1, t2, l1),
 		   "write(parse(write(p))) == write(p)");
 		for (size_t i = 0; i < autosync_plan_nbuckets(back); i++) {
-			const autosync_bucket_t *b = autosync_plan_bucket(back, i);
+			const autosync_bucket_t *b =
+			    autosync_plan_bucket(back, i);
 			for (size_t j = 0; j < b->ntensors; j++)
-				for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
-					found += !strcmp(b->tensors[j], want[k]);
+				for (size_t k = 0;
+				     k < sizeof(want) / sizeof(want[0]); k++)
+					found +=
+					    !strcmp(b->tensors[j], want[k]);
 		}
 		ok(found == sizeof(want) / sizeof(want[0]),
 		   "every tensor name reads back byte for byte (%zu of %zu)",
 		   found, sizeof(want) / sizeof(want[0]));
-		ok(t1 && strstr(t1, "\"a\\\"b\"") && strstr(t1, "\"back\\\\slash\"") &&
-		   strstr(t1, "\"tab\\there\\nnewline\\x7F\"") && strstr(t1, "caf\u00e9 \u4e2d\u6587"),
-		   "quotes, backslashes and control characters escaped, UTF-8 kept");
+		ok(t1 && strstr(t1, "\"a\\\"b\"") &&
+		       strstr(t1, "\"back\\\\slash\"") &&
+		       strstr(t1, "\"tab\\there\\nnewline\\x7F\"") &&
+		       strstr(t1, "caf\u00e9 \u4e2d\u6587"),
+		   "quotes, backslashes and control characters escaped, UTF-8 "
+		   "kept");
 	}
 	free(t1);
 	free(t2);

@@ -27,7 +27,7 @@ static char fixtures[1024], catalog[1024];
 
 static autosync_siteconf_t *site(void)
 {
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	autosync_siteconf_t *s;
 	char p[1200];
 	FILE *fp;
@@ -35,8 +35,10 @@ static autosync_siteconf_t *site(void)
 	snprintf(p, sizeof(p), "%s/site.yaml", dir);
 	if (!(fp = fopen(p, "w")))
 		bail_out("%s", p);
-	fprintf(fp, "catalog_dir: %s\ntopology_xml: %s/hwloc-juwels-booster-"
-		"4xA100-4xHDR.xml\n", catalog, fixtures);
+	fprintf(fp,
+		"catalog_dir: %s\ntopology_xml: %s/hwloc-juwels-booster-"
+		"4xA100-4xHDR.xml\n",
+		catalog, fixtures);
 	fclose(fp);
 	if (!(s = autosync_siteconf_load(p, &err)))
 		bail_out("site: %s", err.text);
@@ -63,45 +65,64 @@ static void put(const char *name, const char *text)
 
 static void test_plan(const autosync_siteconf_t *s)
 {
-	char *env[] = { "SLURM_STEP_GPUS=0,1", "CUDA_VISIBLE_DEVICES=0,1",
-			"NCCL_DEBUG=INFO", NULL };
-	autosync_error_t err = { .text = "" };
+	char *env[] = {"SLURM_STEP_GPUS=0,1", "CUDA_VISIBLE_DEVICES=0,1",
+		       "NCCL_DEBUG=INFO", NULL};
+	autosync_error_t err = {.text = ""};
 	struct as_child_out out;
 	autosync_feedback_rec_t *rec = calloc(1, sizeof(*rec));
 	char jd[1100], want[1200];
 	struct as_child_in in = {
-		.site = s, .model = "resnet50", .nnodes = 2, .jobdir = jd,
-		.env = env, .uid = getuid(), .gid = getgid(),
-		.deadline_ms = 30000, .max_memory = 0,
+	    .site = s,
+	    .model = "resnet50",
+	    .nnodes = 2,
+	    .jobdir = jd,
+	    .env = env,
+	    .uid = getuid(),
+	    .gid = getgid(),
+	    .deadline_ms = 30000,
+	    .max_memory = 0,
 	};
 	struct stat st;
 
 	jobdir("job", jd, sizeof(jd));
 	memset(&out, 0, sizeof(out));
-	ok(as_child_plan(&in, &out, &err) == 0, "resnet50 planned in a child (%s)",
-	   err.text);
+	ok(as_child_plan(&in, &out, &err) == 0,
+	   "resnet50 planned in a child (%s)", err.text);
 	snprintf(want, sizeof(want), "%s/plan.yaml", jd);
-	is(as_child_env(&out, "AUTOSYNC_PLAN"), want, "AUTOSYNC_PLAN in the job directory");
-	ok(stat(want, &st) == 0 && st.st_size > 100, "the child wrote the plan file");
-	is(as_child_env(&out, "AUTOSYNC_PLAN_HASH"), out.plan_hash, "the plan hash came back");
-	ok(strlen(out.plan_hash) == 16 && strlen(out.topo_hash) == 16, "16-digit hashes");
+	is(as_child_env(&out, "AUTOSYNC_PLAN"), want,
+	   "AUTOSYNC_PLAN in the job directory");
+	ok(stat(want, &st) == 0 && st.st_size > 100,
+	   "the child wrote the plan file");
+	is(as_child_env(&out, "AUTOSYNC_PLAN_HASH"), out.plan_hash,
+	   "the plan hash came back");
+	ok(strlen(out.plan_hash) == 16 && strlen(out.topo_hash) == 16,
+	   "16-digit hashes");
 	ok(out.nranks == 2 && out.rank_n[0] >= 1 &&
-		   !strcmp(out.rank_env[1][0].name, "NCCL_IB_HCA") &&
-		   !strcmp(out.rank_env[1][0].value, "=mlx5_1:1"),
+	       !strcmp(out.rank_env[1][0].name, "NCCL_IB_HCA") &&
+	       !strcmp(out.rank_env[1][0].value, "=mlx5_1:1"),
 	   "each local rank's NIC came back (rank 1: mlx5_1)");
-	ok(out.summary && strstr(out.summary, "autosync: plan for resnet50 on 2 node(s) x 2 GPU(s)"),
+	ok(out.summary &&
+	       strstr(out.summary,
+		      "autosync: plan for resnet50 on 2 node(s) x 2 GPU(s)"),
 	   "the summary came back");
-	ok(out.record && autosync_feedback_parse_part(out.record, strlen(out.record),
-						      AUTOSYNC_FEEDBACK_PART_PLAN, rec, &err) == 0 &&
-		   !strcmp(rec->plan_hash, out.plan_hash) && rec->predicted > 0 &&
-		   rec->influenced == 0,
+	ok(out.record &&
+	       autosync_feedback_parse_part(out.record, strlen(out.record),
+					    AUTOSYNC_FEEDBACK_PART_PLAN, rec,
+					    &err) == 0 &&
+	       !strcmp(rec->plan_hash, out.plan_hash) && rec->predicted > 0 &&
+	       rec->influenced == 0,
 	   "the feedback record's plan side parses, a catalog model: nothing "
-	   "the user influenced (%s)", err.text);
-	ok(out.record && autosync_feedback_parse(out.record, strlen(out.record), rec, &err) < 0 &&
-		   !strcmp(err.text, "field 'time': missing"),
-	   "the child sends no job identity: slurmstepd adds it (%s)", err.text);
-	ok(out.total_ms >= out.plan_ms, "timings: %.1f ms in all, %.1f ms searching",
-	   out.total_ms, out.plan_ms);
+	   "the user influenced (%s)",
+	   err.text);
+	ok(out.record &&
+	       autosync_feedback_parse(out.record, strlen(out.record), rec,
+				       &err) < 0 &&
+	       !strcmp(err.text, "field 'time': missing"),
+	   "the child sends no job identity: slurmstepd adds it (%s)",
+	   err.text);
+	ok(out.total_ms >= out.plan_ms,
+	   "timings: %.1f ms in all, %.1f ms searching", out.total_ms,
+	   out.plan_ms);
 	as_child_out_free(&out);
 	ok(out.nenv == 0 && out.env == NULL, "freed");
 	free(rec);
@@ -109,48 +130,62 @@ static void test_plan(const autosync_siteconf_t *s)
 
 static void test_deadline(const autosync_siteconf_t *s)
 {
-	char *env[] = { NULL };
-	autosync_error_t err = { .text = "" };
+	char *env[] = {NULL};
+	autosync_error_t err = {.text = ""};
 	struct as_child_out out;
 	char jd[1100], model[1200];
 	struct as_child_in in = {
-		.site = s, .nnodes = 2, .jobdir = jd, .env = env,
-		.uid = getuid(), .gid = getgid(), .deadline_ms = 300,
+	    .site = s,
+	    .nnodes = 2,
+	    .jobdir = jd,
+	    .env = env,
+	    .uid = getuid(),
+	    .gid = getgid(),
+	    .deadline_ms = 300,
 	};
 	int st;
 
 	/* 100 bytes that expand into two million tensors: seconds of work */
-	put("huge.yaml", "autosync_model: 1\nname: huge\ntensors:\n"
-			 "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n");
+	put("huge.yaml",
+	    "autosync_model: 1\nname: huge\ntensors:\n"
+	    "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n");
 	snprintf(model, sizeof(model), "%s/huge.yaml", dir);
 	in.model = model;
 	jobdir("job-slow", jd, sizeof(jd));
 	memset(&out, 0, sizeof(out));
 	ok(as_child_plan(&in, &out, &err) < 0 &&
-		   !strcmp(err.text, "planning did not finish within the site's "
-			   "budget of 300 ms; stopped"),
+	       !strcmp(err.text, "planning did not finish within the site's "
+				 "budget of 300 ms; stopped"),
 	   "a child past its deadline is stopped: %s", err.text);
-	ok(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD, "and reaped: no child left");
+	ok(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD,
+	   "and reaped: no child left");
 	ok(out.nenv == 0, "nothing to inject");
 #ifdef SANITIZED
 	skip(1, "no address-space cap in sanitized builds");
 #else
 	in.deadline_ms = 60000;
 	in.max_memory = 96u << 20;
-	ok(as_child_plan(&in, &out, &err) < 0 && strstr(err.text, "out of memory"),
+	ok(as_child_plan(&in, &out, &err) < 0 &&
+	       strstr(err.text, "out of memory"),
 	   "a child over its memory cap fails cleanly: %s", err.text);
 #endif
 }
 
 static void test_refusals(const autosync_siteconf_t *s)
 {
-	char *env[] = { "SLURM_STEP_GPUS=0", NULL };
-	autosync_error_t err = { .text = "" };
+	char *env[] = {"SLURM_STEP_GPUS=0", NULL};
+	autosync_error_t err = {.text = ""};
 	struct as_child_out out;
 	char jd[1100], plan[1200], cmd[4000];
 	struct as_child_in in = {
-		.site = s, .model = "resnet50", .nnodes = 1, .jobdir = jd,
-		.env = env, .uid = getuid(), .gid = getgid(), .deadline_ms = 30000,
+	    .site = s,
+	    .model = "resnet50",
+	    .nnodes = 1,
+	    .jobdir = jd,
+	    .env = env,
+	    .uid = getuid(),
+	    .gid = getgid(),
+	    .deadline_ms = 30000,
 	};
 
 	jobdir("job-plan", jd, sizeof(jd));
@@ -161,8 +196,10 @@ static void test_refusals(const autosync_siteconf_t *s)
 	/* a shared plan file that tries to load code into every job */
 	snprintf(plan, sizeof(plan), "%s/evil.yaml", dir);
 	snprintf(cmd, sizeof(cmd),
-		 "sed -e '/^hash:/d' -e 's/^env:$/env:\\n  \"LD_PRELOAD\": \"\\/tmp\\/evil.so\"/' "
-		 "%s/plan.yaml > %s", jd, plan);
+		 "sed -e '/^hash:/d' -e 's/^env:$/env:\\n  \"LD_PRELOAD\": "
+		 "\"\\/tmp\\/evil.so\"/' "
+		 "%s/plan.yaml > %s",
+		 jd, plan);
 	if (system(cmd) != 0)
 		bail_out("%s", cmd);
 	in.model = "";
@@ -171,24 +208,29 @@ static void test_refusals(const autosync_siteconf_t *s)
 	ok(as_child_plan(&in, &out, &err) < 0 && strstr(err.text, "LD_PRELOAD"),
 	   "a plan that sets LD_PRELOAD is refused: %s", err.text);
 	in.plan_file = NULL;
-	ok(as_child_plan(&in, &out, &err) < 0 && strstr(err.text, "no model named"),
+	ok(as_child_plan(&in, &out, &err) < 0 &&
+	       strstr(err.text, "no model named"),
 	   "no model: %s", err.text);
 	in.model = "resnet50";
 	in.jobdir = NULL;
 	errno = 0;
-	ok(as_child_plan(&in, &out, &err) < 0 && errno == EINVAL, "no job directory: EINVAL");
+	ok(as_child_plan(&in, &out, &err) < 0 && errno == EINVAL,
+	   "no job directory: EINVAL");
 }
 
 int main(void)
 {
-	const char *src = getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".";
+	const char *src =
+	    getenv("AUTOSYNC_SRCDIR") ? getenv("AUTOSYNC_SRCDIR") : ".";
 	autosync_siteconf_t *s;
 
 	plan(NO_PLAN);
 	if (getenv("AUTOSYNC_FIXTURES"))
-		snprintf(fixtures, sizeof(fixtures), "%s", getenv("AUTOSYNC_FIXTURES"));
+		snprintf(fixtures, sizeof(fixtures), "%s",
+			 getenv("AUTOSYNC_FIXTURES"));
 	else
-		snprintf(fixtures, sizeof(fixtures), "%s/tests/fixtures/topologies", src);
+		snprintf(fixtures, sizeof(fixtures),
+			 "%s/tests/fixtures/topologies", src);
 	snprintf(catalog, sizeof(catalog), "%s/planner/catalog", src);
 	if (!mkdtemp(dir))
 		bail_out("mkdtemp");

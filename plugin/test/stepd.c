@@ -421,9 +421,10 @@ static void test_normal(void)
 		       has(last, "\"model\": \"resnet50\""),
 		   "it holds the task's two step times and the job's identity");
 		ok(has(last, "{\"version\": 2, ") &&
-			   has(last, "\"user_influenced\": [\"measured_step_s\", "
-				     "\"measured_count\", \"measured_mean_s\"]}"),
-		   "format 2; the step times (the job's report) are marked as the "
+		       has(last, "\"user_influenced\": [\"measured_step_s\", "
+				 "\"measured_count\", \"measured_mean_s\"]}"),
+		   "format 2; the step times (the job's report) are marked as "
+		   "the "
 		   "user's, nothing else of a catalog model's plan");
 	}
 	diag("user_init took %.1f ms", s.user_init_ms);

@@ -63,69 +63,84 @@ static autosync_feedback_rec_t *sample(void)
 static void test_format(void)
 {
 	autosync_feedback_rec_t *r = sample(), *back = calloc(1, sizeof(*back));
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	char *line = NULL, *line2 = NULL;
 	size_t len = 0, len2 = 0;
 
-	r->influenced = AUTOSYNC_FEEDBACK_F_MEASUREMENTS | AUTOSYNC_FEEDBACK_F_MODEL;
+	r->influenced =
+	    AUTOSYNC_FEEDBACK_F_MEASUREMENTS | AUTOSYNC_FEEDBACK_F_MODEL;
 	ok(autosync_feedback_format(r, &line, &len, &err) == 0, "format (%s)",
 	   err.text);
 	ok(line && len > 0 && line[len - 1] == '\n' &&
-		   memchr(line, '\n', len - 1) == NULL,
+	       memchr(line, '\n', len - 1) == NULL,
 	   "one line ending in a newline");
-	ok(line && strncmp(line, "{\"version\": 2, \"time\": \"2025-12-02T10:40:00Z\", "
-				 "\"source\": \"plugin\", \"job\": 42, \"step\": "
-				 "4294967291, ", 92) == 0,
+	ok(line &&
+	       strncmp(line,
+		       "{\"version\": 2, \"time\": \"2025-12-02T10:40:00Z\", "
+		       "\"source\": \"plugin\", \"job\": 42, \"step\": "
+		       "4294967291, ",
+		       92) == 0,
 	   "JSON with an ISO time: %.100s", line ? line : "");
-	ok(line && strstr(line, "\"model\": \"bert-large \\\"quoted\\\" \\\\ é\"") != NULL,
+	ok(line && strstr(line,
+			  "\"model\": \"bert-large \\\"quoted\\\" \\\\ é\"") !=
+		       NULL,
 	   "quotes and backslashes escaped as JSON does");
-	ok(line && strstr(line, ", \"user_influenced\": [\"model\", \"measured_step_s\", "
-				"\"measured_count\", \"measured_mean_s\"]}\n"),
+	ok(line &&
+	       strstr(line,
+		      ", \"user_influenced\": [\"model\", \"measured_step_s\", "
+		      "\"measured_count\", \"measured_mean_s\"]}\n"),
 	   "the fields the user could influence, by name, last");
-	ok(autosync_feedback_parse(line, len, back, &err) == 0, "parse back (%s)",
-	   err.text);
+	ok(autosync_feedback_parse(line, len, back, &err) == 0,
+	   "parse back (%s)", err.text);
 	is(back->model, r->model, "model round trip");
 	ok(back->version == 2 && back->influenced == r->influenced,
 	   "version and influence round trip");
 	ok(back->time == r->time && back->job == 42 && back->step == r->step &&
-		   back->uid == 1001 && back->nodes == 3 && back->gpus_per_node == 2,
+	       back->uid == 1001 && back->nodes == 3 &&
+	       back->gpus_per_node == 2,
 	   "numbers round trip");
 	ok(back->nbuckets == 2 && back->buckets[1].servers == 3 &&
-		   back->buckets[0].bytes == 26214400 && !strcmp(back->buckets[0].algo, "ring"),
+	       back->buckets[0].bytes == 26214400 &&
+	       !strcmp(back->buckets[0].algo, "ring"),
 	   "buckets round trip");
 	ok(back->nbaselines == 2 && back->baselines[1].predicted == 0.25,
 	   "baselines round trip");
 	ok(back->nmeasured == 3 && back->measured[1] == 0.125 &&
-		   back->measured_mean == 0.125,
+	       back->measured_mean == 0.125,
 	   "measurements round trip");
 	near(back->predicted, 0.123456789, 1e-12, "prediction round trip");
-	ok(autosync_feedback_format(back, &line2, &len2, &err) == 0 && len2 == len &&
-		   !memcmp(line, line2, len),
+	ok(autosync_feedback_format(back, &line2, &len2, &err) == 0 &&
+	       len2 == len && !memcmp(line, line2, len),
 	   "format(parse(x)) == x");
 	free(line2);
 	free(line);
 
 	/* JSON escaping: every byte of a name comes back, on one line */
-	snprintf(r->model, sizeof(r->model), "m \"q\" \\ \t\n\x01\x1b[2J\x7f caf\xc3\xa9 "
+	snprintf(r->model, sizeof(r->model),
+		 "m \"q\" \\ \t\n\x01\x1b[2J\x7f caf\xc3\xa9 "
 		 "\xe4\xb8\xad \xe2\x80\xae");
 	snprintf(r->node, sizeof(r->node), "node\"1\\");
-	snprintf(r->baselines[0].name, sizeof(r->baselines[0].name), "b\"\\\x02");
+	snprintf(r->baselines[0].name, sizeof(r->baselines[0].name),
+		 "b\"\\\x02");
 	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
-		   memchr(line, '\n', len - 1) == NULL,
-	   "control characters in a name: escaped, still one line (%s)", err.text);
-	ok(line && strstr(line, "\"model\": \"m \\\"q\\\" \\\\ \\t\\n\\u0001\\u001B[2J\x7f caf\xc3\xa9 "
+	       memchr(line, '\n', len - 1) == NULL,
+	   "control characters in a name: escaped, still one line (%s)",
+	   err.text);
+	ok(line && strstr(line, "\"model\": \"m \\\"q\\\" \\\\ "
+				"\\t\\n\\u0001\\u001B[2J\x7f caf\xc3\xa9 "
 				"\xe4\xb8\xad \xe2\x80\xae\""),
-	   "JSON escapes: \\\" \\\\ \\t \\n \\u0001; UTF-8 kept: %s", line ? line : "");
+	   "JSON escapes: \\\" \\\\ \\t \\n \\u0001; UTF-8 kept: %s",
+	   line ? line : "");
 	ok(autosync_feedback_parse(line, len, back, &err) == 0 &&
-		   !strcmp(back->model, r->model) && !strcmp(back->node, r->node) &&
-		   !strcmp(back->baselines[0].name, r->baselines[0].name),
+	       !strcmp(back->model, r->model) && !strcmp(back->node, r->node) &&
+	       !strcmp(back->baselines[0].name, r->baselines[0].name),
 	   "and read back byte for byte (%s)", err.text);
 	free(line);
 	line = NULL;
 	snprintf(r->model, sizeof(r->model), "bad \xff utf-8");
 	errno = 0;
-	ok(autosync_feedback_format(r, &line, &len, &err) < 0 && errno == EINVAL &&
-		   !strcmp(err.text, "field 'model': not UTF-8"),
+	ok(autosync_feedback_format(r, &line, &len, &err) < 0 &&
+	       errno == EINVAL && !strcmp(err.text, "field 'model': not UTF-8"),
 	   "a name that is not UTF-8 is refused: %s", err.text);
 	free(line);
 	free(r);
@@ -151,8 +166,8 @@ static char *edited(const char *from, const char *to)
 	if (!(at = strstr(line, from)))
 		bail_out("'%s' not in the record", from);
 	out = malloc(len + strlen(to) + 1);
-	snprintf(out, len + strlen(to) + 1, "%.*s%s%s", (int) (at - line), line, to,
-		 at + strlen(from));
+	snprintf(out, len + strlen(to) + 1, "%.*s%s%s", (int)(at - line), line,
+		 to, at + strlen(from));
 	free(line);
 	return out;
 }
@@ -162,48 +177,55 @@ static void test_validation(void)
 	static const struct {
 		const char *from, *to, *want;
 	} bad[] = {
-		{ NULL, "{}\n", "field 'version': missing" },
-		{ NULL, "[]\n", "not a record (a JSON object)" },
-		{ NULL, "{\"version\": 2}\n", "field 'time': missing" },
-		{ "\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": -0.1",
-		  "field 'predicted_step_s': -0.1 is not a step time (1 us to 1 h)" },
-		{ "\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": 0",
-		  "field 'predicted_step_s': 0 is not a step time (1 us to 1 h)" },
-		{ "\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": 3601.0",
-		  "field 'predicted_step_s': 3601 is not a step time (1 us to 1 h)" },
-		{ "\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": \"0.1\"",
-		  "field 'predicted_step_s': not a valid value" },
-		{ "\"measured_step_s\": [0.13", "\"measured_step_s\": [1e-7",
-		  "field 'measured_step_s': 1e-07 is not a step time (1 us to 1 h)" },
-		{ "\"measured_mean_s\": 0.125", "\"measured_mean_s\": 7200.0",
-		  "field 'measured_mean_s': 7200 is not a step time (1 us to 1 h)" },
-		{ "\"measured_count\": 3", "\"measured_count\": 2",
-		  "field 'measured_count': 2 is less than the 3 step times given" },
-		{ "\"nodes\": 3", "\"nodes\": 0",
-		  "field 'nodes': 0 is not a count (at least 1)" },
-		{ "\"nodes\": 3", "\"nodes\": -3", "field 'nodes': not a valid value" },
-		{ "\"gpus_per_node\": 2", "\"gpus_per_node\": 0",
-		  "field 'gpus_per_node': 0 is not a count (at least 1)" },
-		{ "\"tensors\": 12", "\"tensors\": 0",
-		  "field 'buckets': bucket 0 holds no tensor" },
-		{ "\"job\": 42", "\"job\": 0", "field 'job': 0 is not a job id" },
-		{ "\"node\": \"node2\"", "\"node\": \"\"", "field 'node': empty" },
-		{ "\"source\": \"plugin\", ", "", "field 'source': missing" },
-		{ "\"model\": \"bert-large \\\"quoted\\\" \\\\ é\"", "\"model\": \"\"",
-		  "field 'model': empty" },
-		{ "\"plan_hash\": \"00000000deadbeef\", ", "", "field 'plan_hash': missing" },
-		{ "\"strategy\": \"allreduce-buckets\"", "\"strategy\": 7",
-		  "field 'strategy': not a valid value" },
-		{ ", \"user_influenced\": []", "", "field 'user_influenced': missing" },
-		{ "\"user_influenced\": []", "\"user_influenced\": [\"everything\"]",
-		  "field 'user_influenced': not a valid value" },
-		{ "\"version\": 2", "\"version\": 3",
-		  "field 'version': format 3 is not one this autosync reads (1 to 2)" },
-		{ "\"version\": 2", "\"version\": \"2\"", "field 'version': not a number" },
-		{ "\"step\": 4294967291, ", "\"step\": 1, \"step\": 2, ",
-		  "not JSON: duplicate object key near '\"step\"' (column 95)" },
-		{ "\"time\": \"2025-12-02T10:40:00Z\"", "\"time\": \"yesterday\"",
-		  "field 'time': not a valid value" },
+	    {NULL, "{}\n", "field 'version': missing"},
+	    {NULL, "[]\n", "not a record (a JSON object)"},
+	    {NULL, "{\"version\": 2}\n", "field 'time': missing"},
+	    {"\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": -0.1",
+	     "field 'predicted_step_s': -0.1 is not a step time (1 us to 1 h)"},
+	    {"\"predicted_step_s\": 0.123456789", "\"predicted_step_s\": 0",
+	     "field 'predicted_step_s': 0 is not a step time (1 us to 1 h)"},
+	    {"\"predicted_step_s\": 0.123456789",
+	     "\"predicted_step_s\": 3601.0",
+	     "field 'predicted_step_s': 3601 is not a step time (1 us to 1 h)"},
+	    {"\"predicted_step_s\": 0.123456789",
+	     "\"predicted_step_s\": \"0.1\"",
+	     "field 'predicted_step_s': not a valid value"},
+	    {"\"measured_step_s\": [0.13", "\"measured_step_s\": [1e-7",
+	     "field 'measured_step_s': 1e-07 is not a step time (1 us to 1 h)"},
+	    {"\"measured_mean_s\": 0.125", "\"measured_mean_s\": 7200.0",
+	     "field 'measured_mean_s': 7200 is not a step time (1 us to 1 h)"},
+	    {"\"measured_count\": 3", "\"measured_count\": 2",
+	     "field 'measured_count': 2 is less than the 3 step times given"},
+	    {"\"nodes\": 3", "\"nodes\": 0",
+	     "field 'nodes': 0 is not a count (at least 1)"},
+	    {"\"nodes\": 3", "\"nodes\": -3",
+	     "field 'nodes': not a valid value"},
+	    {"\"gpus_per_node\": 2", "\"gpus_per_node\": 0",
+	     "field 'gpus_per_node': 0 is not a count (at least 1)"},
+	    {"\"tensors\": 12", "\"tensors\": 0",
+	     "field 'buckets': bucket 0 holds no tensor"},
+	    {"\"job\": 42", "\"job\": 0", "field 'job': 0 is not a job id"},
+	    {"\"node\": \"node2\"", "\"node\": \"\"", "field 'node': empty"},
+	    {"\"source\": \"plugin\", ", "", "field 'source': missing"},
+	    {"\"model\": \"bert-large \\\"quoted\\\" \\\\ é\"",
+	     "\"model\": \"\"", "field 'model': empty"},
+	    {"\"plan_hash\": \"00000000deadbeef\", ", "",
+	     "field 'plan_hash': missing"},
+	    {"\"strategy\": \"allreduce-buckets\"", "\"strategy\": 7",
+	     "field 'strategy': not a valid value"},
+	    {", \"user_influenced\": []", "",
+	     "field 'user_influenced': missing"},
+	    {"\"user_influenced\": []", "\"user_influenced\": [\"everything\"]",
+	     "field 'user_influenced': not a valid value"},
+	    {"\"version\": 2", "\"version\": 3",
+	     "field 'version': format 3 is not one this autosync reads (1 to "
+	     "2)"},
+	    {"\"version\": 2", "\"version\": \"2\"",
+	     "field 'version': not a number"},
+	    {"\"step\": 4294967291, ", "\"step\": 1, \"step\": 2, ",
+	     "not JSON: duplicate object key near '\"step\"' (column 95)"},
+	    {"\"time\": \"2025-12-02T10:40:00Z\"", "\"time\": \"yesterday\"",
+	     "field 'time': not a valid value"},
 	};
 	autosync_feedback_rec_t *r = calloc(1, sizeof(*r));
 	autosync_error_t err;
@@ -218,7 +240,7 @@ static void test_validation(void)
 		err.text[0] = '\0';
 		errno = 0;
 		ok(autosync_feedback_parse(line, strlen(line), r, &err) < 0 &&
-			   errno == EINVAL && !strcmp(err.text, bad[i].want),
+		       errno == EINVAL && !strcmp(err.text, bad[i].want),
 		   "refused: %s (got: %s)", bad[i].want, err.text);
 		free(line);
 	}
@@ -230,23 +252,25 @@ static void test_validation(void)
 		size_t n;
 
 		w->predicted = -0.5;
-		ok(autosync_feedback_format(w, &l, &n, &err) < 0 && errno == EINVAL &&
-			   !strcmp(err.text, "field 'predicted_step_s': -0.5 is not a "
-					     "step time (1 us to 1 h)"),
+		ok(autosync_feedback_format(w, &l, &n, &err) < 0 &&
+		       errno == EINVAL &&
+		       !strcmp(err.text,
+			       "field 'predicted_step_s': -0.5 is not a "
+			       "step time (1 us to 1 h)"),
 		   "a negative prediction is not written: %s", err.text);
 		w->predicted = 0.1;
 		w->node[0] = '\0';
 		ok(autosync_feedback_format(w, &l, &n, &err) < 0 &&
-			   !strcmp(err.text, "field 'node': empty"),
+		       !strcmp(err.text, "field 'node': empty"),
 		   "nor a record without its node: %s", err.text);
-		ok(autosync_feedback_format_part(w, AUTOSYNC_FEEDBACK_PART_PLAN, &l,
-						 &n, &err) == 0,
+		ok(autosync_feedback_format_part(w, AUTOSYNC_FEEDBACK_PART_PLAN,
+						 &l, &n, &err) == 0,
 		   "the plan's side alone is (%s)", err.text);
 		free(l);
 		w->job = 0;
 		snprintf(w->node, sizeof(w->node), "n1");
 		ok(autosync_feedback_format(w, &l, &n, &err) < 0 &&
-			   !strcmp(err.text, "field 'job': 0 is not a job id"),
+		       !strcmp(err.text, "field 'job': 0 is not a job id"),
 		   "a step's record needs its job id");
 		snprintf(w->source, sizeof(w->source), "bench");
 		ok(autosync_feedback_format(w, &l, &n, &err) == 0,
@@ -262,7 +286,7 @@ static void test_validation(void)
 		strcpy(cut, "}\n");
 	}
 	ok(autosync_feedback_parse(line, strlen(line), r, &err) == 0 &&
-		   r->version == 1 && r->influenced == AUTOSYNC_FEEDBACK_F_ALL,
+	       r->version == 1 && r->influenced == AUTOSYNC_FEEDBACK_F_ALL,
 	   "a version 1 record is read as version 1, all of it the user's (%s)",
 	   err.text);
 	free(line);
@@ -274,13 +298,13 @@ static void test_validation(void)
 
 static int count_cb(const autosync_feedback_rec_t *r, void *arg)
 {
-	(*(unsigned long *) arg) += r->job;
+	(*(unsigned long *)arg) += r->job;
 	return 0;
 }
 
 static void count_bad(const char *msg, void *arg)
 {
-	(void) arg;
+	(void)arg;
 	diag("bad: %s", msg);
 }
 
@@ -310,7 +334,7 @@ static void scan(const char *path, unsigned keep, unsigned long *sum,
 static void test_log(void)
 {
 	autosync_feedback_rec_t *r = sample();
-	autosync_error_t err = { .text = "" };
+	autosync_error_t err = {.text = ""};
 	char path[256], link[256], *line = NULL;
 	size_t len = 0;
 	const int procs = 16, per = 40;
@@ -323,9 +347,11 @@ static void test_log(void)
 		pid_t pid = fork();
 		if (pid == 0) {
 			for (int i = 0; i < per; i++) {
-				r->job = (uint64_t) (p * 1000 + i + 1);
-				if (autosync_feedback_format(r, &line, &len, NULL) < 0 ||
-				    autosync_feedback_append(path, line, len, 0, 0, NULL) < 0)
+				r->job = (uint64_t)(p * 1000 + i + 1);
+				if (autosync_feedback_format(r, &line, &len,
+							     NULL) < 0 ||
+				    autosync_feedback_append(path, line, len, 0,
+							     0, NULL) < 0)
 					_exit(1);
 				free(line);
 			}
@@ -339,10 +365,10 @@ static void test_log(void)
 	}
 	for (int p = 0; p < procs; p++)
 		for (int i = 0; i < per; i++)
-			want += (unsigned long) (p * 1000 + i + 1);
+			want += (unsigned long)(p * 1000 + i + 1);
 	ok(failed == 0, "16 concurrent writers succeed");
 	scan(path, 0, &sum, &lines);
-	ok(lines == (unsigned long) (procs * per), "%lu lines for %d records",
+	ok(lines == (unsigned long)(procs * per), "%lu lines for %d records",
 	   lines, procs * per);
 	ok(sum == want, "every record parses, none lost or mixed");
 
@@ -353,10 +379,11 @@ static void test_log(void)
 		pid_t pid = fork();
 		if (pid == 0) {
 			for (int i = 0; i < per; i++) {
-				r->job = (uint64_t) (p * 1000 + i + 1);
-				if (autosync_feedback_format(r, &line, &len, NULL) < 0 ||
-				    autosync_feedback_append(path, line, len, 20000, 1000,
-							     NULL) < 0)
+				r->job = (uint64_t)(p * 1000 + i + 1);
+				if (autosync_feedback_format(r, &line, &len,
+							     NULL) < 0 ||
+				    autosync_feedback_append(
+					path, line, len, 20000, 1000, NULL) < 0)
 					_exit(1);
 				free(line);
 			}
@@ -371,7 +398,7 @@ static void test_log(void)
 	}
 	ok(failed == 0, "concurrent writers with rotation succeed");
 	scan(path, 1000, &sum, &lines);
-	ok(lines == (unsigned long) (procs * per) && sum == want,
+	ok(lines == (unsigned long)(procs * per) && sum == want,
 	   "rotation loses and mixes nothing (%lu lines)", lines);
 
 	/* Bounded: keep=2 leaves at most 3 files, each under the limit. */
@@ -384,7 +411,7 @@ static void test_log(void)
 		struct stat st;
 		snprintf(p3, sizeof(p3), "%s.3", path);
 		ok(access(p3, F_OK) != 0, "keep=2: no third rotated file");
-		ok(stat(path, &st) == 0 && (size_t) st.st_size <= 4 * len,
+		ok(stat(path, &st) == 0 && (size_t)st.st_size <= 4 * len,
 		   "the live log stays under max_bytes");
 	}
 
@@ -393,11 +420,11 @@ static void test_log(void)
 	if (symlink("/etc/passwd", link) == 0) {
 		errno = 0;
 		ok(autosync_feedback_append(link, line, len, 0, 0, &err) < 0 &&
-			   errno == ELOOP,
+		       errno == ELOOP,
 		   "a symlinked log is refused: %s", err.text);
 	}
 	ok(autosync_feedback_append(path, "two\nlines\n", 10, 0, 0, &err) < 0 &&
-		   errno == EINVAL,
+	       errno == EINVAL,
 	   "a multi-line record is refused");
 
 	/* Malformed lines are reported and skipped. */
@@ -412,7 +439,7 @@ static void test_log(void)
 		fputs(line, fp);
 		fclose(fp);
 		ok(autosync_feedback_read(p2, count_cb, &s2, NULL, NULL) == 0 &&
-			   s2 == 2 * r->job,
+		       s2 == 2 * r->job,
 		   "bad line skipped, good ones read");
 	}
 	free(line);

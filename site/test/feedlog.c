@@ -25,14 +25,14 @@ struct seen {
 
 static int count(const autosync_feedback_rec_t *r, void *arg)
 {
-	(void) r;
-	((struct seen *) arg)->n++;
+	(void)r;
+	((struct seen *)arg)->n++;
 	return 0;
 }
 
 static void bad(const char *msg, void *arg)
 {
-	snprintf(((struct seen *) arg)->msg, 512, "%s", msg);
+	snprintf(((struct seen *)arg)->msg, 512, "%s", msg);
 }
 
 static char *record(void)
@@ -78,26 +78,30 @@ static void test_short_write(void)
 	rl = old;
 	rl.rlim_cur = strlen(line) / 2;
 	setrlimit(RLIMIT_FSIZE, &rl);
-	ok(autosync_feedback_append(log, line, strlen(line), 3 * strlen(line), 0,
-				    NULL) < 0, "the append that hits the limit fails");
+	ok(autosync_feedback_append(log, line, strlen(line), 3 * strlen(line),
+				    0, NULL) < 0,
+	   "the append that hits the limit fails");
 	setrlimit(RLIMIT_FSIZE, &old);
 	memset(&st, 0, sizeof(st));
 	stat(log, &st);
-	ok(st.st_size == 0, "and leaves the truncated log empty, neither half a "
-	   "record nor the old size back (%lld bytes)", (long long) st.st_size);
+	ok(st.st_size == 0,
+	   "and leaves the truncated log empty, neither half a "
+	   "record nor the old size back (%lld bytes)",
+	   (long long)st.st_size);
 	free(line);
 }
 
 static void test_reader(void)
 {
 	char path[1100], *line = record();
-	struct seen n = { 0, "" };
+	struct seen n = {0, ""};
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/fifo", dir);
 	mkfifo(path, 0600);
 	alarm(20); /* a reader that blocked would be killed here */
-	ok(autosync_feedback_read(path, count, &n, bad, NULL) < 0 && errno == EINVAL,
+	ok(autosync_feedback_read(path, count, &n, bad, NULL) < 0 &&
+	       errno == EINVAL,
 	   "a FIFO is refused at once");
 	ok(autosync_feedback_read("/dev/zero", count, &n, bad, NULL) < 0,
 	   "/dev/zero is refused at once");
@@ -118,9 +122,10 @@ static void test_reader(void)
 		bail_out("write");
 	close(fd);
 	n.n = 0;
-	ok(autosync_feedback_read(path, count, &n, bad, NULL) == 0 && n.n == 2 &&
-		   strstr(n.msg, ":2: line too long") != NULL,
-	   "a 3 MB line is skipped and named, the records around it read: %s", n.msg);
+	ok(autosync_feedback_read(path, count, &n, bad, NULL) == 0 &&
+	       n.n == 2 && strstr(n.msg, ":2: line too long") != NULL,
+	   "a 3 MB line is skipped and named, the records around it read: %s",
+	   n.msg);
 	free(line);
 }
 
