@@ -179,8 +179,7 @@ int asi_yexpect(asi_yreader_t *r, yaml_node_t *n, yaml_node_type_t type,
 			    kind_name(&want[type]), kind_name(n));
 }
 
-yaml_node_t *asi_ymap_get(asi_yreader_t *r, yaml_node_t *map,
-			  const char *name)
+yaml_node_t *asi_ymap_get(asi_yreader_t *r, yaml_node_t *map, const char *name)
 {
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return NULL;
@@ -247,8 +246,8 @@ int asi_yget_u64(asi_yreader_t *r, yaml_node_t *n, const char *key,
 	return 0;
 }
 
-int asi_yget_i64(asi_yreader_t *r, yaml_node_t *n, const char *key,
-		 int64_t min, int64_t max, int64_t *out)
+int asi_yget_i64(asi_yreader_t *r, yaml_node_t *n, const char *key, int64_t min,
+		 int64_t max, int64_t *out)
 {
 	const char *s;
 	char *end, exp[96];
@@ -395,8 +394,8 @@ static size_t enum_names(const struct asi_ykey *k, const char **names,
 	return n;
 }
 
-static int get_enum(asi_yreader_t *r, yaml_node_t *n, const struct asi_ykey *k,
-		    const char *key, int *out)
+int asi_yget_enum(asi_yreader_t *r, yaml_node_t *n, const char *key,
+		  const struct asi_ykey *k, int *out)
 {
 	const char *s, *names[64], *sug;
 	char list[512], exp[640], q[QLEN];
@@ -440,13 +439,14 @@ static int get_version(asi_yreader_t *r, yaml_node_t *n,
 		return 0;
 	}
 	if (k->umin == k->umax)
-		snprintf(reads, sizeof(reads), "%" PRIu64, k->umax);
+		snprintf(reads, sizeof(reads), "version %" PRIu64, k->umax);
 	else
-		snprintf(reads, sizeof(reads), "%" PRIu64 " to %" PRIu64,
-			 k->umin, k->umax);
+		snprintf(reads, sizeof(reads), "versions %" PRIu64 "%s%" PRIu64,
+			 k->umin, k->umax == k->umin + 1 ? " and " : " to ",
+			 k->umax);
 	asi_yproblem(r, n,
 		     "%s: version '%s' is not supported (this autosync reads "
-		     "version %s)",
+		     "%s)",
 		     key, asi_quote(s, q, sizeof(q)), reads);
 	errno = ENOTSUP;
 	return -1;
@@ -511,12 +511,16 @@ static int read_value(asi_yreader_t *r, yaml_node_t *v,
 		*(size_t *)(void *)dst = (size_t)u;
 		return 0;
 	case ASI_Y_ENUM:
-		return get_enum(r, v, k, key, (int *)(void *)dst);
+		return asi_yget_enum(r, v, key, k, (int *)(void *)dst);
 	case ASI_Y_VERSION:
 		return get_version(r, v, k, key, (unsigned *)(void *)dst);
 	case ASI_Y_MAP:
 		return asi_ykeys_read(r, v, k->sub, base, key);
 	case ASI_Y_NODE:
+		if (!k->cb) {
+			*(yaml_node_t **)(void *)dst = v;
+			return 0;
+		}
 		return k->cb(r, v, key, base);
 	}
 	return asi_yproblem(r, v, "%s: no reader for this key", key);
@@ -536,11 +540,10 @@ static int unknown_key(asi_yreader_t *r, yaml_node_t *kn,
 	asi_list(names, n, list, sizeof(list));
 	if (name && (sug = asi_suggest(name, names, n)))
 		snprintf(hint, sizeof(hint), "did you mean '%s'? ", sug);
-	return asi_yproblem(r, kn, "unknown key '%s%s%s' (%sknown: %s)", where,
-			    *where ? "." : "",
-			    name ? asi_quote(name, q, sizeof(q))
-				 : "(not a value)",
-			    hint, list);
+	return asi_yproblem(
+	    r, kn, "unknown key '%s%s%s' (%sknown: %s)", where,
+	    *where ? "." : "",
+	    name ? asi_quote(name, q, sizeof(q)) : "(not a value)", hint, list);
 }
 
 static const char *full_name(char *buf, size_t len, const char *where,
@@ -602,9 +605,9 @@ int asi_ykeys_read(asi_yreader_t *r, yaml_node_t *map,
 			    keys[i].what ? keys[i].what : "an autosync file",
 			    keys[i].name, keys[i].umax);
 		else
-			rv = asi_yproblem(r, map, "missing key '%s'",
-					  full_name(key, sizeof(key), where,
-						    keys[i].name));
+			rv = asi_yproblem(
+			    r, map, "missing key '%s'",
+			    full_name(key, sizeof(key), where, keys[i].name));
 		if (!r->collect)
 			return -1;
 	}

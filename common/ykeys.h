@@ -63,7 +63,8 @@ enum asi_ytype {
 	ASI_Y_ENUM,    /* int: the index in 'values', or conv(text) */
 	ASI_Y_VERSION, /* unsigned format version in [umin, umax] */
 	ASI_Y_MAP,     /* a nested mapping read with the table 'sub' */
-	ASI_Y_NODE,    /* anything, handed to 'cb' */
+	ASI_Y_NODE,    /* anything, handed to 'cb'; without one, the node
+			  is stored at 'off' (yaml_node_t *) for later */
 };
 
 enum {
@@ -79,13 +80,13 @@ struct asi_ykey {
 	size_t size; /* ASI_Y_BUF: the buffer's size */
 	uint64_t umin, umax;
 	double dmin, dmax;
-	const char *const *values; /* ASI_Y_ENUM: NULL-terminated names */
-	int (*conv)(const char *); /* ASI_Y_ENUM: name -> value, or -1 */
+	const char *const *values;   /* ASI_Y_ENUM: NULL-terminated names */
+	int (*conv)(const char *);   /* ASI_Y_ENUM: name -> value, or -1 */
 	const char *(*name_of)(int); /* ASI_Y_ENUM with conv: value -> name,
 					NULL past the last (for messages) */
-	const struct asi_ykey *sub; /* ASI_Y_MAP */
-	asi_ynode_f cb;		    /* ASI_Y_NODE */
-	const char *what; /* ASI_Y_VERSION: "an autosync plan" */
+	const struct asi_ykey *sub;  /* ASI_Y_MAP */
+	asi_ynode_f cb;		     /* ASI_Y_NODE */
+	const char *what;	     /* ASI_Y_VERSION: "an autosync plan" */
 };
 
 /* Load 'buf' ('len' bytes; 'fname' names it) into 'r', at most
@@ -128,8 +129,7 @@ int asi_ykeys_read(asi_yreader_t *r, yaml_node_t *map,
 		   const struct asi_ykey *keys, void *base, const char *where);
 
 /* Whether 'map' (a mapping) gives 'name'. */
-yaml_node_t *asi_ymap_get(asi_yreader_t *r, yaml_node_t *map,
-			  const char *name);
+yaml_node_t *asi_ymap_get(asi_yreader_t *r, yaml_node_t *map, const char *name);
 
 /* 'n' must be of 'type' ("FILE:LINE: KEY: expected a list, not a
  * mapping"); returns 0 or -1. */
@@ -142,10 +142,13 @@ int asi_yget_str(asi_yreader_t *r, yaml_node_t *n, const char *key,
 		 const char **out);
 int asi_yget_u64(asi_yreader_t *r, yaml_node_t *n, const char *key,
 		 uint64_t min, uint64_t max, uint64_t *out);
-int asi_yget_i64(asi_yreader_t *r, yaml_node_t *n, const char *key,
-		 int64_t min, int64_t max, int64_t *out);
+int asi_yget_i64(asi_yreader_t *r, yaml_node_t *n, const char *key, int64_t min,
+		 int64_t max, int64_t *out);
 int asi_yget_double(asi_yreader_t *r, yaml_node_t *n, const char *key,
 		    double min, double max, double *out);
+/* an enumeration as key 'k' of a table describes it */
+int asi_yget_enum(asi_yreader_t *r, yaml_node_t *n, const char *key,
+		  const struct asi_ykey *k, int *out);
 
 /*
  * Sizes, the same everywhere: a whole number of bytes, optionally with a

@@ -48,8 +48,8 @@ static int items_cb(asi_yreader_t *r, yaml_node_t *v, const char *key,
 
 	if (asi_yexpect(r, v, YAML_SEQUENCE_NODE, key) < 0)
 		return -1;
-	t->nitems = (int)(v->data.sequence.items.top -
-			  v->data.sequence.items.start);
+	t->nitems =
+	    (int)(v->data.sequence.items.top - v->data.sequence.items.start);
 	return 0;
 }
 
@@ -168,7 +168,7 @@ static const struct {
     {"name: x\n", "t.yaml:1: not a thing file (no 'thing: 2')", EINVAL},
     {"thing: 3\nname: x\n",
      "t.yaml:1: thing: version '3' is not supported (this autosync reads "
-     "version 1 to 2)",
+     "versions 1 and 2)",
      ENOTSUP},
     {"thing: 2\n", "t.yaml:1: missing key 'name'", EINVAL},
     {"thing: 2\nname: ''\n", "t.yaml:2: name: must not be empty", EINVAL},
@@ -298,8 +298,16 @@ static void sizes(void)
 	    {"1024GiB", 1ULL << 40},
 	};
 	static const char *const badv[] = {
-	    "", "MiB", "-1", "1.5GiB", "1 MiB", "1mib", "1PiB", "0x10",
-	    "99999999999999999999", "20000000TiB",
+	    "",
+	    "MiB",
+	    "-1",
+	    "1.5GiB",
+	    "1 MiB",
+	    "1mib",
+	    "1PiB",
+	    "0x10",
+	    "99999999999999999999",
+	    "20000000TiB",
 	};
 	char b[32];
 	uint64_t x;

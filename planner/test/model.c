@@ -97,8 +97,12 @@ static void check_bad(const char *text, const char *want1, const char *want2,
 
 static void bad_files(void)
 {
-	check_bad(HDR "  - {name: a, dtype: float33, shape: [2]}\n",
-		  "bad.yaml:4", "'float33'", "unknown dtype");
+	check_bad(
+	    HDR "  - {name: a, dtype: float33, shape: [2]}\n",
+	    "bad.yaml:4: tensors[0].dtype: bad value 'float33' (did you mean "
+	    "'float32'? expected float32, float16, bfloat16, float64, "
+	    "int64, int32, int8 or uint8)",
+	    NULL, "unknown dtype");
 	check_bad(HDR "  - {name: a, dtype: float32, shape: [2, -5]}\n",
 		  "bad.yaml:4", "'-5'", "negative dimension");
 	check_bad(HDR "  - {name: a, dtype: float32, shape: [0]}\n",
@@ -115,11 +119,11 @@ static void bad_files(void)
 		      "1000000000000}\n",
 		  "bad.yaml:4", "1000000000000", "10^12 tensors");
 	check_bad(HDR "  - {name: a, dtype: float32}\n", "bad.yaml:4",
-		  "'shape'", "missing shape");
+		  "missing key 'tensors[0].shape'", "missing shape");
 	check_bad(HDR "  - {dtype: float32, shape: [1]}\n", "bad.yaml:4",
-		  "'name'", "missing name");
-	check_bad(HDR "  - {name: a, shape: [1]}\n", "bad.yaml:4", "'dtype'",
-		  "missing dtype");
+		  "missing key 'tensors[0].name'", "missing name");
+	check_bad(HDR "  - {name: a, shape: [1]}\n", "bad.yaml:4",
+		  "missing key 'tensors[0].dtype'", "missing dtype");
 	check_bad("autosync_model: 1\nname: t\n", "bad.yaml", "'tensors'",
 		  "missing tensors");
 	check_bad("name: t\ntensors: []\n", "bad.yaml", "autosync_model",
@@ -141,7 +145,9 @@ static void bad_files(void)
 		  "a list instead of a mapping");
 	check_bad(HDR
 		  "  - {name: a, dtype: float32, shape: [2], colour: red}\n",
-		  "bad.yaml:4", "'colour'", "unknown key");
+		  "bad.yaml:4: unknown key 'tensors[0].colour' (known: name, "
+		  "layer, dtype, shape, sparse, rows_touched or repeat)",
+		  NULL, "unknown key");
 	check_bad(
 	    HDR "  - {name: e, dtype: float32, shape: [10, 4], sparse: true}\n",
 	    "bad.yaml:4", "rows_touched", "sparse without rows_touched");
