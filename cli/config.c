@@ -52,6 +52,14 @@ int autosync_cmd_config(int argc, char **argv)
 			n == 1 ? "" : "s");
 		return 1;
 	}
+	{
+		/* a previous version reads fine: say so, once */
+		autosync_siteconf_t *s = autosync_siteconf_load(argv[2], NULL);
+		if (s && autosync_siteconf_note(s))
+			fprintf(stderr, "autosync config: %s\n",
+				autosync_siteconf_note(s));
+		autosync_siteconf_destroy(s);
+	}
 	printf("%s: valid\n", argv[2]);
 	return 0;
 }

@@ -24,15 +24,18 @@
 int asi_yreader_load(asi_yreader_t *r, const char *buf, size_t len,
 		     const char *fname, size_t max_nodes, int empty_ok)
 {
+	autosync_error_t e = {.text = ""};
 	yaml_node_t *root;
 
 	r->fname = fname ? fname : "(input)";
 	r->loaded = 0;
-	if (asi_yaml_load(&r->doc, buf, len, r->fname, max_nodes, r->errp) <
-	    0) {
+	if (asi_yaml_load(&r->doc, buf, len, r->fname, max_nodes, &e) < 0) {
+		int saved = errno;
 		r->nproblems++;
-		if (r->problem && r->errp)
-			r->problem(r->errp->text, r->arg);
+		autosync_errprintf(r->errp, "%s", e.text);
+		if (r->problem)
+			r->problem(e.text, r->arg);
+		errno = saved;
 		return -1;
 	}
 	r->loaded = 1;
