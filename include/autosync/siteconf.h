@@ -19,6 +19,10 @@ extern "C" {
 
 /* Largest site config accepted, in bytes. */
 #define AUTOSYNC_SITECONF_MAX_BYTES (1024 * 1024)
+/* The format version this autosync writes; version 1 files are read too.
+ * Version 2: plan_budget_ms defaults to 1000 and covers loading the model
+ * and topology; plan_memory is new. */
+#define AUTOSYNC_SITECONF_VERSION 2
 
 enum autosync_site_mode {
 	AUTOSYNC_SITE_MODE_OFF = 0,
@@ -91,6 +95,13 @@ const char *autosync_siteconf_nccl_plugin_dir(const autosync_siteconf_t *s);
 /* 1: plans made at job start carry job.nccl_calibrate, so the tuner plugin
  * rescales NCCL's latency constants to the calibrated links (default 0). */
 int autosync_siteconf_nccl_calibrate(const autosync_siteconf_t *s);
+/* The format version of the file read (AUTOSYNC_SITECONF_VERSION when
+ * it said none, and for a handle with every default). */
+unsigned autosync_siteconf_version(const autosync_siteconf_t *s);
+/* One line about the file for whoever shows it ("PATH: site config
+ * version 1, read as version 2: ..."), or NULL when there is nothing to
+ * say. Borrowed from 's'. */
+const char *autosync_siteconf_note(const autosync_siteconf_t *s);
 /* Fabric NIC names (e.g. "mlx5_0"); 'i' < count. */
 size_t autosync_siteconf_nfabric_nics(const autosync_siteconf_t *s);
 const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s,

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "autosync/planner.h"
 #include "tap.h"
@@ -167,6 +169,25 @@ static void bad_files(void)
 	check_bad(HDR
 		  "  - {name: a, dtype: float32, shape: [1,2,3,4,5,6,7,8,9]}\n",
 		  "bad.yaml:4", "dimensions", "too many dimensions");
+	{
+		/* the one bounded reader: a FIFO is refused, not waited on */
+		autosync_error_t err = {""};
+		char fifo[64] = "/tmp/autosync-model-fifo-XXXXXX";
+		if (!mkdtemp(fifo))
+			bail_out("mkdtemp");
+		strcat(fifo, "/m.yaml");
+		if (mkfifo(fifo, 0600) < 0)
+			bail_out("mkfifo");
+		ok(!autosync_model_load(fifo, &err) &&
+		       strstr(err.text, "not a regular file"),
+		   "a FIFO model file is refused at once: %s", err.text);
+		ok(!autosync_plan_load(fifo, &err) &&
+		       strstr(err.text, "not a regular file"),
+		   "a FIFO plan file too: %s", err.text);
+		unlink(fifo);
+		*strrchr(fifo, '/') = '\0';
+		rmdir(fifo);
+	}
 	{
 		autosync_error_t err = {""};
 		errno = 0;
