@@ -42,8 +42,6 @@ int autosync_cmd_config(int argc, char **argv)
 				"FILE\nTry 'autosync help config'.\n");
 		return 2;
 	}
-	autosync_siteconf_t *site;
-
 	n = autosync_siteconf_check(argv[2], print_problem, NULL, &err);
 	if (n < 0) {
 		fprintf(stderr, "autosync: %s\n", err.text);
@@ -54,14 +52,14 @@ int autosync_cmd_config(int argc, char **argv)
 			n == 1 ? "" : "s");
 		return 1;
 	}
+	{
+		/* a previous version reads fine: say so, once */
+		autosync_siteconf_t *s = autosync_siteconf_load(argv[2], NULL);
+		if (s && autosync_siteconf_note(s))
+			fprintf(stderr, "autosync config: %s\n",
+				autosync_siteconf_note(s));
+		autosync_siteconf_destroy(s);
+	}
 	printf("%s: valid\n", argv[2]);
-	if ((site = autosync_siteconf_load(argv[2], NULL)) &&
-	    autosync_siteconf_version(site) == 1)
-		printf(
-		    "%s: format 1, read as format %d (plan_budget_ms now "
-		    "defaults to 1000 and covers loading; keep_job_files and "
-		    "plan_memory are new)\n",
-		    argv[2], AUTOSYNC_SITECONF_VERSION);
-	autosync_siteconf_destroy(site);
 	return 0;
 }

@@ -108,6 +108,9 @@ static int load_site(const char *config, autosync_siteconf_t **site,
 		return 0;
 	*site = autosync_siteconf_load(config ? config : cli_site_config_path(),
 				       err);
+	if (*site && autosync_siteconf_note(*site))
+		fprintf(stderr, "autosync plan: %s\n",
+			autosync_siteconf_note(*site));
 	return *site ? 0 : -1;
 }
 
@@ -535,6 +538,14 @@ int autosync_cmd_plan(int argc, char **argv)
 		goto out;
 	}
 	plan = autosync_job_plan(j);
+	if (autosync_model_format_version(autosync_job_model(j)) &&
+	    autosync_model_format_version(autosync_job_model(j)) <
+		AUTOSYNC_MODEL_VERSION)
+		fprintf(stderr,
+			"autosync plan: the model file is format %u, read as "
+			"format %d\n",
+			autosync_model_format_version(autosync_job_model(j)),
+			AUTOSYNC_MODEL_VERSION);
 	if (!strcmp(output, "-")) {
 		report(stdout, "# ", plan, autosync_job_model(j), explain);
 		if (env)

@@ -7,18 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ykeys.h"
 #include "internal.h"
 
-static const struct cost_field {
-	const char *name;
-	size_t off;
-	double min, max;
-} fields[] = {
-#define F(n, lo, hi)                                      \
-	{                                                 \
-#n, offsetof(autosync_costs_t, n), lo, hi \
+/* what a calibration file fills: the constants, and its version */
+struct costs_file {
+	autosync_costs_t k;
+	unsigned version;
+};
+
+static const struct asi_ykey fields[] = {
+#define F(n, lo, hi)                                    \
+	{                                               \
+		.name = #n, .type = ASI_Y_DOUBLE,       \
+		.off = offsetof(struct costs_file, k) + \
+		       offsetof(autosync_costs_t, n),   \
+		.dmin = lo, .dmax = hi                  \
 	}
+    {.name = "autosync_costs",
+     .type = ASI_Y_VERSION,
+     .off = offsetof(struct costs_file, version),
+     .umin = 1,
+     .umax = 1,
+     .what = "an autosync calibration file"},
     F(launch, 0, 1),
     F(intra_eff, 0.01, 1),
     F(inter_eff, 0.01, 1),
@@ -47,6 +57,7 @@ static const struct cost_field {
     F(nccl_max_channels, 1, 64),
     F(nccl_channel_slack, 0, 1),
 #undef F
+    {.name = NULL},
 };
 
 void autosync_costs_default(autosync_costs_t *k)
@@ -84,76 +95,54 @@ void autosync_costs_default(autosync_costs_t *k)
 	k->nccl_channel_slack = 0.05;
 }
 
-/* the calibration file's keys: every field and the version marker */
-static int check_fields(struct ydoc *d, yaml_node_t *root,
-			autosync_error_t *errp)
+static int costs_read(autosync_costs_t *k, asi_yreader_t *r)
 {
-	const char *names[sizeof(fields) / sizeof(fields[0]) + 1];
-	size_t n = 0;
+	struct costs_file tmp = {.k = *k, .version = 1};
 
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		names[n++] = fields[i].name;
-	names[n++] = "autosync_costs";
-	return asi_ykeys_check(&d->doc, root, names, n, d->fname, NULL, errp);
+	if (asi_ykeys_read(r, asi_yroot(r), fields, &tmp, "") < 0)
+		return -1;
+	*k = tmp.k;
+	return 0;
 }
 
 int autosync_costs_parse(autosync_costs_t *k, const char *buf, size_t len,
 			 const char *fname, autosync_error_t *errp)
 {
-	struct ydoc d;
-	autosync_costs_t tmp;
-	yaml_node_t *root;
+	asi_yreader_t r;
+	int rv, saved;
 
 	if (!k) {
 		errno = EINVAL;
 		return autosync_errprintf(errp,
 					  "costs_parse: invalid argument");
 	}
-	if (planner_ydoc_load(&d, buf, len, fname, errp) < 0)
+	if (planner_yload(&r, buf, len, fname, errp) < 0)
 		return -1;
-	tmp = *k;
-	root = planner_ydoc_root(&d);
-	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "calibration file",
-			    errp) < 0)
-		goto fail;
-	if (check_fields(&d, root, errp) < 0)
-		goto fail;
-	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
-	     pr < root->data.mapping.pairs.top; pr++) {
-		const char *key =
-		    planner_yscalar(planner_ydoc_node(&d, pr->key));
-		const struct cost_field *f = NULL;
-		for (size_t i = 0;
-		     key && i < sizeof(fields) / sizeof(fields[0]); i++)
-			if (!strcmp(key, fields[i].name))
-				f = &fields[i];
-		if (!f)
-			continue; /* the optional version marker */
-		if (planner_yget_double(
-			&d, planner_ydoc_node(&d, pr->value), f->name, f->min,
-			f->max, (double *)((char *)&tmp + f->off), errp) < 0)
-			goto fail;
-	}
-	planner_ydoc_free(&d);
-	*k = tmp;
-	return 0;
-fail:
-	planner_ydoc_free(&d);
-	return -1;
+	rv = costs_read(k, &r);
+	saved = errno;
+	asi_yreader_free(&r);
+	errno = saved;
+	return rv;
 }
+
+/* a calibration file is a few dozen numbers */
+#define MAX_COSTS_FILE (1u << 20)
 
 int autosync_costs_load(autosync_costs_t *k, const char *path,
 			autosync_error_t *errp)
 {
-	char *buf = NULL;
-	size_t len;
+	asi_yreader_t r;
 	int rv, saved;
 
-	if (planner_read_file(path, &buf, &len, errp) < 0)
+	if (!k || !path) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "costs_load: invalid argument");
+	}
+	if (planner_yload_file(&r, path, MAX_COSTS_FILE, errp) < 0)
 		return -1;
-	rv = autosync_costs_parse(k, buf, len, path, errp);
+	rv = costs_read(k, &r);
 	saved = errno;
-	free(buf);
+	asi_yreader_free(&r);
 	errno = saved;
 	return rv;
 }

@@ -6,43 +6,16 @@
 #include <yaml.h>
 
 #include "autosync/planner.h"
+#include "common/ykeys.h"
 
 /* ------------------------------------------------------------ YAML input */
-struct ydoc {
-	yaml_document_t doc;
-	const char *fname;
-	int loaded;
-};
-
-/* Parse one document; syntax errors name file, line and column. An empty
- * input is an error ("empty document"). */
-int planner_ydoc_load(struct ydoc *d, const char *buf, size_t len,
-		      const char *fname, autosync_error_t *errp);
-void planner_ydoc_free(struct ydoc *d);
-yaml_node_t *planner_ydoc_root(struct ydoc *d);
-yaml_node_t *planner_ydoc_node(struct ydoc *d, int id);
-unsigned planner_ynode_line(const yaml_node_t *n);
-/* scalar text or NULL */
-const char *planner_yscalar(const yaml_node_t *n);
-/* value node of 'key' in mapping 'map', or NULL */
-yaml_node_t *planner_ymap_get(struct ydoc *d, yaml_node_t *map,
-			      const char *key);
-int planner_yget_u64(struct ydoc *d, yaml_node_t *n, const char *what,
-		     uint64_t min, uint64_t max, uint64_t *out,
-		     autosync_error_t *errp);
-int planner_yget_i64(struct ydoc *d, yaml_node_t *n, const char *what,
-		     int64_t *out, autosync_error_t *errp);
-int planner_yget_double(struct ydoc *d, yaml_node_t *n, const char *what,
-			double min, double max, double *out,
-			autosync_error_t *errp);
-int planner_yget_bool(struct ydoc *d, yaml_node_t *n, const char *what,
-		      int *out, autosync_error_t *errp);
-int planner_yget_str(struct ydoc *d, yaml_node_t *n, const char *what,
-		     const char **out, autosync_error_t *errp);
-int planner_yexpect(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type,
-		    const char *what, autosync_error_t *errp);
-int planner_read_file(const char *path, char **bufp, size_t *lenp,
-		      autosync_error_t *errp);
+/* Load one document for a planner reader (nodes bounded by the tensor
+ * limit; an empty document is an error); 'r' is set up from scratch. */
+int planner_yload(asi_yreader_t *r, const char *buf, size_t len,
+		  const char *fname, autosync_error_t *errp);
+/* The same from the regular file 'path' of at most 'max' bytes. */
+int planner_yload_file(asi_yreader_t *r, const char *path, size_t max,
+		       autosync_error_t *errp);
 
 /* ------------------------------------------------------------ hashing */
 #define FNV_OFFSET 1469598103934665603ULL
@@ -64,6 +37,7 @@ struct autosync_model {
 	char *source;
 	unsigned batch;
 	unsigned tokens;
+	unsigned format;     /* the file's format version, 0 = made here */
 	int compute_src;     /* 0 estimated, 1 flops, 2 time */
 	double step_compute; /* s of forward + backward measured, 0 = none */
 	size_t n, cap;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/ykeys.h"
+#include "common/text.h"
 #include "internal.h"
 
 static const struct {
@@ -473,371 +473,412 @@ const char *autosync_model_hash(const autosync_model_t *m)
 }
 
 /* ------------------------------------------------------------ YAML loader */
-static int check_keys(struct ydoc *d, yaml_node_t *map, const char *const *keys,
-		      const char *what, autosync_error_t *errp)
-{
-	size_t n = 0;
 
-	while (keys[n])
-		n++;
-	return asi_ykeys_check(&d->doc, map, keys, n, d->fname, what, errp);
+/* Format versions the reader takes: the current one and the one before
+ * it (none yet: version 1 is the first). */
+#define MODEL_FORMAT_MIN 1
+
+/* what one entry of 'tensors' says */
+struct tensor_in {
+	char *name, *layer;
+	int dtype, sparse;
+	yaml_node_t *shape;
+	uint64_t rows, repeat; /* 0: not given */
+};
+
+static int cb_shape(asi_yreader_t *r, yaml_node_t *v, const char *key,
+		    void *base)
+{
+	if (asi_yexpect(r, v, YAML_SEQUENCE_NODE, key) < 0)
+		return -1;
+	((struct tensor_in *)base)->shape = v;
+	return 0;
 }
 
-static int load_tensor(struct ydoc *d, autosync_model_t *m, yaml_node_t *tn,
-		       size_t idx, autosync_error_t *errp)
-{
-	static const char *const keys[] = {"name",   "layer",  "dtype",
-					   "shape",  "sparse", "rows_touched",
-					   "repeat", NULL};
-	char what[96], ewhat[160];
-	const char *name, *layer = NULL, *dts;
-	yaml_node_t *n;
-	int64_t shape[AUTOSYNC_MAX_DIMS];
-	unsigned ndim = 0;
-	int dt, sparse = 0;
-	uint64_t rows = 0, repeat = 1;
-	autosync_error_t e;
+static const struct asi_ykey tensor_keys[] = {
+    {.name = "name",
+     .type = ASI_Y_STR,
+     .flags = ASI_Y_REQUIRED,
+     .off = offsetof(struct tensor_in, name)},
+    {.name = "layer",
+     .type = ASI_Y_STR,
+     .flags = ASI_Y_EMPTY_OK,
+     .off = offsetof(struct tensor_in, layer)},
+    {.name = "dtype",
+     .type = ASI_Y_ENUM,
+     .flags = ASI_Y_REQUIRED,
+     .off = offsetof(struct tensor_in, dtype),
+     .conv = autosync_dtype_from_name,
+     .name_of = autosync_dtype_name},
+    {.name = "shape",
+     .type = ASI_Y_NODE,
+     .flags = ASI_Y_REQUIRED,
+     .cb = cb_shape},
+    {.name = "sparse",
+     .type = ASI_Y_BOOL,
+     .off = offsetof(struct tensor_in, sparse)},
+    {.name = "rows_touched",
+     .type = ASI_Y_U64,
+     .off = offsetof(struct tensor_in, rows),
+     .umin = 1,
+     .umax = INT64_MAX},
+    /* checked against the tensor limit before anything is expanded */
+    {.name = "repeat",
+     .type = ASI_Y_U64,
+     .off = offsetof(struct tensor_in, repeat),
+     .umin = 1,
+     .umax = UINT64_MAX},
+    {.name = NULL},
+};
 
-	snprintf(what, sizeof(what), "tensors[%zu]", idx);
-	if (planner_yexpect(d, tn, YAML_MAPPING_NODE, what, errp) < 0 ||
-	    check_keys(d, tn, keys, what, errp) < 0)
-		return -1;
-	if (!(n = planner_ymap_get(d, tn, "name"))) {
-		errno = EINVAL;
-		return autosync_errprintf(
-		    errp, "%s:%u: %s: missing field 'name'", d->fname,
-		    planner_ynode_line(tn), what);
-	}
-	if (planner_yget_str(d, n, what, &name, errp) < 0)
-		return -1;
-	if (!*name) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "%s:%u: %s: empty name",
-					  d->fname, planner_ynode_line(n),
-					  what);
-	}
-	snprintf(what, sizeof(what), "tensor '%.60s'", name);
-	if ((n = planner_ymap_get(d, tn, "layer")) &&
-	    planner_yget_str(d, n, what, &layer, errp) < 0)
-		return -1;
-	if (!(n = planner_ymap_get(d, tn, "dtype"))) {
-		errno = EINVAL;
-		return autosync_errprintf(
-		    errp, "%s:%u: %s: missing field 'dtype'", d->fname,
-		    planner_ynode_line(tn), what);
-	}
-	if (planner_yget_str(d, n, what, &dts, errp) < 0)
-		return -1;
-	if ((dt = autosync_dtype_from_name(dts)) < 0)
-		return autosync_errprintf(
-		    errp,
-		    "%s:%u: %s: unknown dtype '%s' (float32, float16, "
-		    "bfloat16, float64, int64, int32, int8, uint8)",
-		    d->fname, planner_ynode_line(n), what, dts);
-	if (!(n = planner_ymap_get(d, tn, "shape"))) {
-		errno = EINVAL;
-		return autosync_errprintf(
-		    errp, "%s:%u: %s: missing field 'shape'", d->fname,
-		    planner_ynode_line(tn), what);
-	}
-	snprintf(ewhat, sizeof(ewhat), "%s: shape", what);
-	if (planner_yexpect(d, n, YAML_SEQUENCE_NODE, ewhat, errp) < 0)
-		return -1;
-	for (yaml_node_item_t *it = n->data.sequence.items.start;
-	     it < n->data.sequence.items.top; it++) {
-		yaml_node_t *dn = planner_ydoc_node(d, *it);
-		int64_t v;
-		if (ndim == AUTOSYNC_MAX_DIMS) {
-			errno = EINVAL;
-			return autosync_errprintf(
-			    errp, "%s:%u: %s: more than %d dimensions",
-			    d->fname, planner_ynode_line(n), ewhat,
-			    AUTOSYNC_MAX_DIMS);
-		}
-		snprintf(ewhat, sizeof(ewhat), "%s: shape[%u]", what, ndim);
-		if (planner_yget_i64(d, dn, ewhat, &v, errp) < 0)
+static int tensor_shape(asi_yreader_t *r, const struct tensor_in *ti,
+			const char *where, int64_t *shape, unsigned *ndim)
+{
+	char key[96];
+
+	*ndim = 0;
+	for (yaml_node_item_t *it = ti->shape->data.sequence.items.start;
+	     it < ti->shape->data.sequence.items.top; it++) {
+		if (*ndim == AUTOSYNC_MAX_DIMS)
+			return asi_yproblem(r, ti->shape,
+					    "%s.shape: more than %d dimensions",
+					    where, AUTOSYNC_MAX_DIMS);
+		snprintf(key, sizeof(key), "%s.shape[%u]", where, *ndim);
+		if (asi_yget_i64(r, asi_ynode(r, *it), key, 1, INT64_MAX,
+				 &shape[*ndim]) < 0)
 			return -1;
-		if (v < 1) {
-			errno = EINVAL;
-			return autosync_errprintf(
-			    errp, "%s:%u: %s: '%s' must be >= 1", d->fname,
-			    planner_ynode_line(dn), ewhat, planner_yscalar(dn));
-		}
-		shape[ndim++] = v;
+		(*ndim)++;
 	}
-	if ((n = planner_ymap_get(d, tn, "sparse")) &&
-	    planner_yget_bool(d, n, "sparse", &sparse, errp) < 0)
-		return -1;
-	if ((n = planner_ymap_get(d, tn, "rows_touched"))) {
-		snprintf(ewhat, sizeof(ewhat), "%s: rows_touched", what);
-		if (!sparse) {
-			errno = EINVAL;
-			return autosync_errprintf(
-			    errp, "%s:%u: %s given without sparse: true",
-			    d->fname, planner_ynode_line(n), ewhat);
-		}
-		if (planner_yget_u64(d, n, ewhat, 1,
-				     ndim ? (uint64_t)shape[0] : 0, &rows,
-				     errp) < 0)
-			return -1;
-	} else if (sparse) {
-		errno = EINVAL;
-		return autosync_errprintf(
-		    errp,
-		    "%s:%u: %s: sparse: true needs rows_touched "
-		    "(rows per step per rank)",
-		    d->fname, planner_ynode_line(tn), what);
-	}
-	if ((n = planner_ymap_get(d, tn, "repeat"))) {
-		snprintf(ewhat, sizeof(ewhat), "%s: repeat", what);
-		if (planner_yget_u64(d, n, ewhat, 1, UINT64_MAX, &repeat,
-				     errp) < 0)
-			return -1;
-		if (repeat > AUTOSYNC_MAX_TENSORS - m->n) {
-			errno = EOVERFLOW;
-			return autosync_errprintf(
-			    errp,
-			    "%s:%u: %s: '%s' tensors exceed the limit of %llu",
-			    d->fname, planner_ynode_line(n), ewhat,
-			    planner_yscalar(n), AUTOSYNC_MAX_TENSORS);
-		}
-	}
-	e.text[0] = '\0';
-	if (repeat == 1 || !planner_ymap_get(d, tn, "repeat")) {
-		if (autosync_model_add_tensor(m, name, layer, dt, ndim, shape,
-					      sparse, rows, &e) < 0)
-			return autosync_errprintf(errp, "%s:%u: %s", d->fname,
-						  planner_ynode_line(tn),
-						  e.text);
+	return 0;
+}
+
+/* rows_touched needs sparse, and sparse needs rows_touched */
+static int tensor_sparse(asi_yreader_t *r, yaml_node_t *tn,
+			 const struct tensor_in *ti, const char *where,
+			 const int64_t *shape, unsigned ndim)
+{
+	yaml_node_t *n = asi_ymap_get(r, tn, "rows_touched");
+	char q[32];
+
+	if (ti->rows && !ti->sparse)
+		return asi_yproblem(r, n,
+				    "%s.rows_touched given without sparse: "
+				    "true",
+				    where);
+	if (ti->sparse && !ti->rows)
+		return asi_yproblem(r, tn,
+				    "%s: sparse: true needs rows_touched (rows "
+				    "per step per rank)",
+				    where);
+	if (ti->sparse && (!ndim || ti->rows > (uint64_t)shape[0]))
+		return asi_yproblem(
+		    r, n,
+		    "%s.rows_touched: bad value '%s' (expected an integer "
+		    "from 1 to %" PRId64 ", the first dimension)",
+		    where, asi_quote(asi_yscalar(n), q, sizeof(q)),
+		    ndim ? shape[0] : 0);
+	return 0;
+}
+
+/* add the tensor, 'repeat' times as NAME.0, NAME.1, ... */
+static int tensor_add(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *tn,
+		      const struct tensor_in *ti, const int64_t *shape,
+		      unsigned ndim)
+{
+	autosync_error_t e = {.text = ""};
+	char q[32];
+
+	if (ti->repeat > AUTOSYNC_MAX_TENSORS - m->n)
+		return asi_yproblem(
+		    r, asi_ymap_get(r, tn, "repeat"),
+		    "tensor '%s': repeat: '%s' tensors exceed the limit of "
+		    "%llu",
+		    ti->name,
+		    asi_quote(asi_yscalar(asi_ymap_get(r, tn, "repeat")), q,
+			      sizeof(q)),
+		    AUTOSYNC_MAX_TENSORS);
+	if (!ti->repeat) {
+		if (autosync_model_add_tensor(m, ti->name, ti->layer, ti->dtype,
+					      ndim, shape, ti->sparse, ti->rows,
+					      &e) < 0)
+			return asi_yproblem(r, tn, "%s", e.text);
 		return 0;
 	}
-	for (uint64_t r = 0; r < repeat; r++) {
+	for (uint64_t i = 0; i < ti->repeat; i++) {
 		char nm[512], ly[512];
-		snprintf(nm, sizeof(nm), "%s.%" PRIu64, name, r);
-		if (layer)
-			snprintf(ly, sizeof(ly), "%s.%" PRIu64, layer, r);
-		if (autosync_model_add_tensor(m, nm, layer ? ly : NULL, dt,
-					      ndim, shape, sparse, rows,
-					      &e) < 0)
-			return autosync_errprintf(errp, "%s:%u: %s", d->fname,
-						  planner_ynode_line(tn),
-						  e.text);
+		snprintf(nm, sizeof(nm), "%s.%" PRIu64, ti->name, i);
+		if (ti->layer && *ti->layer)
+			snprintf(ly, sizeof(ly), "%s.%" PRIu64, ti->layer, i);
+		if (autosync_model_add_tensor(
+			m, nm, ti->layer && *ti->layer ? ly : NULL, ti->dtype,
+			ndim, shape, ti->sparse, ti->rows, &e) < 0)
+			return asi_yproblem(r, tn, "%s", e.text);
 	}
 	return 0;
 }
 
-static int load_layer(struct ydoc *d, autosync_model_t *m, yaml_node_t *ln,
-		      size_t idx, autosync_error_t *errp)
+static int load_tensor(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *tn,
+		       size_t idx)
 {
-	static const char *const keys[] = {"name",     "fwd_flops", "bwd_flops",
-					   "fwd_time", "bwd_time",  NULL};
-	static const char *const fields[] = {"fwd_flops", "bwd_flops",
-					     "fwd_time", "bwd_time"};
-	char what[96], ewhat[160];
-	const char *name;
-	yaml_node_t *n;
-	long li;
-	double v[4] = {-1, -1, -1, -1};
+	struct tensor_in ti = {.dtype = -1};
+	int64_t shape[AUTOSYNC_MAX_DIMS];
+	unsigned ndim = 0;
+	char where[48];
+	int rv = -1;
 
-	snprintf(what, sizeof(what), "layers[%zu]", idx);
-	if (planner_yexpect(d, ln, YAML_MAPPING_NODE, what, errp) < 0 ||
-	    check_keys(d, ln, keys, what, errp) < 0)
+	snprintf(where, sizeof(where), "tensors[%zu]", idx);
+	if (asi_ykeys_read(r, tn, tensor_keys, &ti, where) == 0 &&
+	    tensor_shape(r, &ti, where, shape, &ndim) == 0 &&
+	    tensor_sparse(r, tn, &ti, where, shape, ndim) == 0 &&
+	    tensor_add(r, m, tn, &ti, shape, ndim) == 0)
+		rv = 0;
+	free(ti.name);
+	free(ti.layer);
+	return rv;
+}
+
+/* what one entry of 'layers' says */
+struct layer_in {
+	char *name;
+	double v[4]; /* fwd_flops, bwd_flops, fwd_time, bwd_time; -1: none */
+};
+
+static const struct asi_ykey layer_keys[] = {
+    {.name = "name",
+     .type = ASI_Y_STR,
+     .flags = ASI_Y_REQUIRED,
+     .off = offsetof(struct layer_in, name)},
+    {.name = "fwd_flops",
+     .type = ASI_Y_DOUBLE,
+     .off = offsetof(struct layer_in, v[0]),
+     .dmin = 0,
+     .dmax = 1e21},
+    {.name = "bwd_flops",
+     .type = ASI_Y_DOUBLE,
+     .off = offsetof(struct layer_in, v[1]),
+     .dmin = 0,
+     .dmax = 1e21},
+    {.name = "fwd_time",
+     .type = ASI_Y_DOUBLE,
+     .off = offsetof(struct layer_in, v[2]),
+     .dmin = 0,
+     .dmax = 1e6},
+    {.name = "bwd_time",
+     .type = ASI_Y_DOUBLE,
+     .off = offsetof(struct layer_in, v[3]),
+     .dmin = 0,
+     .dmax = 1e6},
+    {.name = NULL},
+};
+
+static int load_layer(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *ln,
+		      size_t idx)
+{
+	struct layer_in li = {.v = {-1, -1, -1, -1}};
+	char where[48], q[96];
+	long i;
+	int rv = -1;
+
+	snprintf(where, sizeof(where), "layers[%zu]", idx);
+	if (asi_ykeys_read(r, ln, layer_keys, &li, where) < 0)
+		goto out;
+	if ((i = layer_get(m, li.name, 0)) < 0) {
+		asi_yproblem(r, asi_ymap_get(r, ln, "name"),
+			     "%s.name: layer '%s' has no tensors", where,
+			     asi_quote(li.name, q, sizeof(q)));
+		goto out;
+	}
+	m->l[i].fwd_flops = li.v[0];
+	m->l[i].bwd_flops = li.v[1];
+	m->l[i].fwd_time = li.v[2];
+	m->l[i].bwd_time = li.v[3];
+	rv = 0;
+out:
+	free(li.name);
+	return rv;
+}
+
+/* what the top level of a model file says */
+struct model_in {
+	unsigned version;
+	char *name, *framework, *source;
+	unsigned batch, tokens;
+	uint64_t params; /* UINT64_MAX: not given */
+	int compute;
+	yaml_node_t *tensors, *layers;
+};
+
+static int cb_tensors(asi_yreader_t *r, yaml_node_t *v, const char *key,
+		      void *base)
+{
+	if (asi_yexpect(r, v, YAML_SEQUENCE_NODE, key) < 0)
 		return -1;
-	if (!(n = planner_ymap_get(d, ln, "name"))) {
-		errno = EINVAL;
-		return autosync_errprintf(
-		    errp, "%s:%u: %s: missing field 'name'", d->fname,
-		    planner_ynode_line(ln), what);
-	}
-	if (planner_yget_str(d, n, what, &name, errp) < 0)
-		return -1;
-	if ((li = layer_get(m, name, 0)) < 0) {
-		errno = EINVAL;
-		return autosync_errprintf(
-		    errp, "%s:%u: %s: layer '%s' has no tensors", d->fname,
-		    planner_ynode_line(n), what, name);
-	}
-	for (int i = 0; i < 4; i++) {
-		if (!(n = planner_ymap_get(d, ln, fields[i])))
-			continue;
-		snprintf(ewhat, sizeof(ewhat), "layer '%.60s': %s", name,
-			 fields[i]);
-		if (planner_yget_double(d, n, ewhat, 0, i < 2 ? 1e21 : 1e6,
-					&v[i], errp) < 0)
-			return -1;
-	}
-	if ((v[2] >= 0) != (v[3] >= 0) && v[2] >= 0 && v[3] < 0) {
-		/* fwd_time alone: backward follows the ratio */
-	}
-	m->l[li].fwd_flops = v[0];
-	m->l[li].bwd_flops = v[1];
-	m->l[li].fwd_time = v[2];
-	m->l[li].bwd_time = v[3];
+	((struct model_in *)base)->tensors = v;
 	return 0;
+}
+
+static int cb_layers(asi_yreader_t *r, yaml_node_t *v, const char *key,
+		     void *base)
+{
+	if (asi_yexpect(r, v, YAML_SEQUENCE_NODE, key) < 0)
+		return -1;
+	((struct model_in *)base)->layers = v;
+	return 0;
+}
+
+static const char *const compute_names[] = {"flops", "time", "estimated", NULL};
+
+static const struct asi_ykey model_keys[] = {
+    {.name = "autosync_model",
+     .type = ASI_Y_VERSION,
+     .flags = ASI_Y_REQUIRED,
+     .off = offsetof(struct model_in, version),
+     .umin = MODEL_FORMAT_MIN,
+     .umax = AUTOSYNC_MODEL_VERSION,
+     .what = "an autosync model file"},
+    {.name = "name",
+     .type = ASI_Y_STR,
+     .flags = ASI_Y_REQUIRED,
+     .off = offsetof(struct model_in, name)},
+    {.name = "framework",
+     .type = ASI_Y_STR,
+     .flags = ASI_Y_EMPTY_OK,
+     .off = offsetof(struct model_in, framework)},
+    {.name = "batch_size",
+     .type = ASI_Y_UINT,
+     .off = offsetof(struct model_in, batch),
+     .umin = 1,
+     .umax = 1u << 24},
+    {.name = "tokens_per_sample",
+     .type = ASI_Y_UINT,
+     .off = offsetof(struct model_in, tokens),
+     .umin = 1,
+     .umax = 1u << 24},
+    {.name = "source",
+     .type = ASI_Y_STR,
+     .flags = ASI_Y_EMPTY_OK,
+     .off = offsetof(struct model_in, source)},
+    {.name = "params",
+     .type = ASI_Y_U64,
+     .off = offsetof(struct model_in, params),
+     .umin = 0,
+     .umax = AUTOSYNC_MAX_MODEL_ELEMS},
+    {.name = "compute",
+     .type = ASI_Y_ENUM,
+     .off = offsetof(struct model_in, compute),
+     .values = compute_names},
+    {.name = "layers", .type = ASI_Y_NODE, .cb = cb_layers},
+    {.name = "tensors",
+     .type = ASI_Y_NODE,
+     .flags = ASI_Y_REQUIRED,
+     .cb = cb_tensors},
+    {.name = NULL},
+};
+
+static int model_tensors(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *tl)
+{
+	size_t i = 0;
+
+	for (yaml_node_item_t *it = tl->data.sequence.items.start;
+	     it < tl->data.sequence.items.top; it++, i++)
+		if (load_tensor(r, m, asi_ynode(r, *it), i) < 0)
+			return -1;
+	if (m->n == 0)
+		return asi_yproblem(r, tl, "the model has no tensors");
+	return 0;
+}
+
+static int model_layers(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *ll)
+{
+	size_t i = 0;
+
+	if (!ll)
+		return 0;
+	for (yaml_node_item_t *it = ll->data.sequence.items.start;
+	     it < ll->data.sequence.items.top; it++, i++)
+		if (load_layer(r, m, asi_ynode(r, *it), i) < 0)
+			return -1;
+	for (i = 0; i < m->nl; i++)
+		if (m->l[i].fwd_time >= 0)
+			m->compute_src = 2;
+	if (!m->compute_src)
+		for (i = 0; i < m->nl; i++)
+			if (m->l[i].fwd_flops >= 0)
+				m->compute_src = 1;
+	return 0;
+}
+
+/* the model itself, from what the top level said */
+static autosync_model_t *model_build(asi_yreader_t *r, struct model_in *mi)
+{
+	autosync_model_t *m;
+
+	if (!(m = autosync_model_create(mi->name, r->errp)))
+		return NULL;
+	m->format = mi->version;
+	if (mi->batch)
+		m->batch = mi->batch;
+	if (mi->tokens)
+		m->tokens = mi->tokens;
+	if (mi->framework) {
+		free(m->framework);
+		m->framework = mi->framework;
+		mi->framework = NULL;
+	}
+	m->source = mi->source;
+	mi->source = NULL;
+	if (model_tensors(r, m, mi->tensors) < 0 ||
+	    model_layers(r, m, mi->layers) < 0)
+		goto fail;
+	if (mi->params != UINT64_MAX && mi->params != m->params) {
+		asi_yproblem(r, asi_ymap_get(r, asi_yroot(r), "params"),
+			     "params: the file says %" PRIu64
+			     " but its tensors hold %" PRIu64,
+			     mi->params, m->params);
+		goto fail;
+	}
+	return m;
+fail:
+	autosync_model_destroy(m);
+	return NULL;
+}
+
+static autosync_model_t *model_read(asi_yreader_t *r)
+{
+	struct model_in mi = {.params = UINT64_MAX};
+	autosync_model_t *m = NULL;
+	int saved;
+
+	if (asi_ykeys_read(r, asi_yroot(r), model_keys, &mi, "") == 0)
+		m = model_build(r, &mi);
+	saved = errno;
+	free(mi.name);
+	free(mi.framework);
+	free(mi.source);
+	errno = m ? 0 : saved ? saved : EINVAL;
+	return m;
 }
 
 autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 				       const char *fname,
 				       autosync_error_t *errp)
 {
-	static const char *const keys[] = {"autosync_model",
-					   "name",
-					   "framework",
-					   "batch_size",
-					   "tokens_per_sample",
-					   "source",
-					   "params",
-					   "compute",
-					   "layers",
-					   "tensors",
-					   NULL};
-	struct ydoc d;
-	autosync_model_t *m = NULL;
-	yaml_node_t *root, *n, *tl;
-	const char *s;
-	uint64_t v, declared = 0;
-	int have_declared = 0, saved;
-	size_t i;
+	asi_yreader_t r;
+	autosync_model_t *m;
+	int saved;
 
-	if (planner_ydoc_load(&d, buf, len, fname, errp) < 0)
+	if (planner_yload(&r, buf, len, fname, errp) < 0)
 		return NULL;
-	root = planner_ydoc_root(&d);
-	if (planner_yexpect(&d, root, YAML_MAPPING_NODE, "model file", errp) <
-	    0)
-		goto fail;
-	if (check_keys(&d, root, keys, "model file", errp) < 0)
-		goto fail;
-	if (!(n = planner_ymap_get(&d, root, "autosync_model"))) {
-		errno = EINVAL;
-		autosync_errprintf(errp,
-				   "%s:%u: not an autosync model file "
-				   "(no 'autosync_model: 1')",
-				   d.fname, planner_ynode_line(root));
-		goto fail;
-	}
-	if (planner_yget_u64(&d, n, "autosync_model (format version)", 1, 1, &v,
-			     errp) < 0)
-		goto fail;
-	if (!(n = planner_ymap_get(&d, root, "name"))) {
-		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: missing field 'name'", d.fname,
-				   planner_ynode_line(root));
-		goto fail;
-	}
-	if (planner_yget_str(&d, n, "name", &s, errp) < 0)
-		goto fail;
-	if (!(m = autosync_model_create(s, errp)))
-		goto fail;
-	if ((n = planner_ymap_get(&d, root, "framework"))) {
-		if (planner_yget_str(&d, n, "framework", &s, errp) < 0)
-			goto fail;
-		free(m->framework);
-		if (!(m->framework = strdup(s)))
-			goto nomem;
-	}
-	if ((n = planner_ymap_get(&d, root, "source"))) {
-		if (planner_yget_str(&d, n, "source", &s, errp) < 0)
-			goto fail;
-		if (!(m->source = strdup(s)))
-			goto nomem;
-	}
-	if ((n = planner_ymap_get(&d, root, "batch_size"))) {
-		if (planner_yget_u64(&d, n, "batch_size", 1, 1u << 24, &v,
-				     errp) < 0)
-			goto fail;
-		m->batch = (unsigned)v;
-	}
-	if ((n = planner_ymap_get(&d, root, "tokens_per_sample"))) {
-		if (planner_yget_u64(&d, n, "tokens_per_sample", 1, 1u << 24,
-				     &v, errp) < 0)
-			goto fail;
-		m->tokens = (unsigned)v;
-	}
-	if ((n = planner_ymap_get(&d, root, "params"))) {
-		if (planner_yget_u64(&d, n, "params", 0,
-				     AUTOSYNC_MAX_MODEL_ELEMS, &declared,
-				     errp) < 0)
-			goto fail;
-		have_declared = 1;
-	}
-	if (!(tl = planner_ymap_get(&d, root, "tensors"))) {
-		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: missing field 'tensors'",
-				   d.fname, planner_ynode_line(root));
-		goto fail;
-	}
-	if (planner_yexpect(&d, tl, YAML_SEQUENCE_NODE, "tensors", errp) < 0)
-		goto fail;
-	i = 0;
-	for (yaml_node_item_t *it = tl->data.sequence.items.start;
-	     it < tl->data.sequence.items.top; it++, i++)
-		if (load_tensor(&d, m, planner_ydoc_node(&d, *it), i, errp) < 0)
-			goto fail;
-	if (m->n == 0) {
-		errno = EINVAL;
-		autosync_errprintf(errp, "%s:%u: the model has no tensors",
-				   d.fname, planner_ynode_line(tl));
-		goto fail;
-	}
-	if ((n = planner_ymap_get(&d, root, "layers"))) {
-		if (planner_yexpect(&d, n, YAML_SEQUENCE_NODE, "layers", errp) <
-		    0)
-			goto fail;
-		i = 0;
-		for (yaml_node_item_t *it = n->data.sequence.items.start;
-		     it < n->data.sequence.items.top; it++, i++)
-			if (load_layer(&d, m, planner_ydoc_node(&d, *it), i,
-				       errp) < 0)
-				goto fail;
-		for (i = 0; i < m->nl; i++)
-			if (m->l[i].fwd_time >= 0)
-				m->compute_src = 2;
-		if (!m->compute_src)
-			for (i = 0; i < m->nl; i++)
-				if (m->l[i].fwd_flops >= 0)
-					m->compute_src = 1;
-	}
-	if ((n = planner_ymap_get(&d, root, "compute"))) {
-		if (planner_yget_str(&d, n, "compute", &s, errp) < 0)
-			goto fail;
-		if (strcmp(s, "flops") && strcmp(s, "time") &&
-		    strcmp(s, "estimated")) {
-			errno = EINVAL;
-			autosync_errprintf(errp,
-					   "%s:%u: compute: '%s' is not flops, "
-					   "time or estimated",
-					   d.fname, planner_ynode_line(n), s);
-			goto fail;
-		}
-	}
-	if (have_declared && declared != m->params) {
-		errno = EINVAL;
-		autosync_errprintf(
-		    errp,
-		    "%s:%u: params: the file says %" PRIu64
-		    " but its tensors hold %" PRIu64,
-		    d.fname,
-		    planner_ynode_line(planner_ymap_get(&d, root, "params")),
-		    declared, m->params);
-		goto fail;
-	}
-	planner_ydoc_free(&d);
-	return m;
-nomem:
-	errno = ENOMEM;
-	autosync_errprintf(errp, "%s: out of memory", d.fname);
-fail:
+	m = model_read(&r);
 	saved = errno;
-	autosync_model_destroy(m);
-	planner_ydoc_free(&d);
-	errno = saved ? saved : EINVAL;
-	return NULL;
+	asi_yreader_free(&r);
+	errno = saved;
+	return m;
 }
 
 autosync_model_t *autosync_model_load(const char *path, autosync_error_t *errp)
 {
-	char *buf = NULL;
-	size_t len = 0;
+	asi_yreader_t r;
 	autosync_model_t *m;
 	int saved;
 
@@ -846,13 +887,18 @@ autosync_model_t *autosync_model_load(const char *path, autosync_error_t *errp)
 		autosync_errprintf(errp, "model_load: no path");
 		return NULL;
 	}
-	if (planner_read_file(path, &buf, &len, errp) < 0)
+	if (planner_yload_file(&r, path, AUTOSYNC_MAX_MODEL_BYTES, errp) < 0)
 		return NULL;
-	m = autosync_model_parse(buf, len, path, errp);
+	m = model_read(&r);
 	saved = errno;
-	free(buf);
+	asi_yreader_free(&r);
 	errno = saved;
 	return m;
+}
+
+unsigned autosync_model_format_version(const autosync_model_t *m)
+{
+	return m ? m->format : 0;
 }
 
 /* ------------------------------------------------------------ catalog */

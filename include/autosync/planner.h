@@ -54,9 +54,15 @@ unsigned autosync_dtype_size(int dtype);
 
 #define AUTOSYNC_MAX_DIMS 8
 /* Limits enforced by every loader (documented in docs/model-format.md). */
-#define AUTOSYNC_MAX_TENSORS 1000000ULL		    /* 10^6 tensors */
+#define AUTOSYNC_MAX_TENSORS 200000ULL		    /* 2 x 10^5 tensors */
 #define AUTOSYNC_MAX_TENSOR_ELEMS 1000000000000ULL  /* 10^12 per tensor */
 #define AUTOSYNC_MAX_MODEL_ELEMS 100000000000000ULL /* 10^14 in all */
+/* The largest model file the loaders read (a site's max_model_bytes may
+ * only be lower). */
+#define AUTOSYNC_MAX_MODEL_BYTES (256ULL << 20)
+/* The model file format this autosync writes; readers take it and the
+ * version before it (when there is one). */
+#define AUTOSYNC_MODEL_VERSION 1
 
 /* One parameter tensor; a read-only view owned by its model. */
 typedef struct autosync_tensor {
@@ -114,6 +120,9 @@ autosync_model_t *autosync_model_load(const char *path, autosync_error_t *errp);
 autosync_model_t *autosync_model_parse(const char *buf, size_t len,
 				       const char *fname,
 				       autosync_error_t *errp);
+/* The format version of the file a model was read from (a previous one
+ * is read too: a caller may note it), or 0 for a model built in memory. */
+unsigned autosync_model_format_version(const autosync_model_t *m);
 /*
  * 'spec' is a path (it contains '/' or ends in ".yaml"/".yml") or a catalog
  * name. Catalog search path: 'catalog_dir' when not NULL, then the

@@ -19,6 +19,10 @@ extern "C" {
 
 /* Largest site config accepted, in bytes. */
 #define AUTOSYNC_SITECONF_MAX_BYTES (1024 * 1024)
+/* The format version this autosync writes; version 1 files are read too.
+ * Version 2: plan_budget_ms defaults to 1000 and covers loading the model
+ * and topology; plan_memory and keep_job_files are new. */
+#define AUTOSYNC_SITECONF_VERSION 2
 
 enum autosync_site_mode {
 	AUTOSYNC_SITE_MODE_OFF = 0,
@@ -80,12 +84,6 @@ unsigned autosync_siteconf_plan_budget_ms(const autosync_siteconf_t *s);
  * end of the step. Default 1 day. */
 long autosync_siteconf_keep_job_files(const autosync_siteconf_t *s);
 size_t autosync_siteconf_max_model_bytes(const autosync_siteconf_t *s);
-/* The format version the file declared (1 or 2; 0 = none, read as 2).
- * Version 2 added keep_job_files and plan_memory and raised the default
- * plan_budget_ms from 50 to 1000 (it now covers loading); a version 1 file
- * reads the same otherwise. */
-#define AUTOSYNC_SITECONF_VERSION 2
-unsigned autosync_siteconf_version(const autosync_siteconf_t *s);
 /* Address-space cap of the planning child at job start, bytes (default
  * 4GiB, at least 256MiB). */
 size_t autosync_siteconf_plan_memory(const autosync_siteconf_t *s);
@@ -97,6 +95,13 @@ const char *autosync_siteconf_nccl_plugin_dir(const autosync_siteconf_t *s);
 /* 1: plans made at job start carry job.nccl_calibrate, so the tuner plugin
  * rescales NCCL's latency constants to the calibrated links (default 0). */
 int autosync_siteconf_nccl_calibrate(const autosync_siteconf_t *s);
+/* The format version of the file read (AUTOSYNC_SITECONF_VERSION when
+ * it said none, and for a handle with every default). */
+unsigned autosync_siteconf_version(const autosync_siteconf_t *s);
+/* One line about the file for whoever shows it ("PATH: site config
+ * version 1, read as version 2: ..."), or NULL when there is nothing to
+ * say. Borrowed from 's'. */
+const char *autosync_siteconf_note(const autosync_siteconf_t *s);
 /* Fabric NIC names (e.g. "mlx5_0"); 'i' < count. */
 size_t autosync_siteconf_nfabric_nics(const autosync_siteconf_t *s);
 const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s,

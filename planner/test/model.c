@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "autosync/planner.h"
 #include "tap.h"
@@ -99,8 +99,12 @@ static void check_bad(const char *text, const char *want1, const char *want2,
 
 static void bad_files(void)
 {
-	check_bad(HDR "  - {name: a, dtype: float33, shape: [2]}\n",
-		  "bad.yaml:4", "'float33'", "unknown dtype");
+	check_bad(
+	    HDR "  - {name: a, dtype: float33, shape: [2]}\n",
+	    "bad.yaml:4: tensors[0].dtype: bad value 'float33' (did you mean "
+	    "'float32'? expected float32, float16, bfloat16, float64, "
+	    "int64, int32, int8 or uint8)",
+	    NULL, "unknown dtype");
 	check_bad(HDR "  - {name: a, dtype: float32, shape: [2, -5]}\n",
 		  "bad.yaml:4", "'-5'", "negative dimension");
 	check_bad(HDR "  - {name: a, dtype: float32, shape: [0]}\n",
@@ -117,11 +121,11 @@ static void bad_files(void)
 		      "1000000000000}\n",
 		  "bad.yaml:4", "1000000000000", "10^12 tensors");
 	check_bad(HDR "  - {name: a, dtype: float32}\n", "bad.yaml:4",
-		  "'shape'", "missing shape");
+		  "missing key 'tensors[0].shape'", "missing shape");
 	check_bad(HDR "  - {dtype: float32, shape: [1]}\n", "bad.yaml:4",
-		  "'name'", "missing name");
-	check_bad(HDR "  - {name: a, shape: [1]}\n", "bad.yaml:4", "'dtype'",
-		  "missing dtype");
+		  "missing key 'tensors[0].name'", "missing name");
+	check_bad(HDR "  - {name: a, shape: [1]}\n", "bad.yaml:4",
+		  "missing key 'tensors[0].dtype'", "missing dtype");
 	check_bad("autosync_model: 1\nname: t\n", "bad.yaml", "'tensors'",
 		  "missing tensors");
 	check_bad("name: t\ntensors: []\n", "bad.yaml", "autosync_model",
@@ -139,30 +143,13 @@ static void bad_files(void)
 		  "bad.yaml:4", "key 'dtype' given twice (first on line 4)",
 		  "a repeated key");
 	check_bad("", "bad.yaml", "empty", "empty file");
-	{
-		/* the planner's reader is the one bounded reader: a FIFO is
-		 * refused at once, not waited on */
-		char fifo[] = "/tmp/autosync-model-fifo-XXXXXX";
-		autosync_error_t err = {""};
-		int fd = mkstemp(fifo);
-		if (fd >= 0) {
-			close(fd);
-			unlink(fifo);
-		}
-		if (fd >= 0 && mkfifo(fifo, 0600) == 0) {
-			ok(!autosync_model_load(fifo, &err) &&
-			       strstr(err.text, "not a regular file"),
-			   "a FIFO as a model file: refused (%s)", err.text);
-			unlink(fifo);
-		} else {
-			skip(1, "no FIFO");
-		}
-	}
 	check_bad("- a\n- b\n", "bad.yaml:1", "mapping",
 		  "a list instead of a mapping");
 	check_bad(HDR
 		  "  - {name: a, dtype: float32, shape: [2], colour: red}\n",
-		  "bad.yaml:4", "'colour'", "unknown key");
+		  "bad.yaml:4: unknown key 'tensors[0].colour' (known: name, "
+		  "layer, dtype, shape, sparse, rows_touched or repeat)",
+		  NULL, "unknown key");
 	check_bad(
 	    HDR "  - {name: e, dtype: float32, shape: [10, 4], sparse: true}\n",
 	    "bad.yaml:4", "rows_touched", "sparse without rows_touched");
@@ -182,6 +169,25 @@ static void bad_files(void)
 	check_bad(HDR
 		  "  - {name: a, dtype: float32, shape: [1,2,3,4,5,6,7,8,9]}\n",
 		  "bad.yaml:4", "dimensions", "too many dimensions");
+	{
+		/* the one bounded reader: a FIFO is refused, not waited on */
+		autosync_error_t err = {""};
+		char fifo[64] = "/tmp/autosync-model-fifo-XXXXXX";
+		if (!mkdtemp(fifo))
+			bail_out("mkdtemp");
+		strcat(fifo, "/m.yaml");
+		if (mkfifo(fifo, 0600) < 0)
+			bail_out("mkfifo");
+		ok(!autosync_model_load(fifo, &err) &&
+		       strstr(err.text, "not a regular file"),
+		   "a FIFO model file is refused at once: %s", err.text);
+		ok(!autosync_plan_load(fifo, &err) &&
+		       strstr(err.text, "not a regular file"),
+		   "a FIFO plan file too: %s", err.text);
+		unlink(fifo);
+		*strrchr(fifo, '/') = '\0';
+		rmdir(fifo);
+	}
 	{
 		autosync_error_t err = {""};
 		errno = 0;

@@ -468,19 +468,24 @@ static void bad(void)
 	} cases[] = {
 	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: "
 	     "fast, channels: 1}\n",
-	     "bad.yaml:39: protocol: unknown value 'fast'"},
+	     "bad.yaml:39: nccl[0].protocol: bad value 'fast' (expected ll, "
+	     "ll128 or simple)"},
 	    {"  - {coll: alltoall, min_bytes: 0, algorithm: ring, protocol: "
 	     "ll, channels: 1}\n",
-	     "bad.yaml:39: coll: unknown value 'alltoall'"},
+	     "bad.yaml:39: nccl[0].coll: bad value 'alltoall' (expected "
+	     "broadcast, reduce, allgather, reducescatter or allreduce)"},
 	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: "
 	     "ll, channels: 65}\n",
-	     "bad.yaml:39: channels"},
+	     "bad.yaml:39: nccl[0].channels: bad value '65' (expected an "
+	     "integer from 0 to 64)"},
 	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: "
 	     "ll, channels: 1, nvls: 1}\n",
-	     "bad.yaml:39: nccl: unknown key 'nvls'"},
+	     "bad.yaml:39: unknown key 'nccl[0].nvls' (known: coll, min_bytes, "
+	     "max_bytes, algorithm, protocol or channels)"},
 	    {"  - {coll: allreduce, min_bytes: 10, max_bytes: 10, algorithm: "
 	     "ring, protocol: ll, channels: 1}\n",
-	     "bad.yaml:39: max_bytes"},
+	     "bad.yaml:39: nccl[0].max_bytes: bad value '10' (expected an "
+	     "integer from 11 to 18446744073709551614, past min_bytes)"},
 	    {"  - {coll: allreduce, min_bytes: 0, max_bytes: 100, algorithm: "
 	     "ring, protocol: ll, channels: 1}\n"
 	     "  - {coll: allgather, min_bytes: 0, algorithm: ring, protocol: "
@@ -491,7 +496,7 @@ static void bad(void)
 	     "precedes the one before it (to 100)"},
 	    {"  - {coll: allreduce, min_bytes: 0, algorithm: ring, protocol: "
 	     "ll}\n",
-	     "bad.yaml:39: missing field 'channels'"},
+	     "bad.yaml:39: missing key 'nccl[0].channels'"},
 	};
 	static const char head[] =
 	    HEAD("auto") "buckets: []\n# line 39\nnccl:\n";

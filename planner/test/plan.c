@@ -216,7 +216,10 @@ static void bad_plans(void)
 	char *t = to_text(pl, &l), *b;
 
 	b = replace(t, "autosync_plan: 2", "autosync_plan: 3");
-	bad_plan(b, "bad-plan.yaml:2", "format 3", "a newer format version");
+	bad_plan(b, "bad-plan.yaml:2",
+		 "autosync_plan: version '3' is not supported (this autosync "
+		 "reads versions 1 and 2)",
+		 "a newer format version");
 	free(b);
 	{
 		/* the previous format reads, says which it was, same hash */
@@ -261,7 +264,8 @@ static void bad_plans(void)
 	bad_plan(b, "bad-plan.yaml:", "'gossip'", "unknown bucket kind");
 	free(b);
 	b = replace(t, "algorithm: ", "algorithm: warp");
-	bad_plan(b, "bad-plan.yaml:", "unknown value", "unknown algorithm");
+	bad_plan(b, "bad-plan.yaml:", "algorithm: bad value 'warp",
+		 "unknown algorithm");
 	free(b);
 	b = replace(t, "tensors: [\"", "tensors: [\"renamed.");
 	bad_plan(b, "bad-plan.yaml:3", "does not match",
@@ -284,8 +288,8 @@ static void bad_plans(void)
 	b = replace(t, "  nodes:", "  nodez:");
 	bad_plan(b, "bad-plan.yaml:", "'nodes'", "missing cluster field");
 	free(b);
-	bad_plan("autosync_plan: 1\n", "bad-plan.yaml",
-		 "missing field 'inputs'", "no inputs");
+	bad_plan("autosync_plan: 1\n", "bad-plan.yaml", "missing key 'inputs'",
+		 "no inputs");
 	bad_plan("a: [\n", "bad-plan.yaml:", "not valid YAML", "not YAML");
 	bad_plan("foo: 1\n", "bad-plan.yaml:1", "unknown key 'foo'",
 		 "unknown top-level key");

@@ -145,10 +145,10 @@ static void test_deadline(const autosync_siteconf_t *s)
 	};
 	int st;
 
-	/* 100 bytes that expand into two million tensors: seconds of work */
-	put("huge.yaml",
-	    "autosync_model: 1\nname: huge\ntensors:\n"
-	    "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n");
+	/* 100 bytes that expand into 200,000 tensors: seconds of work */
+	put("huge.yaml", "autosync_model: 1\nname: huge\ntensors:\n"
+			 "  - {name: w, layer: l, shape: [4], dtype: float32, "
+			 "repeat: 200000}\n");
 	snprintf(model, sizeof(model), "%s/huge.yaml", dir);
 	in.model = model;
 	jobdir("job-slow", jd, sizeof(jd));

@@ -492,21 +492,22 @@ static void test_hostile_models(void)
 	ok(has(logbuf, "not a regular file") && s.user_init_ms < 60000,
 	   "/dev/zero itself: refused at once, not read");
 	/* 100 bytes that would expand into two million tensors: refused at
-	 * once; 900,000 are allowed and take seconds to plan */
+	 * once; 200,000 (each its own layer) are allowed and take seconds */
 	put("huge.yaml",
 	    "autosync_model: 1\nname: huge\ntensors:\n"
 	    "  - {name: w, shape: [4], dtype: float32, repeat: 2000000}\n",
 	    0644);
 	snprintf(path, sizeof(path), "%s/huge.yaml", dir);
 	run_step(&s);
-	ok(has(logbuf, "tensors exceed the limit of 1000000") &&
+	ok(has(logbuf, "tensors exceed the limit of 200000") &&
 	       has(s.tasks[0], "rc=0"),
 	   "a repeat past the tensor limit: refused before expanding "
 	   "(user_init %.0f ms)",
 	   s.user_init_ms);
 	put("huge.yaml",
 	    "autosync_model: 1\nname: huge\ntensors:\n"
-	    "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n",
+	    "  - {name: w, layer: l, shape: [4], dtype: float32, "
+	    "repeat: 200000}\n",
 	    0644);
 	run_step(&s);
 	ok(has(logbuf, "did not finish within the site's budget of 500 ms") &&
@@ -863,7 +864,8 @@ static void test_faults(const char *fixtures)
 	/* the planning child killed (the OOM killer, an admin) mid-plan */
 	put("slow.yaml",
 	    "autosync_model: 1\nname: slow\ntensors:\n"
-	    "  - {name: w, shape: [4], dtype: float32, repeat: 900000}\n",
+	    "  - {name: w, layer: l, shape: [4], dtype: float32, "
+	    "repeat: 200000}\n",
 	    0644);
 	snprintf(lines, sizeof(lines),
 		 "catalog_dir: %s/planner/catalog\n"

@@ -101,7 +101,7 @@ static void test_durations(void)
 		if (cases[i].want < 0)
 			ok(!s &&
 			       strstr(err.text,
-				      ":1: 'keep_job_files': bad value") &&
+				      ":1: keep_job_files: bad value") &&
 			       strstr(err.text, "at most 90d"),
 			   "keep_job_files: %s refused (%s)", cases[i].v,
 			   err.text);
@@ -134,8 +134,12 @@ static void test_sizes(void)
 			 cases[i].v);
 		s = autosync_siteconf_load(write_tmp("size.yaml", text), &err);
 		if (!cases[i].want)
-			ok(!s && strstr(err.text, ":1: 'max_model_bytes': ") &&
-			       strstr(err.text, "at most 256MiB"),
+			ok(!s &&
+			       strstr(err.text, ":1: max_model_bytes: bad "
+						"value ") &&
+			       strstr(err.text, "(expected a size from 1 to "
+						"256MiB, such as 1048576, "
+						"64MiB or 100MB)"),
 			   "max_model_bytes: %s refused at config check (%s)",
 			   cases[i].v, err.text);
 		else
@@ -158,9 +162,9 @@ static void test_sizes(void)
 		autosync_siteconf_destroy(s);
 		s = autosync_siteconf_load(
 		    write_tmp("m.yaml", "plan_memory: 100MiB\n"), &err);
-		ok(!s && strstr(err.text, ":1: 'plan_memory': '100MiB' is too "
-					  "little to plan in "
-					  "(at least 256MiB)"),
+		ok(!s && strstr(err.text, ":1: plan_memory: bad value '100MiB' "
+					  "(expected a size from 256MiB to "
+					  "1TiB"),
 		   "plan_memory under 256MiB refused (%s)", err.text);
 		autosync_siteconf_destroy(s);
 	}
@@ -195,21 +199,24 @@ static void test_bad(void)
 	n = autosync_siteconf_check(path, collect, &p, &err);
 	ok(n == 6, "six problems found (%d)", n);
 	snprintf(want, sizeof(want),
-		 "%s:2: 'default_mode': bad value 'sometimes' (expected off or "
+		 "%s:2: default_mode: bad value 'sometimes' (expected off or "
 		 "auto)",
 		 path);
 	is(p.text[0], want, "problem 1 names file, line, key and value");
 	ok(strstr(p.text[1], ":3: unknown key 'colour'") != NULL,
 	   "unknown key with its line: %s", p.text[1]);
-	ok(strstr(p.text[2], ":4: 'plan_budget_ms': bad value '-5'") != NULL,
+	ok(strstr(p.text[2],
+		  ":4: plan_budget_ms: bad value '-5' (expected an integer "
+		  "from 1 to 60000)") != NULL,
 	   "negative budget: %s", p.text[2]);
-	ok(strstr(p.text[3], ":6: 'network.nic_bandwidth': ") != NULL &&
+	ok(strstr(p.text[3], ":6: network.nic_bandwidth: ") != NULL &&
 	       strstr(p.text[3], "fast") != NULL,
 	   "bad bandwidth: %s", p.text[3]);
-	ok(strstr(p.text[4], ":7: 'network.nics_per_node': bad value '0'") !=
+	ok(strstr(p.text[4], ":7: network.nics_per_node: bad value '0'") !=
 	       NULL,
 	   "zero NICs: %s", p.text[4]);
-	ok(strstr(p.text[5], ":8: key 'default_mode' given twice") != NULL,
+	ok(strstr(p.text[5], ":8: key 'default_mode' given twice (first on "
+			     "line 2)") != NULL,
 	   "duplicate key: %s", p.text[5]);
 	ok(autosync_siteconf_load(path, &err) == NULL && errno == EINVAL,
 	   "load refuses it (EINVAL)");
@@ -222,7 +229,8 @@ static void test_bad(void)
 	   "broken YAML: %s", p.text[0]);
 	path = write_tmp("list.yaml", "- a\n- b\n");
 	ok(autosync_siteconf_load(path, &err) == NULL &&
-	       strstr(err.text, ":1: the file must be a mapping") != NULL,
+	       strstr(err.text,
+		      ":1: the file: expected a mapping, not a list") != NULL,
 	   "a list is not a config: %s", err.text);
 	ok(autosync_siteconf_load("/nonexistent/autosync.yaml", &err) == NULL &&
 	       errno == ENOENT,
@@ -261,11 +269,83 @@ static void test_bad(void)
 	memset(&p, 0, sizeof(p));
 	n = autosync_siteconf_check(path, collect, &p, &err);
 	ok(n == 5, "five type problems (%d)", n);
-	ok(strstr(p.text[1], ":2: 'allowed_modes': bad entry 'sometimes'") !=
-	       NULL,
+	ok(strstr(p.text[1], ":2: allowed_modes: bad value 'sometimes' "
+			     "(expected off, auto, required or plan)") != NULL,
 	   "bad allowed mode: %s", p.text[1]);
 	ok(strstr(p.text[2], "expected an absolute path") != NULL,
 	   "relative path: %s", p.text[2]);
+}
+
+/* version 2 is current; version 1 reads with a note; others are refused */
+static void versions(void)
+{
+	autosync_error_t err = {.text = ""};
+	autosync_siteconf_t *s;
+	const char *path;
+
+	s = autosync_siteconf_load(write_tmp("v2.yaml", "version: 2\n"), &err);
+	ok(s && autosync_siteconf_version(s) == 2 && !autosync_siteconf_note(s),
+	   "version 2 is read, without a note (%s)", err.text);
+	autosync_siteconf_destroy(s);
+	s = autosync_siteconf_load(write_tmp("v0.yaml", "default_mode: off\n"),
+				   &err);
+	ok(s && autosync_siteconf_version(s) == AUTOSYNC_SITECONF_VERSION &&
+	       !autosync_siteconf_note(s),
+	   "no version: the current one, no note");
+	autosync_siteconf_destroy(s);
+	path = write_tmp("v1.yaml", "version: 1\nplan_memory: 8GiB\n");
+	s = autosync_siteconf_load(path, &err);
+	ok(s && autosync_siteconf_version(s) == 1 &&
+	       autosync_siteconf_plan_budget_ms(s) == 1000 &&
+	       autosync_siteconf_plan_memory(s) == (size_t)8 << 30 &&
+	       autosync_siteconf_note(s) &&
+	       strstr(autosync_siteconf_note(s),
+		      "v1.yaml: site config version 1, read as version 2: "
+		      "plan_budget_ms now defaults to 1000"),
+	   "version 1 is read, with a note: %s",
+	   s && autosync_siteconf_note(s) ? autosync_siteconf_note(s) : "");
+	autosync_siteconf_destroy(s);
+	s = autosync_siteconf_load(write_tmp("v3.yaml", "version: 3\n"), &err);
+	ok(!s && strstr(err.text, ":1: version: version '3' is not supported "
+				  "(this autosync reads versions 1 and 2)"),
+	   "version 3 is refused: %s", err.text);
+}
+
+/* the size suffixes are the same for every size key */
+static void sizes(void)
+{
+	static const struct {
+		const char *key, *v;
+		size_t want;
+	} cases[] = {
+	    {"feedback:\n  max_bytes", "1TB", 1000000000000ULL},
+	    {"feedback:\n  max_bytes", "900G", 900000000000ULL},
+	    {"feedback:\n  max_bytes", "3KiB", 3072},
+	    {"max_model_bytes", "100MB", 100000000},
+	    {"max_model_bytes", "256MiB", 256u << 20},
+	    {"plan_memory", "1TiB", (size_t)1 << 40},
+	    {"plan_memory", "1024GiB", (size_t)1 << 40},
+	    {"plan_memory", "300000000B", 300000000},
+	};
+	char text[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		autosync_error_t err = {.text = ""};
+		autosync_siteconf_t *s;
+		size_t got = 0;
+		snprintf(text, sizeof(text), "%s: %s\n", cases[i].key,
+			 cases[i].v);
+		s = autosync_siteconf_load(write_tmp("sz.yaml", text), &err);
+		if (s && !strncmp(cases[i].key, "feedback", 8))
+			got = autosync_siteconf_feedback_max_bytes(s);
+		else if (s && !strcmp(cases[i].key, "max_model_bytes"))
+			got = autosync_siteconf_max_model_bytes(s);
+		else if (s)
+			got = autosync_siteconf_plan_memory(s);
+		ok(got == cases[i].want, "%s: %s (%s)", cases[i].key,
+		   cases[i].v, err.text);
+		autosync_siteconf_destroy(s);
+	}
 }
 
 int main(void)
@@ -277,6 +357,8 @@ int main(void)
 	test_bad();
 	test_durations();
 	test_sizes();
+	versions();
+	sizes();
 	{
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -15,17 +15,26 @@ network:
 YAML
 out=$("$AUTOSYNC" config check "$TMP/bad.yaml" 2>&1); rc=$?
 is "$rc" 1 "an invalid file exits 1"
-is "$out" "$TMP/bad.yaml:1: 'version': unsupported version '3' (this autosync reads versions 1 and 2)
-$TMP/bad.yaml:2: 'default_mode': bad value 'maybe' (expected off or auto)
-$TMP/bad.yaml:4: 'network.latency': bad duration '5 parsecs': want a number and a unit s, ms, us, µs or ns (e.g. 2us)
-$TMP/bad.yaml:5: 'network.fabric_nics': bad NIC name 'bad name'
+is "$out" "$TMP/bad.yaml:1: version: version '3' is not supported (this autosync reads versions 1 and 2)
+$TMP/bad.yaml:2: default_mode: bad value 'maybe' (expected off or auto)
+$TMP/bad.yaml:4: network.latency: bad duration '5 parsecs': want a number and a unit s, ms, us, µs or ns (e.g. 2us)
+$TMP/bad.yaml:5: network.fabric_nics: bad NIC name 'bad name'
 $TMP/bad.yaml: 4 problems" "every problem, with file and line"
 
-printf 'version: 1\n' > "$TMP/v1.yaml"
+cat > "$TMP/v1.yaml" <<'YAML'
+version: 1
+plan_budget_ms: 500
+YAML
 out=$("$AUTOSYNC" config check "$TMP/v1.yaml" 2>&1); rc=$?
-is "$rc:$out" "0:$TMP/v1.yaml: valid
-$TMP/v1.yaml: format 1, read as format 2 (plan_budget_ms now defaults to 1000 and covers loading; keep_job_files and plan_memory are new)" \
-  "a format 1 site config is valid, read as format 2, and says what changed"
+is "$rc:$out" "0:autosync config: $TMP/v1.yaml: site config version 1, read as version 2: plan_budget_ms now defaults to 1000 and covers loading the model and topology; plan_memory (default 4GiB) and keep_job_files (default 1d) are new; set 'version: 2' once checked
+$TMP/v1.yaml: valid" "a version 1 file is valid, with a one-line note"
+
+cat > "$TMP/colour.yaml" <<'YAML'
+default_mod: auto
+YAML
+out=$("$AUTOSYNC" config check "$TMP/colour.yaml" 2>&1); rc=$?
+like "$out" "^$TMP/colour.yaml:1: unknown key 'default_mod' \\(did you mean 'default_mode'\\? known: version, default_mode, " "an unknown key suggests the closest"
+
 out=$("$AUTOSYNC" config check "$TMP/none.yaml" 2>&1); rc=$?
 is "$rc" 1 "a missing file exits 1"
 is "$out" "autosync: $TMP/none.yaml: cannot open: No such file or directory" "missing file message"
