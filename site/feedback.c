@@ -505,37 +505,53 @@ static int parse_fields(json_t *root, unsigned parts,
 		    r->version >= required[i].since &&
 		    !json_object_get(root, required[i].key))
 			return *bad = required[i].key, 1;
-#define STR(f)                                                                 \
-	if ((v = json_object_get(root, #f)) && get_str(v, r->f, sizeof(r->f))) \
-		return *bad = #f, -1;
-#define U64(f, key, max)                        \
-	if ((v = json_object_get(root, key))) { \
-		if (get_u64(v, max, &u))        \
-			return *bad = key, -1;  \
-		r->f = u;                       \
-	}
-#define NUM(f, key)                                                \
-	if ((v = json_object_get(root, key)) && get_num(v, &r->f)) \
-		return *bad = key, -1;
+#define STR(f)                                         \
+	do {                                           \
+		if ((v = json_object_get(root, #f)) && \
+		    get_str(v, r->f, sizeof(r->f)))    \
+			return *bad = #f, -1;          \
+	} while (0)
+#define U64(f, key, max)                                \
+	do {                                            \
+		if ((v = json_object_get(root, key))) { \
+			if (get_u64(v, max, &u))        \
+				return *bad = key, -1;  \
+			r->f = u;                       \
+		}                                       \
+	} while (0)
+#define NUM(f, key)                                                        \
+	do {                                                               \
+		if ((v = json_object_get(root, key)) && get_num(v, &r->f)) \
+			return *bad = key, -1;                             \
+	} while (0)
 	/* "" : a part without the job's side (no time yet) */
 	if ((v = json_object_get(root, "time")) &&
 	    !(json_is_string(v) && !json_string_length(v)) &&
 	    parse_time(v, &r->time))
 		return *bad = "time", -1;
-	STR(source)
-	STR(user) STR(node) STR(model) STR(model_hash) STR(topo_hash)
-	    STR(plan_hash) STR(framework) STR(strategy) STR(cluster)
-		U64(job, "job", INT64_MAX) U64(step, "step", INT64_MAX)
-		    U64(uid, "uid", UINT32_MAX) U64(nodes, "nodes", UINT_MAX)
-			U64(gpus_per_node, "gpus_per_node", UINT_MAX)
-			    U64(measured_count, "measured_count", INT64_MAX)
-				NUM(predicted, "predicted_step_s")
-				    NUM(scale, "scale")
-					NUM(measured_mean, "measured_mean_s")
+	STR(source);
+	STR(user);
+	STR(node);
+	STR(model);
+	STR(model_hash);
+	STR(topo_hash);
+	STR(plan_hash);
+	STR(framework);
+	STR(strategy);
+	STR(cluster);
+	U64(job, "job", INT64_MAX);
+	U64(step, "step", INT64_MAX);
+	U64(uid, "uid", UINT32_MAX);
+	U64(nodes, "nodes", UINT_MAX);
+	U64(gpus_per_node, "gpus_per_node", UINT_MAX);
+	U64(measured_count, "measured_count", INT64_MAX);
+	NUM(predicted, "predicted_step_s");
+	NUM(scale, "scale");
+	NUM(measured_mean, "measured_mean_s");
 #undef STR
 #undef U64
 #undef NUM
-					    return parse_lists(root, r, bad);
+	return parse_lists(root, r, bad);
 }
 
 int autosync_feedback_parse_part(const char *line, size_t len, unsigned parts,
