@@ -950,6 +950,26 @@ int main(void)
 	if (!mkdtemp(dir))
 		bail_out("mkdtemp");
 	chmod(dir, 0755);
+	{
+		/* the site's files as a site keeps them, readable by the
+		 * job's user (the planning child runs as the user), wherever
+		 * the source tree is (a checkout under a private directory) */
+		char cmd[4000];
+		snprintf(cmd, sizeof(cmd),
+			 "mkdir -p %s/src/planner %s/fixtures && "
+			 "cp -r '%s/planner/catalog' %s/src/planner/ && "
+			 "cp '%s/hwloc-juwels-booster-4xA100-4xHDR.xml' "
+			 "%s/fixtures/ && "
+			 "chmod -R a+rX %s/src %s/fixtures",
+			 dir, dir, src ? src : ".", dir, fixtures, dir, dir,
+			 dir);
+		if (system(cmd) != 0)
+			bail_out("%s", cmd);
+		snprintf(fixtures, sizeof(fixtures), "%s/fixtures", dir);
+		snprintf(p, sizeof(p), "%s/src", dir);
+		setenv("AUTOSYNC_SRCDIR", p, 1);
+		src = getenv("AUTOSYNC_SRCDIR");
+	}
 	snprintf(runtime, sizeof(runtime), "%s/run", dir);
 	mkdir(runtime, 0755);
 	snprintf(feedback, sizeof(feedback), "%s/feedback.jsonl", dir);
