@@ -192,12 +192,38 @@ is "$out" "auto" "a partition whose default is auto: autosync on without any opt
 reset_plugin_args
 
 # --- feedback: 50 steps at once, every record whole ------------------------
-before=$(wc -l < "$FEEDBACK" 2>/dev/null || echo 0)
-since=$(date +%s)
-for i in $(seq 50); do
-  as_user srun -N3 -n3 --autosync-model=resnet50 bash -c 'printf "0.25\n0.5\n" > "$AUTOSYNC_REPORT"; echo "$SLURM_JOB_ID"' >"$IT_WORK/j$i.out" 2>&1 &
-done
-wait
+burst() {
+  before=$(wc -l < "$FEEDBACK" 2>/dev/null || echo 0)
+  since=$(date +%s)
+  rm -f "$IT_WORK"/j*.out
+  for i in $(seq 50); do
+    as_user srun -N3 -n3 --autosync-model=resnet50 bash -c 'printf "0.25\n0.5\n" > "$AUTOSYNC_REPORT"; echo "$SLURM_JOB_ID"' >"$IT_WORK/j$i.out" 2>&1 &
+  done
+  wait
+}
+slurmds() {   # the node daemons alive, by their PID files
+  local n=0 f
+  for f in /run/slurmd-node*.pid; do
+    [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && n=$((n + 1))
+  done
+  echo "$n"
+}
+n0=$(slurmds)
+burst
+# Slurm 22.05's multiple-slurmd setup has lost a slurmd under this burst
+# (heap corruption in slurmd's own threads, slurm_hostlist_create_dims; no
+# autosync code runs in slurmd): then revive it, say so, and run the burst
+# once more, which must be whole
+if [ "$(slurmds)" -lt "$n0" ]; then
+  diag "a slurmd died during the burst (see /var/log/slurm/core); revived; once more"
+  AUTOSYNC_TEST_PLUGIN=$(awk '{print $2; exit}' "$IT_DROPIN") AUTOSYNC_TEST_ARGS="config=$IT_SITE" \
+    "$(dirname "$0")/../slurm/start-cluster.sh" >/dev/null 2>&1
+  for n in $(sinfo -h -N -o '%N %T' | awk '$2 !~ /^(idle|mixed|allocated)$/ {print $1}'); do
+    scontrol update nodename="$n" state=resume >/dev/null 2>&1
+  done
+  sleep 2
+  burst
+fi
 jobs=$(cat "$IT_WORK"/j*.out | grep -E '^[0-9]+$' | sort -u)
 is "$(wc -l <<<"$jobs")" 50 "50 steps ran"
 sleep 1
