@@ -940,14 +940,20 @@ static int parse_slurm_list(const struct autosync_topo *t, const char *what,
 		}
 		lo = strtoul(tok, NULL, 10);
 		hi = dash ? strtoul(dash + 1, NULL, 10) : lo;
-		if (hi < lo || hi >= t->ngpus) {
+		if (hi < lo) {
+			errno = EINVAL;
+			autosync_errprintf(
+			    errp, "%s=%.64s: range %lu-%lu is reversed", what,
+			    s, lo, hi);
+			goto out;
+		}
+		if (hi >= t->ngpus) {
 			errno = EINVAL;
 			autosync_errprintf(
 			    errp,
 			    "%s=%.64s: GPU %lu does not exist (this node has "
 			    "%u GPU%s)",
-			    what, s, hi >= t->ngpus ? hi : lo, t->ngpus,
-			    t->ngpus == 1 ? "" : "s");
+			    what, s, hi, t->ngpus, t->ngpus == 1 ? "" : "s");
 			goto out;
 		}
 		for (unsigned long i = lo; i <= hi; i++)
