@@ -1035,6 +1035,114 @@ static int resolve_auto(const autosync_cluster_t *c, unsigned p, double n)
 	return t >= 0 && t < r ? AUTOSYNC_ALGO_TREE : AUTOSYNC_ALGO_RING;
 }
 
+/* What autosync_rt_prepare() works on: the model's tensors by name, which
+ * are placed, and the next free position in the arena. */
+struct prep {
+	autosync_rt_plan_t *rp;
+	const autosync_model_t *m;
+	struct name_ix *ix;
+	size_t nt;
+	unsigned char *seen;
+	size_t pos;
+};
+
+/* one tensor of a bucket, on the pass for its kind (0: dense, 1: sparse
+ * rows): its place in the arena, and in the bucket's PS segments */
+static int prep_tensor(struct prep *c, const autosync_bucket_t *B,
+		       struct rbucket *rb, size_t j, int pass, int sparse_rows,
+		       autosync_error_t *errp)
+{
+	struct name_ix key = {B->tensors[j], 0}, *hit;
+	const autosync_tensor_t *T;
+	size_t e;
+
+	hit = bsearch(&key, c->ix, c->nt, sizeof(*c->ix), cmp_name);
+	if (!hit) {
+		errno = ENOENT;
+		return autosync_errprintf(errp,
+					  "syncrt: plan tensor '%s' is not "
+					  "in model '%s'",
+					  B->tensors[j],
+					  autosync_model_name(c->m));
+	}
+	T = autosync_model_tensor(c->m, hit->i);
+	if ((T->sparse && sparse_rows) != pass)
+		return 0;
+	if (c->seen[hit->i]) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "syncrt: tensor '%s' is in two "
+					  "buckets",
+					  B->tensors[j]);
+	}
+	c->seen[hit->i] = 1;
+	e = tensor_elems(T, sparse_rows);
+	c->rp->goff[hit->i] = c->pos;
+	c->rp->glen[hit->i] = e;
+	if (rb->kind == AUTOSYNC_SYNC_PS) {
+		rb->soff[rb->nseg] = c->pos - rb->off;
+		rb->slen[rb->nseg] = e;
+		rb->sserver[rb->nseg++] =
+		    B->server ? B->server[j] : AUTOSYNC_NO_SERVER;
+	}
+	if (pass)
+		rb->n_sparse += e;
+	else
+		rb->n_dense += e;
+	c->pos += e;
+	return 0;
+}
+
+/* one bucket of the plan: its algorithm (auto resolved for this runtime),
+ * then its tensors, dense ones first, then sparse ones */
+static int prep_bucket(struct prep *c, const autosync_plan_summary_t *s,
+		       const autosync_bucket_t *B, struct rbucket *rb,
+		       autosync_error_t *errp)
+{
+	int sparse_rows = B->kind == AUTOSYNC_SYNC_PS || !B->densify;
+
+	rb->kind = B->kind;
+	rb->algo = B->algo == AUTOSYNC_ALGO_AUTO
+		       ? resolve_auto(&s->cluster, (unsigned)c->rp->rt->size,
+				      B->wire_bytes)
+		       : B->algo;
+	rb->compress = B->compress;
+	rb->servers = B->servers;
+	rb->local_agg = B->local_agg;
+	rb->local_repl = B->local_repl;
+	rb->off = c->pos;
+	if (B->kind == AUTOSYNC_SYNC_PS &&
+	    (!(rb->soff = calloc(B->ntensors + 1, sizeof(size_t))) ||
+	     !(rb->slen = calloc(B->ntensors + 1, sizeof(size_t))) ||
+	     !(rb->sserver = calloc(B->ntensors + 1, sizeof(int))))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "syncrt: out of memory");
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t j = 0; j < B->ntensors; j++)
+			if (prep_tensor(c, B, rb, j, pass, sparse_rows, errp) <
+			    0)
+				return -1;
+	return 0;
+}
+
+/* the plan's NCCL hint for the backend: its NCCL_ALGO, else the job's
+ * algorithm */
+static const char *nccl_hint(const autosync_plan_t *plan,
+			     const autosync_plan_summary_t *s)
+{
+	const char *hint = "";
+
+	for (size_t i = 0; i < autosync_plan_nenv(plan); i++)
+		if (!strcmp(autosync_plan_env(plan, i)->name, "NCCL_ALGO"))
+			hint = autosync_plan_env(plan, i)->value;
+	if (!*hint && s->job_algo == AUTOSYNC_ALGO_RING)
+		hint = "Ring";
+	else if (!*hint && s->job_algo == AUTOSYNC_ALGO_TREE)
+		hint = "Tree";
+	return hint;
+}
+
 autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 					const autosync_plan_t *plan,
 					const autosync_model_t *m,
@@ -1042,9 +1150,8 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 {
 	autosync_rt_plan_t *rp = NULL;
 	autosync_plan_summary_t s;
-	struct name_ix *ix = NULL;
-	unsigned char *seen = NULL;
-	size_t nt, pos = 0;
+	struct prep c = {.m = m};
+	size_t nt;
 
 	if (!rt || !plan || !m || autosync_plan_summary(plan, &s) < 0) {
 		errno = EINVAL;
@@ -1059,117 +1166,44 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 			     sizeof(*rp->b))) ||
 	    !(rp->goff = calloc(nt ? nt : 1, sizeof(size_t))) ||
 	    !(rp->glen = calloc(nt ? nt : 1, sizeof(size_t))) ||
-	    !(ix = calloc(nt ? nt : 1, sizeof(*ix))) ||
-	    !(seen = calloc(nt ? nt : 1, 1)))
+	    !(c.ix = calloc(nt ? nt : 1, sizeof(*c.ix))) ||
+	    !(c.seen = calloc(nt ? nt : 1, 1)))
 		goto nomem;
 	rp->rt = rt;
 	rp->nb = autosync_plan_nbuckets(plan);
-	rp->nt = nt;
+	rp->nt = c.nt = nt;
+	c.rp = rp;
 	for (size_t i = 0; i < nt; i++)
-		ix[i] = (struct name_ix){autosync_model_tensor(m, i)->name, i};
-	qsort(ix, nt, sizeof(*ix), cmp_name);
-	for (size_t b = 0; b < rp->nb; b++) {
-		const autosync_bucket_t *B = autosync_plan_bucket(plan, b);
-		struct rbucket *rb = &rp->b[b];
-		int sparse_rows;
-		rb->kind = B->kind;
-		rb->algo = B->algo == AUTOSYNC_ALGO_AUTO
-			       ? resolve_auto(&s.cluster, (unsigned)rt->size,
-					      B->wire_bytes)
-			       : B->algo;
-		rb->compress = B->compress;
-		rb->servers = B->servers;
-		rb->local_agg = B->local_agg;
-		rb->local_repl = B->local_repl;
-		rb->off = pos;
-		sparse_rows = B->kind == AUTOSYNC_SYNC_PS || !B->densify;
-		if (B->kind == AUTOSYNC_SYNC_PS &&
-		    (!(rb->soff = calloc(B->ntensors + 1, sizeof(size_t))) ||
-		     !(rb->slen = calloc(B->ntensors + 1, sizeof(size_t))) ||
-		     !(rb->sserver = calloc(B->ntensors + 1, sizeof(int)))))
-			goto nomem;
-		/* two passes: dense tensors first, then sparse ones */
-		for (int pass = 0; pass < 2; pass++)
-			for (size_t j = 0; j < B->ntensors; j++) {
-				struct name_ix key = {B->tensors[j], 0}, *hit;
-				const autosync_tensor_t *T;
-				size_t e;
-				hit = bsearch(&key, ix, nt, sizeof(*ix),
-					      cmp_name);
-				if (!hit) {
-					errno = ENOENT;
-					autosync_errprintf(
-					    errp,
-					    "syncrt: plan tensor '%s' is not "
-					    "in model '%s'",
-					    B->tensors[j],
-					    autosync_model_name(m));
-					goto fail;
-				}
-				T = autosync_model_tensor(m, hit->i);
-				if ((T->sparse && sparse_rows) != pass)
-					continue;
-				if (seen[hit->i]) {
-					errno = EINVAL;
-					autosync_errprintf(
-					    errp,
-					    "syncrt: tensor '%s' is in two "
-					    "buckets",
-					    B->tensors[j]);
-					goto fail;
-				}
-				seen[hit->i] = 1;
-				e = tensor_elems(T, sparse_rows);
-				rp->goff[hit->i] = pos;
-				rp->glen[hit->i] = e;
-				if (rb->kind == AUTOSYNC_SYNC_PS) {
-					rb->soff[rb->nseg] = pos - rb->off;
-					rb->slen[rb->nseg] = e;
-					rb->sserver[rb->nseg++] =
-					    B->server ? B->server[j]
-						      : AUTOSYNC_NO_SERVER;
-				}
-				if (pass)
-					rb->n_sparse += e;
-				else
-					rb->n_dense += e;
-				pos += e;
-			}
-	}
+		c.ix[i] =
+		    (struct name_ix){autosync_model_tensor(m, i)->name, i};
+	qsort(c.ix, nt, sizeof(*c.ix), cmp_name);
+	for (size_t b = 0; b < rp->nb; b++)
+		if (prep_bucket(&c, &s, autosync_plan_bucket(plan, b),
+				&rp->b[b], errp) < 0)
+			goto fail;
 	for (size_t i = 0; i < nt; i++)
-		if (!seen[i]) {
+		if (!c.seen[i]) {
 			errno = EINVAL;
 			autosync_errprintf(
 			    errp, "syncrt: tensor '%s' is in no bucket",
 			    autosync_model_tensor(m, i)->name);
 			goto fail;
 		}
-	rp->n = pos;
-	if (!(rp->arena = calloc(pos ? pos : 1, sizeof(float))))
+	rp->n = c.pos;
+	if (!(rp->arena = calloc(c.pos ? c.pos : 1, sizeof(float))))
 		goto nomem;
-	if (BE(rt)->prepare) {
-		/* the plan's NCCL hint: its NCCL_ALGO, else the job's algo */
-		const char *hint = "";
-		for (size_t i = 0; i < autosync_plan_nenv(plan); i++)
-			if (!strcmp(autosync_plan_env(plan, i)->name,
-				    "NCCL_ALGO"))
-				hint = autosync_plan_env(plan, i)->value;
-		if (!*hint && s.job_algo == AUTOSYNC_ALGO_RING)
-			hint = "Ring";
-		else if (!*hint && s.job_algo == AUTOSYNC_ALGO_TREE)
-			hint = "Tree";
-		if (BE(rt)->prepare(BECTX(rt), hint, errp) < 0)
-			goto fail;
-	}
-	free(ix);
-	free(seen);
+	if (BE(rt)->prepare &&
+	    BE(rt)->prepare(BECTX(rt), nccl_hint(plan, &s), errp) < 0)
+		goto fail;
+	free(c.ix);
+	free(c.seen);
 	return rp;
 nomem:
 	errno = ENOMEM;
 	autosync_errprintf(errp, "syncrt: out of memory");
 fail:
-	free(ix);
-	free(seen);
+	free(c.ix);
+	free(c.seen);
 	autosync_rt_plan_destroy(rp);
 	return NULL;
 }
