@@ -523,42 +523,51 @@ static double ucost(const struct search *S, const double *P, size_t i, size_t j,
 	return t;
 }
 
-/*
- * Exact dynamic program over contiguous buckets of the dense all-reduce
- * tensors in ready order: f(j) = min_i max(R_j, f(i)) + T(i, j), which is
- * optimal for the serialized network because max(R, .) + T is monotone.
- * 'job_algo' < 0: per-bucket choice; else that algorithm for all buckets.
- */
-static int dp_plan(struct search *S, int job_algo, int comp_mask,
-		   int densify_all)
+/* The dynamic program's work: the dense tensors in ready order, their
+ * units, the prefix sums and the best split. */
+struct dp {
+	size_t nd, U;
+	size_t *dense; /* [nd] tensor indices */
+	struct unit *u;
+	double *P;	      /* wire and cast prefix sums per compression */
+	double *f;	      /* [U + 1] best finish time of units 0..j */
+	size_t *from;	      /* [U + 1] where the last bucket of f(j) starts */
+	signed char *ba, *bc; /* [U + 1] its algorithm and compression */
+};
+
+static void dp_free(struct dp *d)
+{
+	free(d->dense);
+	free(d->u);
+	free(d->P);
+	free(d->f);
+	free(d->from);
+	free(d->ba);
+	free(d->bc);
+}
+
+/* phase 1: the dense tensors in ready order (densify_all: sparse gradients
+ * join the buckets as dense ones), grouped into units of equal ready time
+ * and dtype */
+static void dp_units(const struct search *S, struct dp *d, int densify_all)
 {
 	const autosync_model_t *m = S->x.m;
-	size_t nt = m->n, nd = 0, U = 0, per;
-	size_t *dense = NULL, *from = NULL;
-	struct unit *u = NULL;
-	double *P = NULL, *f = NULL;
-	signed char *ba = NULL, *bc = NULL;
-	struct strategy s;
-	int rv = -1, have_s = 0;
+	struct unit *u = d->u;
 
-	if (!(dense = malloc(nt * sizeof(size_t))) ||
-	    !(u = calloc(nt + 1, sizeof(*u))))
-		goto out;
-	/* densify_all: sparse gradients join the buckets as dense ones */
-	for (size_t o = 0; o < nt; o++)
+	for (size_t o = 0; o < m->n; o++)
 		if (!m->t[S->x.order[o]].sparse || densify_all)
-			dense[nd++] = S->x.order[o];
-	/* units: equal ready time and dtype */
-	for (size_t d = 0; d < nd; d++) {
-		const autosync_tensor_t *T = &m->t[dense[d]];
-		double rd = S->x.ready[dense[d]];
+			d->dense[d->nd++] = S->x.order[o];
+	for (size_t k = 0; k < d->nd; k++) {
+		const autosync_tensor_t *T = &m->t[d->dense[k]];
+		double rd = S->x.ready[d->dense[k]];
 		double sz = autosync_dtype_size(T->dtype),
 		       b = (double)T->numel * sz;
+		size_t U = d->U;
 		if (!U || u[U - 1].ready != rd ||
-		    m->t[dense[u[U - 1].first]].dtype != T->dtype) {
-			u[U].first = d;
+		    m->t[d->dense[u[U - 1].first]].dtype != T->dtype) {
+			u[U].first = k;
 			u[U].ready = rd;
-			U++;
+			U = ++d->U;
 		}
 		u[U - 1].n++;
 		u[U - 1].raw += b;
@@ -569,152 +578,206 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask,
 			u[U - 1].cast[c] += shrink ? b : 0;
 		}
 	}
-	if (U == 0) {
+}
+
+/* phase 2: coarsen very long lists (deterministic: fixed group size).
+ * Coarsened units keep .first of their first member and the summed count,
+ * so their ranges stay contiguous in 'dense' and cover every tensor. */
+static void dp_coarsen(struct dp *d)
+{
+	struct unit *u = d->u;
+	size_t U = d->U, per = (U + MAX_UNITS - 1) / MAX_UNITS, V = 0;
+
+	if (per <= 1)
+		return;
+	for (size_t i = 0; i < U; i += per) {
+		struct unit w = u[i];
+		for (size_t j = i + 1; j < U && j < i + per; j++) {
+			w.n += u[j].n;
+			w.raw += u[j].raw;
+			w.ready = u[j].ready > w.ready ? u[j].ready : w.ready;
+			for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
+				w.wire[c] += u[j].wire[c];
+				w.cast[c] += u[j].cast[c];
+			}
+		}
+		u[V++] = w;
+	}
+	d->U = V;
+}
+
+/* phase 3: the arrays of the program and the prefix sums */
+static int dp_prefix(struct dp *d)
+{
+	size_t U = d->U;
+
+	if (!(d->P = calloc((size_t)2 * AUTOSYNC_COMPRESS_N * (U + 1),
+			    sizeof(double))) ||
+	    !(d->f = malloc((U + 1) * sizeof(double))) ||
+	    !(d->from = malloc((U + 1) * sizeof(size_t))) ||
+	    !(d->ba = malloc(U + 1)) || !(d->bc = malloc(U + 1)))
+		return -1;
+	for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
+		double *W = d->P + (size_t)c * (U + 1);
+		double *C = d->P + (size_t)(AUTOSYNC_COMPRESS_N + c) * (U + 1);
+		for (size_t i = 0; i < U; i++) {
+			W[i + 1] = W[i] + d->u[i].wire[c];
+			C[i + 1] = C[i] + d->u[i].cast[c];
+		}
+	}
+	return 0;
+}
+
+/* the cheapest (algorithm, compression) for units (i, j] */
+static double dp_bucket(const struct search *S, const struct dp *d, size_t i,
+			size_t j, int job_algo, int comp_mask, int *abest,
+			int *cbest)
+{
+	double tmin = INFINITY;
+
+	*abest = *cbest = 0;
+	for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
+		if (!(comp_mask & (1 << c)))
+			continue;
+		for (int a = 0; a < AUTOSYNC_ALGO_NALGOS; a++) {
+			double t;
+			if (job_algo >= 0 ? a != job_algo : !algo_ok(S, a))
+				continue;
+			t = ucost(S, d->P, i, j, a, c, d->U);
+			if (t < tmin) {
+				tmin = t;
+				*abest = a;
+				*cbest = c;
+			}
+		}
+	}
+	return tmin;
+}
+
+/* phase 4: f(j) = min_i max(R_j, f(i)) + T(i, j) */
+static void dp_solve(const struct search *S, struct dp *d, int job_algo,
+		     int comp_mask)
+{
+	d->f[0] = 0;
+	for (size_t j = 1; j <= d->U; j++) {
+		double R = d->u[j - 1].ready, best = INFINITY;
+		for (size_t i = j; i-- > 0;) {
+			int abest, cbest;
+			double tmin = dp_bucket(S, d, i, j, job_algo, comp_mask,
+						&abest, &cbest),
+			       cand;
+			if (R + tmin >= best)
+				break; /* T(i, j) only grows as i decreases */
+			cand = (d->f[i] > R ? d->f[i] : R) + tmin;
+			if (cand < best) {
+				best = cand;
+				d->from[j] = i;
+				d->ba[j] = (signed char)abest;
+				d->bc[j] = (signed char)cbest;
+			}
+		}
+		d->f[j] = best;
+	}
+}
+
+/* phase 5: the buckets of the best split, for the dense tensors */
+static int dp_buckets(const struct dp *d, struct strategy *s, int densify_all)
+{
+	size_t j = d->U;
+
+	while (j > 0) {
+		size_t i = d->from[j];
+		struct bcfg cfg = {AUTOSYNC_SYNC_ALLREDUCE,
+				   d->ba[j],
+				   d->bc[j],
+				   0,
+				   0,
+				   0,
+				   densify_all};
+		long id = planner_strategy_add_bucket(s, &cfg);
+		if (id < 0)
+			return -1;
+		for (size_t q = i; q < j; q++)
+			for (size_t k = d->u[q].first;
+			     k < d->u[q].first + d->u[q].n; k++)
+				s->tb[d->dense[k]] = (size_t)id;
+		j = i;
+	}
+	return 0;
+}
+
+/* phase 6: a sparse tensor's own bucket - PS (sharded over every node) when
+ * the framework can and it is faster, else all-gather, or densified with
+ * each allowed compression when that is faster still */
+static int dp_sparse(const struct search *S, struct strategy *s, size_t i,
+		     int comp_mask)
+{
+	struct bcfg ar = {
+	    AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0, 0};
+	struct bcfg ps = {
+	    AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0, S->x.nodes, 0, 0, 0};
+	struct bcfg dn[AUTOSYNC_COMPRESS_N], best = ar;
+	double tb, tt;
+	long id;
+
+	s->server[i] = AUTOSYNC_NO_SERVER;
+	tb = planner_sim_bucket_time(&S->x, &ar, &i, 1, s->server);
+	for (int c = 0; S->cap->densify && c < AUTOSYNC_COMPRESS_N; c++) {
+		if (!(comp_mask & (1 << c)))
+			continue;
+		dn[c] = ar;
+		dn[c].densify = 1;
+		dn[c].compress = c;
+		tt = planner_sim_bucket_time(&S->x, &dn[c], &i, 1, s->server);
+		if (tt < tb) {
+			tb = tt;
+			best = dn[c];
+		}
+	}
+	if (S->cap->ps &&
+	    planner_sim_bucket_time(&S->x, &ps, &i, 1, s->server) < tb)
+		best = ps;
+	if ((id = planner_strategy_add_bucket(s, &best)) < 0)
+		return -1;
+	s->tb[i] = (size_t)id;
+	return 0;
+}
+
+/*
+ * Exact dynamic program over contiguous buckets of the dense all-reduce
+ * tensors in ready order: f(j) = min_i max(R_j, f(i)) + T(i, j), which is
+ * optimal for the serialized network because max(R, .) + T is monotone.
+ * 'job_algo' < 0: per-bucket choice; else that algorithm for all buckets.
+ */
+static int dp_plan(struct search *S, int job_algo, int comp_mask,
+		   int densify_all)
+{
+	const autosync_model_t *m = S->x.m;
+	struct dp d = {0};
+	struct strategy s;
+	int rv = -1, have_s = 0;
+
+	if (!(d.dense = malloc(m->n * sizeof(size_t))) ||
+	    !(d.u = calloc(m->n + 1, sizeof(*d.u))))
+		goto out;
+	dp_units(S, &d, densify_all);
+	if (d.U == 0) {
 		rv = 0;
 		goto out;
 	}
-	/* coarsen very long lists (deterministic: fixed group size) */
-	per = (U + MAX_UNITS - 1) / MAX_UNITS;
-	if (per > 1) {
-		size_t V = 0;
-		for (size_t i = 0; i < U; i += per) {
-			struct unit w = u[i];
-			for (size_t j = i + 1; j < U && j < i + per; j++) {
-				w.n += u[j].n;
-				w.raw += u[j].raw;
-				w.ready =
-				    u[j].ready > w.ready ? u[j].ready : w.ready;
-				for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
-					w.wire[c] += u[j].wire[c];
-					w.cast[c] += u[j].cast[c];
-				}
-			}
-			u[V++] = w;
-		}
-		U = V;
-	}
-	if (!(P = calloc((size_t)2 * AUTOSYNC_COMPRESS_N * (U + 1),
-			 sizeof(double))) ||
-	    !(f = malloc((U + 1) * sizeof(double))) ||
-	    !(from = malloc((U + 1) * sizeof(size_t))) ||
-	    !(ba = malloc(U + 1)) || !(bc = malloc(U + 1)))
+	dp_coarsen(&d);
+	if (dp_prefix(&d) < 0)
 		goto out;
-	for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
-		double *W = P + (size_t)c * (U + 1);
-		double *C = P + (size_t)(AUTOSYNC_COMPRESS_N + c) * (U + 1);
-		for (size_t i = 0; i < U; i++) {
-			W[i + 1] = W[i] + u[i].wire[c];
-			C[i + 1] = C[i] + u[i].cast[c];
-		}
-	}
-	f[0] = 0;
-	for (size_t j = 1; j <= U; j++) {
-		double R = u[j - 1].ready, best = INFINITY;
-		for (size_t i = j; i-- > 0;) {
-			double tmin = INFINITY, cand;
-			int abest = 0, cbest = 0;
-			for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++) {
-				if (!(comp_mask & (1 << c)))
-					continue;
-				for (int a = 0; a < AUTOSYNC_ALGO_NALGOS; a++) {
-					double t;
-					if (job_algo >= 0 ? a != job_algo
-							  : !algo_ok(S, a))
-						continue;
-					t = ucost(S, P, i, j, a, c, U);
-					if (t < tmin) {
-						tmin = t;
-						abest = a;
-						cbest = c;
-					}
-				}
-			}
-			if (R + tmin >= best)
-				break; /* T(i, j) only grows as i decreases */
-			cand = (f[i] > R ? f[i] : R) + tmin;
-			if (cand < best) {
-				best = cand;
-				from[j] = i;
-				ba[j] = (signed char)abest;
-				bc[j] = (signed char)cbest;
-			}
-		}
-		f[j] = best;
-	}
-	/* rebuild: buckets for the dense tensors */
-	if (planner_strategy_init(&s, nt) < 0)
+	dp_solve(S, &d, job_algo, comp_mask);
+	if (planner_strategy_init(&s, m->n) < 0)
 		goto out;
 	have_s = 1;
-	{
-		size_t j = U;
-		while (j > 0) {
-			size_t i = from[j];
-			struct bcfg cfg = {AUTOSYNC_SYNC_ALLREDUCE,
-					   ba[j],
-					   bc[j],
-					   0,
-					   0,
-					   0,
-					   densify_all};
-			long id = planner_strategy_add_bucket(&s, &cfg);
-			if (id < 0)
-				goto out;
-			for (size_t q = i; q < j; q++)
-				for (size_t d = u[q].first;
-				     d < u[q].first + u[q].n; d++)
-					s.tb[dense[d]] = (size_t)id;
-			/* units were coarsened: ranges are contiguous in
-			 * 'dense' */
-			j = i;
-		}
-	}
-	/* coarsened units keep .first of their first member and the summed
-	 * count, so the ranges above cover every dense tensor */
-	/* sparse tensors: their own bucket, PS (sharded over every node) when
-	 * the framework can and it is faster, else all-gather */
-	for (size_t i = 0; i < nt; i++) {
-		struct bcfg ar = {
-		    AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0, 0};
-		struct bcfg ps = {AUTOSYNC_SYNC_PS,
-				  AUTOSYNC_ALGO_AUTO,
-				  0,
-				  S->x.nodes,
-				  0,
-				  0,
-				  0};
-		long id;
-		if (!m->t[i].sparse || densify_all)
-			continue;
-		s.server[i] = AUTOSYNC_NO_SERVER;
-		{
-			struct bcfg dn[AUTOSYNC_COMPRESS_N], best = ar;
-			double tb = planner_sim_bucket_time(&S->x, &ar, &i, 1,
-							    s.server),
-			       tt;
-			/* densified, with each allowed compression */
-			for (int c = 0;
-			     S->cap->densify && c < AUTOSYNC_COMPRESS_N; c++) {
-				if (!(comp_mask & (1 << c)))
-					continue;
-				dn[c] = ar;
-				dn[c].densify = 1;
-				dn[c].compress = c;
-				tt = planner_sim_bucket_time(&S->x, &dn[c], &i,
-							     1, s.server);
-				if (tt < tb) {
-					tb = tt;
-					best = dn[c];
-				}
-			}
-			if (S->cap->ps && planner_sim_bucket_time(
-					      &S->x, &ps, &i, 1, s.server) < tb)
-				best = ps;
-			id = planner_strategy_add_bucket(&s, &best);
-		}
-		if (id < 0)
+	if (dp_buckets(&d, &s, densify_all) < 0)
+		goto out;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->t[i].sparse && !densify_all &&
+		    dp_sparse(S, &s, i, comp_mask) < 0)
 			goto out;
-		s.tb[i] = (size_t)id;
-	}
 	s.job_algo = job_algo >= 0 ? job_algo : AUTOSYNC_ALGO_AUTO;
 	s.job_compress = AUTOSYNC_COMPRESS_NONE;
 	snprintf(s.name, sizeof(s.name), "autosync-buckets");
@@ -724,13 +787,7 @@ static int dp_plan(struct search *S, int job_algo, int comp_mask,
 out:
 	if (have_s)
 		planner_strategy_free(&s);
-	free(dense);
-	free(u);
-	free(P);
-	free(f);
-	free(from);
-	free(ba);
-	free(bc);
+	dp_free(&d);
 	if (rv < 0 && errno != ENOMEM)
 		errno = ENOMEM;
 	return rv;

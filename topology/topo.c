@@ -626,102 +626,94 @@ static char *bitmap_list(hwloc_const_bitmap_t b)
 	return s;
 }
 
-static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
+/* rebuild, phase 1: one NIC as the public API shows it */
+static void pub_nic(const struct autosync_topo *t, unsigned i)
 {
-	int *nearest = NULL, *tier = NULL;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	int rv = -1;
+	const struct tnic *n = &t->nics[i];
+	autosync_topo_nic_t *p = &t->pub_nics[i];
+	unsigned c = n->pci.class_id;
 
-	free_pub(t);
-	t->pub_gpus = calloc(t->nview ? t->nview : 1, sizeof(*t->pub_gpus));
-	t->pub_cpusets = calloc(t->nview ? t->nview : 1, sizeof(char *));
-	t->pub_nics = calloc(t->nnics ? t->nnics : 1, sizeof(*t->pub_nics));
-	nearest = calloc(t->ngpus ? t->ngpus : 1, sizeof(int));
-	tier = calloc(t->ngpus ? t->ngpus : 1, sizeof(int));
-	if (!t->pub_gpus || !t->pub_cpusets || !t->pub_nics || !nearest ||
-	    !tier) {
-		errno = ENOMEM;
-		autosync_errprintf(errp, "topology: out of memory");
-		goto out;
+	memcpy(p->busid, n->pci.busid, sizeof(p->busid));
+	p->vendor_id = n->pci.vendor;
+	p->device_id = n->pci.device;
+	p->class_id = c;
+	p->kind = (c == 0x0207 || c == 0x0c06) ? AUTOSYNC_NIC_INFINIBAND
+		  : c == 0x0200		       ? AUTOSYNC_NIC_ETHERNET
+					       : AUTOSYNC_NIC_OTHER;
+	memcpy(p->name, n->ofname, sizeof(p->name));
+	memcpy(p->netdev, n->netdev, sizeof(p->netdev));
+	p->port = n->port;
+	p->port_state = n->port_state;
+	p->speed = n->speed;
+	p->pcie_bw = n->pci.gbs * 1e9;
+	p->numa = pci_numa(t, &n->pci);
+	p->package = pci_package(t, &n->pci);
+	snprintf(p->pcie_switch, sizeof(p->pcie_switch), "%s",
+		 switch_busid(t, &n->pci));
+	p->management = n->management;
+	p->rdma = n->ofname[0] != '\0';
+}
+
+/* rebuild, phase 2: the v-th GPU of the view, its local CPUs cut to the
+ * job's; -1 (ENOMEM) when its CPU list cannot be made */
+static int pub_gpu(struct autosync_topo *t, unsigned v, const int *nearest,
+		   const int *tier)
+{
+	unsigned g = t->view[v];
+	const struct tgpu *x = &t->gpus[g];
+	autosync_topo_gpu_t *p = &t->pub_gpus[v];
+	double nv = 0;
+	hwloc_bitmap_t cs = NULL;
+
+	memcpy(p->busid, x->pci.busid, sizeof(p->busid));
+	p->vendor_id = x->pci.vendor;
+	p->device_id = x->pci.device;
+	p->class_id = x->pci.class_id;
+	memcpy(p->model, x->model, sizeof(p->model));
+	memcpy(p->uuid, x->uuid, sizeof(p->uuid));
+	p->sm = x->sm > 0 ? x->sm : 0;
+	p->pcie_bw = x->pci.gbs * 1e9;
+	p->numa = pci_numa(t, &x->pci);
+	p->package = pci_package(t, &x->pci);
+	snprintf(p->pcie_switch, sizeof(p->pcie_switch), "%s",
+		 switch_busid(t, &x->pci));
+	p->nearest_nic = nearest[g];
+	p->nic_tier = tier[g];
+	for (unsigned o = 0; o < t->ngpus; o++)
+		if (o != g && t->nvbw)
+			nv += t->nvbw[g * t->ngpus + o];
+	p->nvlink_bw = nv + x->nvswitch_bw;
+	if (x->pci.cpuset) {
+		if (!(cs = hwloc_bitmap_dup(x->pci.cpuset)))
+			return -1;
+		if (t->allowed)
+			hwloc_bitmap_and(cs, cs, t->allowed);
 	}
-	t->npub = t->nview;
-	nearest_nics(t, nearest, tier);
+	t->pub_cpusets[v] = bitmap_list(cs);
+	hwloc_bitmap_free(cs);
+	if (!t->pub_cpusets[v])
+		return -1;
+	p->cpuset = t->pub_cpusets[v];
+	return 0;
+}
 
-	for (unsigned i = 0; i < t->nnics; i++) {
-		const struct tnic *n = &t->nics[i];
-		autosync_topo_nic_t *p = &t->pub_nics[i];
-		unsigned c = n->pci.class_id;
+/* rebuild, phase 3: the job's CPU set as a list */
+static void job_cpuset(struct autosync_topo *t)
+{
+	char *s;
 
-		memcpy(p->busid, n->pci.busid, sizeof(p->busid));
-		p->vendor_id = n->pci.vendor;
-		p->device_id = n->pci.device;
-		p->class_id = c;
-		p->kind = (c == 0x0207 || c == 0x0c06) ? AUTOSYNC_NIC_INFINIBAND
-			  : c == 0x0200		       ? AUTOSYNC_NIC_ETHERNET
-						       : AUTOSYNC_NIC_OTHER;
-		memcpy(p->name, n->ofname, sizeof(p->name));
-		memcpy(p->netdev, n->netdev, sizeof(p->netdev));
-		p->port = n->port;
-		p->port_state = n->port_state;
-		p->speed = n->speed;
-		p->pcie_bw = n->pci.gbs * 1e9;
-		p->numa = pci_numa(t, &n->pci);
-		p->package = pci_package(t, &n->pci);
-		snprintf(p->pcie_switch, sizeof(p->pcie_switch), "%s",
-			 switch_busid(t, &n->pci));
-		p->management = n->management;
-		p->rdma = n->ofname[0] != '\0';
-	}
+	t->cpuset_str[0] = '\0';
+	if (!t->allowed && !t->machine_cpuset)
+		return;
+	s = bitmap_list(t->allowed ? t->allowed : t->machine_cpuset);
+	snprintf(t->cpuset_str, sizeof(t->cpuset_str), "%s", s ? s : "");
+	free(s);
+}
 
-	for (unsigned v = 0; v < t->nview; v++) {
-		unsigned g = t->view[v];
-		const struct tgpu *x = &t->gpus[g];
-		autosync_topo_gpu_t *p = &t->pub_gpus[v];
-		double nv = 0;
-		hwloc_bitmap_t cs = NULL;
-
-		memcpy(p->busid, x->pci.busid, sizeof(p->busid));
-		p->vendor_id = x->pci.vendor;
-		p->device_id = x->pci.device;
-		p->class_id = x->pci.class_id;
-		memcpy(p->model, x->model, sizeof(p->model));
-		memcpy(p->uuid, x->uuid, sizeof(p->uuid));
-		p->sm = x->sm > 0 ? x->sm : 0;
-		p->pcie_bw = x->pci.gbs * 1e9;
-		p->numa = pci_numa(t, &x->pci);
-		p->package = pci_package(t, &x->pci);
-		snprintf(p->pcie_switch, sizeof(p->pcie_switch), "%s",
-			 switch_busid(t, &x->pci));
-		p->nearest_nic = nearest[g];
-		p->nic_tier = tier[g];
-		for (unsigned o = 0; o < t->ngpus; o++)
-			if (o != g && t->nvbw)
-				nv += t->nvbw[g * t->ngpus + o];
-		p->nvlink_bw = nv + x->nvswitch_bw;
-		if (x->pci.cpuset) {
-			if (!(cs = hwloc_bitmap_dup(x->pci.cpuset)))
-				goto nomem;
-			if (t->allowed)
-				hwloc_bitmap_and(cs, cs, t->allowed);
-		}
-		t->pub_cpusets[v] = bitmap_list(cs);
-		hwloc_bitmap_free(cs);
-		if (!t->pub_cpusets[v])
-			goto nomem;
-		p->cpuset = t->pub_cpusets[v];
-	}
-	if (t->allowed || t->machine_cpuset) {
-		char *s =
-		    bitmap_list(t->allowed ? t->allowed : t->machine_cpuset);
-
-		snprintf(t->cpuset_str, sizeof(t->cpuset_str), "%s",
-			 s ? s : "");
-		free(s);
-	} else {
-		t->cpuset_str[0] = '\0';
-	}
-
-	/* advice for the caller's log: the job's GPUs vs its CPUs and NICs */
+/* rebuild, phase 4: advice for the caller's log - the job's GPUs vs its
+ * CPUs and NICs */
+static void log_advice(const struct autosync_topo *t)
+{
 	for (unsigned v = 0; v < t->nview && t->log; v++) {
 		const autosync_topo_gpu_t *p = &t->pub_gpus[v];
 
@@ -739,8 +731,14 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 				  "GPU %u (%s): nearest NIC is across sockets",
 				  v, p->busid);
 	}
+}
 
-	/* hash: hardware facts of the view only, canonical order */
+/* rebuild, phase 5: the hash - hardware facts of the view only, in
+ * canonical order */
+static void view_hash(struct autosync_topo *t)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
 	fnvf(&h, "autosync-topo-1 gpus=%u nics=%u", t->nview, t->nnics);
 	for (unsigned v = 0; v < t->nview; v++) {
 		const autosync_topo_gpu_t *p = &t->pub_gpus[v];
@@ -770,6 +768,34 @@ static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
 			     pair_class(t, t->view[i], t->view[j], &nv));
 		}
 	snprintf(t->hash, sizeof(t->hash), "%016" PRIx64, h);
+}
+
+/* The public view (GPUs of the view, NICs, CPU set, hash) from the node's
+ * facts, after any change to the view, the CPU set or the NICs. */
+static int rebuild(struct autosync_topo *t, autosync_error_t *errp)
+{
+	int *nearest = NULL, *tier = NULL;
+	int rv = -1;
+
+	free_pub(t);
+	t->pub_gpus = calloc(t->nview ? t->nview : 1, sizeof(*t->pub_gpus));
+	t->pub_cpusets = calloc(t->nview ? t->nview : 1, sizeof(char *));
+	t->pub_nics = calloc(t->nnics ? t->nnics : 1, sizeof(*t->pub_nics));
+	nearest = calloc(t->ngpus ? t->ngpus : 1, sizeof(int));
+	tier = calloc(t->ngpus ? t->ngpus : 1, sizeof(int));
+	if (!t->pub_gpus || !t->pub_cpusets || !t->pub_nics || !nearest ||
+	    !tier)
+		goto nomem;
+	t->npub = t->nview;
+	nearest_nics(t, nearest, tier);
+	for (unsigned i = 0; i < t->nnics; i++)
+		pub_nic(t, i);
+	for (unsigned v = 0; v < t->nview; v++)
+		if (pub_gpu(t, v, nearest, tier) < 0)
+			goto nomem;
+	job_cpuset(t);
+	log_advice(t);
+	view_hash(t);
 	rv = 0;
 	goto out;
 nomem:
@@ -940,14 +966,20 @@ static int parse_slurm_list(const struct autosync_topo *t, const char *what,
 		}
 		lo = strtoul(tok, NULL, 10);
 		hi = dash ? strtoul(dash + 1, NULL, 10) : lo;
-		if (hi < lo || hi >= t->ngpus) {
+		if (hi < lo) {
+			errno = EINVAL;
+			autosync_errprintf(
+			    errp, "%s=%.64s: range %lu-%lu is reversed", what,
+			    s, lo, hi);
+			goto out;
+		}
+		if (hi >= t->ngpus) {
 			errno = EINVAL;
 			autosync_errprintf(
 			    errp,
 			    "%s=%.64s: GPU %lu does not exist (this node has "
 			    "%u GPU%s)",
-			    what, s, hi >= t->ngpus ? hi : lo, t->ngpus,
-			    t->ngpus == 1 ? "" : "s");
+			    what, s, hi, t->ngpus, t->ngpus == 1 ? "" : "s");
 			goto out;
 		}
 		for (unsigned long i = lo; i <= hi; i++)

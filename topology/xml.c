@@ -333,13 +333,123 @@ static int parse_attrs(struct xparser *x, struct xnode *n, int *selfclose)
 	}
 }
 
+/* The element being read and how deep it is. */
+struct xtree {
+	struct xnode *root, *cur;
+	unsigned depth;
+};
+
+/* A comment, CDATA section or processing instruction at x->p, skipped:
+ * 1, 0 when there is none, -1 when it is not terminated. */
+static int skip_markup(struct xparser *x)
+{
+	if (starts(x, "<!--")) {
+		adv(x, 4);
+		if (skip_past(x, "-->") < 0)
+			return fail(x, "unterminated comment");
+		return 1;
+	}
+	if (starts(x, "<![CDATA[")) {
+		if (skip_past(x, "]]>") < 0)
+			return fail(x, "unterminated CDATA");
+		return 1;
+	}
+	if (starts(x, "<?")) {
+		if (skip_past(x, "?>") < 0)
+			return fail(x, "unterminated processing instruction");
+		return 1;
+	}
+	return 0;
+}
+
+/* A closing tag at x->p: 1 when it closed the root, 0, or -1. */
+static int close_tag(struct xparser *x, struct xtree *t)
+{
+	char *name;
+	int same;
+
+	adv(x, 2);
+	if (!(name = read_name(x)))
+		return fail(x, "bad closing tag");
+	same = t->cur && !strcmp(name, t->cur->name);
+	free(name);
+	if (!same)
+		return fail(x, "closing tag does not match the open element");
+	skip_ws(x);
+	if (x->p >= x->end || *x->p != '>')
+		return fail(x, "truncated closing tag");
+	adv(x, 1);
+	t->cur = t->cur->parent;
+	t->depth--;
+	return !t->cur;
+}
+
+/* An element at x->p, added under the open one: 1 when it was a
+ * self-closed root, 0, or -1. */
+static int open_tag(struct xparser *x, struct xtree *t)
+{
+	struct xnode *n;
+	int selfclose = 0;
+
+	adv(x, 1);
+	if (++x->nodes > XML_MAX_NODES)
+		return fail(x, "too many elements");
+	if (t->depth >= XML_MAX_DEPTH)
+		return fail(x, "elements nested too deeply");
+	if (!(n = calloc(1, sizeof(*n))))
+		return fail(x, "out of memory");
+	n->line = x->line;
+	if (!(n->name = read_name(x))) {
+		free(n);
+		return fail(x, "bad element name");
+	}
+	n->parent = t->cur;
+	if (t->cur) {
+		if (t->cur->last)
+			t->cur->last->next = n;
+		else
+			t->cur->first = n;
+		t->cur->last = n;
+	} else {
+		t->root = n;
+	}
+	if (parse_attrs(x, n, &selfclose) < 0)
+		return -1;
+	if (selfclose)
+		return !t->cur;
+	t->cur = n;
+	t->depth++;
+	return 0;
+}
+
+/* The root element and everything in it; text content is ignored. */
+static int read_elements(struct xparser *x, struct xtree *t)
+{
+	int r;
+
+	for (;;) {
+		if (x->p >= x->end)
+			return fail(x, "truncated: missing closing tags");
+		if (*x->p != '<') {
+			adv(x, 1);
+			continue;
+		}
+		if ((r = skip_markup(x)) < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		r = starts(x, "</") ? close_tag(x, t) : open_tag(x, t);
+		if (r != 0)
+			return r < 0 ? -1 : 0;
+	}
+}
+
 struct xnode *topo_xml_parse(const char *buf, size_t len, const char *what,
 			     autosync_error_t *errp)
 {
 	struct xparser x = {
 	    .p = buf, .end = buf + len, .line = 1, .what = what, .errp = errp};
-	struct xnode *root = NULL, *cur = NULL;
-	unsigned depth = 0;
+	struct xtree t = {0};
 	int r;
 
 	if (!buf) {
@@ -358,118 +468,17 @@ struct xnode *topo_xml_parse(const char *buf, size_t len, const char *what,
 			fail(&x, "no root element (empty or not an XML file)");
 		return NULL;
 	}
-	for (;;) {
-		if (x.p >= x.end) {
-			fail(&x, "truncated: missing closing tags");
-			goto err;
-		}
-		if (*x.p != '<') {
-			/* text content is ignored */
-			adv(&x, 1);
-			continue;
-		}
-		if (starts(&x, "<!--")) {
-			adv(&x, 4);
-			if (skip_past(&x, "-->") < 0) {
-				fail(&x, "unterminated comment");
-				goto err;
-			}
-			continue;
-		}
-		if (starts(&x, "<![CDATA[")) {
-			if (skip_past(&x, "]]>") < 0) {
-				fail(&x, "unterminated CDATA");
-				goto err;
-			}
-			continue;
-		}
-		if (starts(&x, "<?")) {
-			if (skip_past(&x, "?>") < 0) {
-				fail(&x, "unterminated processing instruction");
-				goto err;
-			}
-			continue;
-		}
-		if (starts(&x, "</")) {
-			char *name;
-
-			adv(&x, 2);
-			if (!(name = read_name(&x))) {
-				fail(&x, "bad closing tag");
-				goto err;
-			}
-			if (!cur || strcmp(name, cur->name) != 0) {
-				free(name);
-				fail(&x, "closing tag does not match the open "
-					 "element");
-				goto err;
-			}
-			free(name);
-			skip_ws(&x);
-			if (x.p >= x.end || *x.p != '>') {
-				fail(&x, "truncated closing tag");
-				goto err;
-			}
-			adv(&x, 1);
-			cur = cur->parent;
-			depth--;
-			if (!cur)
-				break;
-			continue;
-		}
-		{
-			struct xnode *n;
-			int selfclose = 0;
-
-			adv(&x, 1);
-			if (++x.nodes > XML_MAX_NODES) {
-				fail(&x, "too many elements");
-				goto err;
-			}
-			if (depth >= XML_MAX_DEPTH) {
-				fail(&x, "elements nested too deeply");
-				goto err;
-			}
-			if (!(n = calloc(1, sizeof(*n)))) {
-				fail(&x, "out of memory");
-				goto err;
-			}
-			n->line = x.line;
-			if (!(n->name = read_name(&x))) {
-				free(n);
-				fail(&x, "bad element name");
-				goto err;
-			}
-			n->parent = cur;
-			if (cur) {
-				if (cur->last)
-					cur->last->next = n;
-				else
-					cur->first = n;
-				cur->last = n;
-			} else {
-				root = n;
-			}
-			if (parse_attrs(&x, n, &selfclose) < 0)
-				goto err;
-			if (selfclose) {
-				if (!cur)
-					break;
-			} else {
-				cur = n;
-				depth++;
-			}
-		}
-	}
+	if (read_elements(&x, &t) < 0)
+		goto err;
 	/* after the root: only misc */
 	if ((r = skip_misc(&x)) != 0) {
 		if (r > 0)
 			fail(&x, "more than one root element");
 		goto err;
 	}
-	return root;
+	return t.root;
 err:
-	topo_xml_free(root);
+	topo_xml_free(t.root);
 	return NULL;
 }
 

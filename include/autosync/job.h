@@ -24,12 +24,14 @@
  *	autosync_job_set_nodes(j, 4, &err);
  *	autosync_job_set_getenv(j, my_getenv, arg);
  *	autosync_job_set_dir(j, "/run/autosync/job.1", &err);
- *	if (autosync_job_run(j, &err) < 0 || autosync_job_write_files(j, &err) <
- *0)
+ *	if (autosync_job_run(j, &err) < 0 ||
+ *	    autosync_job_write_files(j, &err) < 0)
  *		...;
- *	for (size_t i = 0; i < autosync_job_nenv(j); i++)
- *		setenv(autosync_job_env(j, i)->name, autosync_job_env(j,
- *i)->value, 1); autosync_job_destroy(j);
+ *	for (size_t i = 0; i < autosync_job_nenv(j); i++) {
+ *		const autosync_var_t *v = autosync_job_env(j, i);
+ *		setenv(v->name, v->value, 1);
+ *	}
+ *	autosync_job_destroy(j);
  */
 #ifndef AUTOSYNC_JOB_H
 #define AUTOSYNC_JOB_H

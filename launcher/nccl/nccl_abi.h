@@ -4,7 +4,7 @@
  * (docs: shared nccl-and-hwloc.md section 1): tuner v5 (with the v4 and v3
  * entry points, which differ only in init/destroy and getCollInfo) and
  * profiler v5. NCCL ships no plugin headers and the plugins must not
- * include NCCL's internal ones; tests/abi.c checks every size and offset
+ * include NCCL's internal ones; test/abi.c checks every size and offset
  * below against the documented layout.
  *
  * Nothing here depends on nccl.h: the plugins build without CUDA.

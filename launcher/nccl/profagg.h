@@ -10,8 +10,9 @@
  *       mean_us=85.2 min_us=80.1 max_us=97.3 timing=gpu   (one line)
  *   # steps n=100 skipped=1 mean_s=0.104 comm_s_per_step=0.0012
  *
- * Non-comment lines are exactly what the SPANK plugin's report reader
- * (as_step_parse_report) takes: step times in seconds. No global state;
+ * Non-comment lines are exactly what the report reader the SPANK plugin
+ * uses (autosync_feedback_parse_report, site/report.c) takes: step times in
+ * seconds. No global state;
  * the caller serializes access.
  */
 #ifndef AUTOSYNC_NCCL_PROFAGG_H

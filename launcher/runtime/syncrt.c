@@ -566,195 +566,236 @@ struct range {
 	size_t off, len;
 };
 
+/* What autosync_rt_ps() works on, phase by phase. */
+struct ps {
+	autosync_rt_t *rt;
+	float *buf;
+	int k;		       /* servers */
+	int agg, repl;	       /* local aggregation, local replication */
+	int i_push, i_pull;    /* this rank pushes, pulls */
+	int js;		       /* the server this rank leads, -1 none */
+	size_t *cnt, *first;   /* ranges per server: count, first in rg */
+	size_t *sz, total, hi; /* floats per server, all, the buffer's end */
+	struct range *rg;      /* every server's ranges, server by server */
+	float *pack, *rbuf, *tmp;
+	MPI_Request *q;
+	int nq;
+	int *pushers, npush;
+};
+
+static void ps_free(struct ps *x)
+{
+	if (x->nq)
+		MPI_Waitall(x->nq, x->q, MPI_STATUSES_IGNORE);
+	free(x->cnt);
+	free(x->first);
+	free(x->sz);
+	free(x->rg);
+	free(x->pack);
+	free(x->rbuf);
+	free(x->tmp);
+	free(x->q);
+	free(x->pushers);
+}
+
+/* phase 1: the ranges of every server - a segment goes to its server, or
+ * (server < 0) is split evenly over all of them */
+static void ps_ranges(struct ps *x, size_t nseg, const size_t *off,
+		      const size_t *len, const int *server)
+{
+	int k = x->k;
+
+	for (size_t s = 0; s < nseg; s++) {
+		if (off[s] + len[s] > x->hi)
+			x->hi = off[s] + len[s];
+		if (server[s] >= 0)
+			x->cnt[server[s] % k]++;
+		else
+			for (int j = 0; j < k; j++)
+				x->cnt[j]++;
+	}
+	for (int j = 0; j < k; j++)
+		x->first[j + 1] = x->first[j] + x->cnt[j];
+	memset(x->cnt, 0, (size_t)k * sizeof(size_t));
+	for (size_t s = 0; s < nseg; s++) {
+		if (server[s] >= 0) {
+			int j = server[s] % k;
+			x->rg[x->first[j] + x->cnt[j]++] =
+			    (struct range){off[s], len[s]};
+			x->sz[j] += len[s];
+		} else
+			for (int j = 0; j < k; j++) {
+				size_t o, c;
+				chunk(len[s], k, j, &o, &c);
+				x->rg[x->first[j] + x->cnt[j]++] =
+				    (struct range){off[s] + o, c};
+				x->sz[j] += c;
+			}
+	}
+	for (int j = 0; j < k; j++)
+		x->total += x->sz[j];
+}
+
+/* phase 2: push - pack per server, send to its leader */
+static void ps_push(struct ps *x)
+{
+	autosync_rt_t *rt = x->rt;
+	size_t po = 0;
+
+	for (int j = 0; j < x->k; j++) {
+		size_t o = po;
+		for (size_t r = x->first[j]; r < x->first[j + 1]; r++) {
+			memcpy(x->pack + o, x->buf + x->rg[r].off,
+			       x->rg[r].len * sizeof(float));
+			o += x->rg[r].len;
+		}
+		if (x->i_push && rt->leader_of[j] != rt->rank && x->sz[j])
+			MPI_Isend(x->pack + po, (int)(x->sz[j] * 4), MPI_BYTE,
+				  rt->leader_of[j], TAG_PS_PUSH, rt->comm,
+				  &x->q[x->nq++]);
+		po = o;
+	}
+}
+
+/* phase 3: a server receives every other pusher's share and adds it to
+ * its own (already in buf); then every push is complete */
+static int ps_serve(struct ps *x, autosync_error_t *errp)
+{
+	autosync_rt_t *rt = x->rt;
+	int rc, js = -1;
+
+	for (int j = 0; j < x->k; j++)
+		if (rt->leader_of[j] == rt->rank)
+			js = j;
+	x->js = js;
+	if (js >= 0 && x->sz[js]) {
+		size_t n = x->sz[js], o = 0;
+		int nr = 0, base = x->nq;
+		if (!(x->rbuf = malloc((size_t)x->npush * n * sizeof(float)))) {
+			errno = ENOMEM;
+			return autosync_errprintf(errp,
+						  "syncrt: out of memory");
+		}
+		for (int p = 0; p < x->npush; p++)
+			if (x->pushers[p] != rt->rank)
+				MPI_Irecv(x->rbuf + (size_t)nr++ * n,
+					  (int)(n * 4), MPI_BYTE, x->pushers[p],
+					  TAG_PS_PUSH, rt->comm,
+					  &x->q[x->nq++]);
+		if ((rc = MPI_Waitall(x->nq - base, x->q + base,
+				      MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+			return mpierr(rc, errp, "ps push");
+		x->nq = base;
+		for (size_t r = x->first[js]; r < x->first[js + 1]; r++) {
+			for (int y = 0; y < nr; y++)
+				add(x->buf + x->rg[r].off,
+				    x->rbuf + (size_t)y * n + o, x->rg[r].len,
+				    RT_F32);
+			o += x->rg[r].len;
+		}
+	}
+	if ((rc = MPI_Waitall(x->nq, x->q, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+		return mpierr(rc, errp, "ps push");
+	x->nq = 0;
+	return 0;
+}
+
+/* phase 4: pull - a server sends its summed ranges to every puller, a
+ * puller takes every other server's ranges back into buf */
+static int ps_pull(struct ps *x, autosync_error_t *errp)
+{
+	autosync_rt_t *rt = x->rt;
+	int rc, js = x->js, R = rt->rank;
+	size_t po = 0;
+
+	if (js >= 0 && x->sz[js]) {
+		size_t o = 0;
+		for (size_t r = x->first[js]; r < x->first[js + 1]; r++) {
+			memcpy(x->rbuf + o, x->buf + x->rg[r].off,
+			       x->rg[r].len * sizeof(float));
+			o += x->rg[r].len;
+		}
+		for (int r = 0; r < rt->size; r++)
+			if (r != R &&
+			    (!x->repl || rt->leader_of[rt->node_of[r]] == r))
+				MPI_Isend(x->rbuf, (int)(x->sz[js] * 4),
+					  MPI_BYTE, r, TAG_PS_PULL, rt->comm,
+					  &x->q[x->nq++]);
+	}
+	if (x->i_pull)
+		for (int j = 0; j < x->k; j++) {
+			if (rt->leader_of[j] != R && x->sz[j])
+				MPI_Irecv(x->pack + po, (int)(x->sz[j] * 4),
+					  MPI_BYTE, rt->leader_of[j],
+					  TAG_PS_PULL, rt->comm,
+					  &x->q[x->nq++]);
+			po += x->sz[j];
+		}
+	if ((rc = MPI_Waitall(x->nq, x->q, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+		return mpierr(rc, errp, "ps pull");
+	x->nq = 0;
+	if (!x->i_pull)
+		return 0;
+	po = 0;
+	for (int j = 0; j < x->k; j++) {
+		if (rt->leader_of[j] == R) {
+			po += x->sz[j];
+			continue;
+		}
+		for (size_t r = x->first[j]; r < x->first[j + 1]; r++) {
+			memcpy(x->buf + x->rg[r].off, x->pack + po,
+			       x->rg[r].len * sizeof(float));
+			po += x->rg[r].len;
+		}
+	}
+	return 0;
+}
+
 int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 		   const size_t *off, const size_t *len, const int *server,
 		   unsigned servers, int local_agg, int local_repl,
 		   autosync_error_t *errp)
 {
-	int rv = -1, rc = MPI_SUCCESS, k, M, P, R;
-	size_t *cnt = NULL, *first = NULL, *sz = NULL, total = 0, lo = 0,
-	       hi = 0;
-	struct range *rg = NULL;
-	float *pack = NULL, *rbuf = NULL, *tmp = NULL;
-	MPI_Request *q = NULL;
-	int *pushers = NULL, npush = 0, nq = 0, agg, repl, i_push, i_pull;
+	struct ps x = {.rt = rt, .buf = buf, .js = -1};
+	int rv = -1, M, P;
 
 	if (!rt || (!buf && nseg) || (nseg && (!off || !len || !server))) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "syncrt: ps: invalid argument");
 	}
 	P = rt->size;
-	R = rt->rank;
 	M = rt->nodes;
-	k = servers < 1 ? 1 : servers > (unsigned)M ? M : (int)servers;
+	x.k = servers < 1 ? 1 : servers > (unsigned)M ? M : (int)servers;
 	if (P == 1 || nseg == 0)
 		return 0;
-	agg = local_agg && rt->lsize > 1;
-	repl = local_repl && rt->lsize > 1;
-	/* ranges per server */
-	if (!(cnt = calloc((size_t)k, sizeof(size_t))) ||
-	    !(first = calloc((size_t)k + 1, sizeof(size_t))) ||
-	    !(sz = calloc((size_t)k, sizeof(size_t))) ||
-	    !(rg = calloc(nseg * (size_t)k + 1, sizeof(*rg))) ||
-	    !(q = calloc(2 * (size_t)P + 2, sizeof(*q))) ||
-	    !(pushers = calloc((size_t)P, sizeof(int))))
+	x.agg = local_agg && rt->lsize > 1;
+	x.repl = local_repl && rt->lsize > 1;
+	if (!(x.cnt = calloc((size_t)x.k, sizeof(size_t))) ||
+	    !(x.first = calloc((size_t)x.k + 1, sizeof(size_t))) ||
+	    !(x.sz = calloc((size_t)x.k, sizeof(size_t))) ||
+	    !(x.rg = calloc(nseg * (size_t)x.k + 1, sizeof(*x.rg))) ||
+	    !(x.q = calloc(2 * (size_t)P + 2, sizeof(*x.q))) ||
+	    !(x.pushers = calloc((size_t)P, sizeof(int))))
 		goto nomem;
-	for (size_t s = 0; s < nseg; s++) {
-		if (off[s] + len[s] > hi)
-			hi = off[s] + len[s];
-		if (server[s] >= 0)
-			cnt[server[s] % k]++;
-		else
-			for (int j = 0; j < k; j++)
-				cnt[j]++;
-	}
-	(void)lo;
-	for (int j = 0; j < k; j++)
-		first[j + 1] = first[j] + cnt[j];
-	memset(cnt, 0, (size_t)k * sizeof(size_t));
-	for (size_t s = 0; s < nseg; s++) {
-		if (server[s] >= 0) {
-			int j = server[s] % k;
-			rg[first[j] + cnt[j]++] =
-			    (struct range){off[s], len[s]};
-			sz[j] += len[s];
-		} else
-			for (int j = 0; j < k; j++) {
-				size_t o, c;
-				chunk(len[s], k, j, &o, &c);
-				rg[first[j] + cnt[j]++] =
-				    (struct range){off[s] + o, c};
-				sz[j] += c;
-			}
-	}
-	for (int j = 0; j < k; j++)
-		total += sz[j];
-	if (too_big(total * sizeof(float), errp) < 0)
+	ps_ranges(&x, nseg, off, len, server);
+	if (too_big(x.total * sizeof(float), errp) < 0)
 		goto out;
-	if (!(pack = malloc((total ? total : 1) * sizeof(float))) ||
-	    !(tmp = malloc((hi ? hi : 1) * sizeof(float))))
+	if (!(x.pack = malloc((x.total ? x.total : 1) * sizeof(float))) ||
+	    !(x.tmp = malloc((x.hi ? x.hi : 1) * sizeof(float))))
 		goto nomem;
-	/* 1. local aggregation */
-	if (agg && node_reduce(rt, buf, hi, RT_F32, tmp, errp) < 0)
+	/* local aggregation: only the node leaders push */
+	if (x.agg && node_reduce(rt, buf, x.hi, RT_F32, x.tmp, errp) < 0)
 		goto out;
 	for (int r = 0; r < P; r++)
-		if (!agg || rt->leader_of[rt->node_of[r]] == r)
-			pushers[npush++] = r;
-	i_push = !agg || rt->lrank == 0;
-	i_pull = !repl || rt->lrank == 0;
-	/* 2. push: pack per server, send to its leader */
-	{
-		size_t po = 0;
-		for (int j = 0; j < k; j++) {
-			size_t o = po;
-			for (size_t x = first[j]; x < first[j + 1]; x++) {
-				memcpy(pack + o, buf + rg[x].off,
-				       rg[x].len * sizeof(float));
-				o += rg[x].len;
-			}
-			if (i_push && rt->leader_of[j] != R && sz[j])
-				MPI_Isend(pack + po, (int)(sz[j] * 4), MPI_BYTE,
-					  rt->leader_of[j], TAG_PS_PUSH,
-					  rt->comm, &q[nq++]);
-			po = o;
-		}
-	}
-	/* servers receive every other pusher's share and sum it */
-	{
-		int js = -1;
-		for (int j = 0; j < k; j++)
-			if (rt->leader_of[j] == R)
-				js = j;
-		if (js >= 0 && sz[js]) {
-			int nr = 0, base = nq;
-			if (!(rbuf = malloc((size_t)npush * sz[js] *
-					    sizeof(float))))
-				goto nomem;
-			for (int x = 0; x < npush; x++)
-				if (pushers[x] != R)
-					MPI_Irecv(rbuf + (size_t)nr++ * sz[js],
-						  (int)(sz[js] * 4), MPI_BYTE,
-						  pushers[x], TAG_PS_PUSH,
-						  rt->comm, &q[nq++]);
-			if ((rc = MPI_Waitall(nq - base, q + base,
-					      MPI_STATUSES_IGNORE)) !=
-			    MPI_SUCCESS) {
-				mpierr(rc, errp, "ps push");
-				goto out;
-			}
-			nq = base;
-			/* my own share (already in buf) + the received ones */
-			{
-				size_t o = 0;
-				for (size_t x = first[js]; x < first[js + 1];
-				     x++) {
-					for (int y = 0; y < nr; y++)
-						add(buf + rg[x].off,
-						    rbuf + (size_t)y * sz[js] +
-							o,
-						    rg[x].len, RT_F32);
-					o += rg[x].len;
-				}
-			}
-		}
-		if ((rc = MPI_Waitall(nq, q, MPI_STATUSES_IGNORE)) !=
-		    MPI_SUCCESS) {
-			mpierr(rc, errp, "ps push");
-			goto out;
-		}
-		nq = 0;
-		/* 3. pull: the server sends its summed ranges to every puller
-		 */
-		if (js >= 0 && sz[js]) {
-			size_t o = 0;
-			for (size_t x = first[js]; x < first[js + 1]; x++) {
-				memcpy(rbuf + o, buf + rg[x].off,
-				       rg[x].len * sizeof(float));
-				o += rg[x].len;
-			}
-			for (int r = 0; r < P; r++)
-				if (r != R &&
-				    (!repl ||
-				     rt->leader_of[rt->node_of[r]] == r))
-					MPI_Isend(rbuf, (int)(sz[js] * 4),
-						  MPI_BYTE, r, TAG_PS_PULL,
-						  rt->comm, &q[nq++]);
-		}
-		if (i_pull) {
-			size_t po = 0;
-			for (int j = 0; j < k; j++) {
-				if (rt->leader_of[j] != R && sz[j])
-					MPI_Irecv(pack + po, (int)(sz[j] * 4),
-						  MPI_BYTE, rt->leader_of[j],
-						  TAG_PS_PULL, rt->comm,
-						  &q[nq++]);
-				po += sz[j];
-			}
-		}
-		if ((rc = MPI_Waitall(nq, q, MPI_STATUSES_IGNORE)) !=
-		    MPI_SUCCESS) {
-			mpierr(rc, errp, "ps pull");
-			goto out;
-		}
-		nq = 0;
-		if (i_pull) {
-			size_t po = 0;
-			for (int j = 0; j < k; j++) {
-				if (rt->leader_of[j] != R)
-					for (size_t x = first[j];
-					     x < first[j + 1]; x++) {
-						memcpy(
-						    buf + rg[x].off, pack + po,
-						    rg[x].len * sizeof(float));
-						po += rg[x].len;
-					}
-				else
-					po += sz[j];
-			}
-		}
-	}
-	/* 4. local replication */
-	if (repl && node_bcast(rt, buf, hi * sizeof(float), errp) < 0)
+		if (!x.agg || rt->leader_of[rt->node_of[r]] == r)
+			x.pushers[x.npush++] = r;
+	x.i_push = !x.agg || rt->lrank == 0;
+	x.i_pull = !x.repl || rt->lrank == 0;
+	ps_push(&x);
+	if (ps_serve(&x, errp) < 0 || ps_pull(&x, errp) < 0)
+		goto out;
+	/* local replication: the leaders pulled, the node gets it */
+	if (x.repl && node_bcast(rt, buf, x.hi * sizeof(float), errp) < 0)
 		goto out;
 	rv = 0;
 	goto out;
@@ -762,17 +803,7 @@ nomem:
 	errno = ENOMEM;
 	autosync_errprintf(errp, "syncrt: out of memory");
 out:
-	if (nq)
-		MPI_Waitall(nq, q, MPI_STATUSES_IGNORE);
-	free(cnt);
-	free(first);
-	free(sz);
-	free(rg);
-	free(pack);
-	free(rbuf);
-	free(tmp);
-	free(q);
-	free(pushers);
+	ps_free(&x);
 	return rv;
 }
 
@@ -1004,6 +1035,114 @@ static int resolve_auto(const autosync_cluster_t *c, unsigned p, double n)
 	return t >= 0 && t < r ? AUTOSYNC_ALGO_TREE : AUTOSYNC_ALGO_RING;
 }
 
+/* What autosync_rt_prepare() works on: the model's tensors by name, which
+ * are placed, and the next free position in the arena. */
+struct prep {
+	autosync_rt_plan_t *rp;
+	const autosync_model_t *m;
+	struct name_ix *ix;
+	size_t nt;
+	unsigned char *seen;
+	size_t pos;
+};
+
+/* one tensor of a bucket, on the pass for its kind (0: dense, 1: sparse
+ * rows): its place in the arena, and in the bucket's PS segments */
+static int prep_tensor(struct prep *c, const autosync_bucket_t *B,
+		       struct rbucket *rb, size_t j, int pass, int sparse_rows,
+		       autosync_error_t *errp)
+{
+	struct name_ix key = {B->tensors[j], 0}, *hit;
+	const autosync_tensor_t *T;
+	size_t e;
+
+	hit = bsearch(&key, c->ix, c->nt, sizeof(*c->ix), cmp_name);
+	if (!hit) {
+		errno = ENOENT;
+		return autosync_errprintf(errp,
+					  "syncrt: plan tensor '%s' is not "
+					  "in model '%s'",
+					  B->tensors[j],
+					  autosync_model_name(c->m));
+	}
+	T = autosync_model_tensor(c->m, hit->i);
+	if ((T->sparse && sparse_rows) != pass)
+		return 0;
+	if (c->seen[hit->i]) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "syncrt: tensor '%s' is in two "
+					  "buckets",
+					  B->tensors[j]);
+	}
+	c->seen[hit->i] = 1;
+	e = tensor_elems(T, sparse_rows);
+	c->rp->goff[hit->i] = c->pos;
+	c->rp->glen[hit->i] = e;
+	if (rb->kind == AUTOSYNC_SYNC_PS) {
+		rb->soff[rb->nseg] = c->pos - rb->off;
+		rb->slen[rb->nseg] = e;
+		rb->sserver[rb->nseg++] =
+		    B->server ? B->server[j] : AUTOSYNC_NO_SERVER;
+	}
+	if (pass)
+		rb->n_sparse += e;
+	else
+		rb->n_dense += e;
+	c->pos += e;
+	return 0;
+}
+
+/* one bucket of the plan: its algorithm (auto resolved for this runtime),
+ * then its tensors, dense ones first, then sparse ones */
+static int prep_bucket(struct prep *c, const autosync_plan_summary_t *s,
+		       const autosync_bucket_t *B, struct rbucket *rb,
+		       autosync_error_t *errp)
+{
+	int sparse_rows = B->kind == AUTOSYNC_SYNC_PS || !B->densify;
+
+	rb->kind = B->kind;
+	rb->algo = B->algo == AUTOSYNC_ALGO_AUTO
+		       ? resolve_auto(&s->cluster, (unsigned)c->rp->rt->size,
+				      B->wire_bytes)
+		       : B->algo;
+	rb->compress = B->compress;
+	rb->servers = B->servers;
+	rb->local_agg = B->local_agg;
+	rb->local_repl = B->local_repl;
+	rb->off = c->pos;
+	if (B->kind == AUTOSYNC_SYNC_PS &&
+	    (!(rb->soff = calloc(B->ntensors + 1, sizeof(size_t))) ||
+	     !(rb->slen = calloc(B->ntensors + 1, sizeof(size_t))) ||
+	     !(rb->sserver = calloc(B->ntensors + 1, sizeof(int))))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "syncrt: out of memory");
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t j = 0; j < B->ntensors; j++)
+			if (prep_tensor(c, B, rb, j, pass, sparse_rows, errp) <
+			    0)
+				return -1;
+	return 0;
+}
+
+/* the plan's NCCL hint for the backend: its NCCL_ALGO, else the job's
+ * algorithm */
+static const char *nccl_hint(const autosync_plan_t *plan,
+			     const autosync_plan_summary_t *s)
+{
+	const char *hint = "";
+
+	for (size_t i = 0; i < autosync_plan_nenv(plan); i++)
+		if (!strcmp(autosync_plan_env(plan, i)->name, "NCCL_ALGO"))
+			hint = autosync_plan_env(plan, i)->value;
+	if (!*hint && s->job_algo == AUTOSYNC_ALGO_RING)
+		hint = "Ring";
+	else if (!*hint && s->job_algo == AUTOSYNC_ALGO_TREE)
+		hint = "Tree";
+	return hint;
+}
+
 autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 					const autosync_plan_t *plan,
 					const autosync_model_t *m,
@@ -1011,9 +1150,8 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 {
 	autosync_rt_plan_t *rp = NULL;
 	autosync_plan_summary_t s;
-	struct name_ix *ix = NULL;
-	unsigned char *seen = NULL;
-	size_t nt, pos = 0;
+	struct prep c = {.m = m};
+	size_t nt;
 
 	if (!rt || !plan || !m || autosync_plan_summary(plan, &s) < 0) {
 		errno = EINVAL;
@@ -1028,117 +1166,44 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 			     sizeof(*rp->b))) ||
 	    !(rp->goff = calloc(nt ? nt : 1, sizeof(size_t))) ||
 	    !(rp->glen = calloc(nt ? nt : 1, sizeof(size_t))) ||
-	    !(ix = calloc(nt ? nt : 1, sizeof(*ix))) ||
-	    !(seen = calloc(nt ? nt : 1, 1)))
+	    !(c.ix = calloc(nt ? nt : 1, sizeof(*c.ix))) ||
+	    !(c.seen = calloc(nt ? nt : 1, 1)))
 		goto nomem;
 	rp->rt = rt;
 	rp->nb = autosync_plan_nbuckets(plan);
-	rp->nt = nt;
+	rp->nt = c.nt = nt;
+	c.rp = rp;
 	for (size_t i = 0; i < nt; i++)
-		ix[i] = (struct name_ix){autosync_model_tensor(m, i)->name, i};
-	qsort(ix, nt, sizeof(*ix), cmp_name);
-	for (size_t b = 0; b < rp->nb; b++) {
-		const autosync_bucket_t *B = autosync_plan_bucket(plan, b);
-		struct rbucket *rb = &rp->b[b];
-		int sparse_rows;
-		rb->kind = B->kind;
-		rb->algo = B->algo == AUTOSYNC_ALGO_AUTO
-			       ? resolve_auto(&s.cluster, (unsigned)rt->size,
-					      B->wire_bytes)
-			       : B->algo;
-		rb->compress = B->compress;
-		rb->servers = B->servers;
-		rb->local_agg = B->local_agg;
-		rb->local_repl = B->local_repl;
-		rb->off = pos;
-		sparse_rows = B->kind == AUTOSYNC_SYNC_PS || !B->densify;
-		if (B->kind == AUTOSYNC_SYNC_PS &&
-		    (!(rb->soff = calloc(B->ntensors + 1, sizeof(size_t))) ||
-		     !(rb->slen = calloc(B->ntensors + 1, sizeof(size_t))) ||
-		     !(rb->sserver = calloc(B->ntensors + 1, sizeof(int)))))
-			goto nomem;
-		/* two passes: dense tensors first, then sparse ones */
-		for (int pass = 0; pass < 2; pass++)
-			for (size_t j = 0; j < B->ntensors; j++) {
-				struct name_ix key = {B->tensors[j], 0}, *hit;
-				const autosync_tensor_t *T;
-				size_t e;
-				hit = bsearch(&key, ix, nt, sizeof(*ix),
-					      cmp_name);
-				if (!hit) {
-					errno = ENOENT;
-					autosync_errprintf(
-					    errp,
-					    "syncrt: plan tensor '%s' is not "
-					    "in model '%s'",
-					    B->tensors[j],
-					    autosync_model_name(m));
-					goto fail;
-				}
-				T = autosync_model_tensor(m, hit->i);
-				if ((T->sparse && sparse_rows) != pass)
-					continue;
-				if (seen[hit->i]) {
-					errno = EINVAL;
-					autosync_errprintf(
-					    errp,
-					    "syncrt: tensor '%s' is in two "
-					    "buckets",
-					    B->tensors[j]);
-					goto fail;
-				}
-				seen[hit->i] = 1;
-				e = tensor_elems(T, sparse_rows);
-				rp->goff[hit->i] = pos;
-				rp->glen[hit->i] = e;
-				if (rb->kind == AUTOSYNC_SYNC_PS) {
-					rb->soff[rb->nseg] = pos - rb->off;
-					rb->slen[rb->nseg] = e;
-					rb->sserver[rb->nseg++] =
-					    B->server ? B->server[j]
-						      : AUTOSYNC_NO_SERVER;
-				}
-				if (pass)
-					rb->n_sparse += e;
-				else
-					rb->n_dense += e;
-				pos += e;
-			}
-	}
+		c.ix[i] =
+		    (struct name_ix){autosync_model_tensor(m, i)->name, i};
+	qsort(c.ix, nt, sizeof(*c.ix), cmp_name);
+	for (size_t b = 0; b < rp->nb; b++)
+		if (prep_bucket(&c, &s, autosync_plan_bucket(plan, b),
+				&rp->b[b], errp) < 0)
+			goto fail;
 	for (size_t i = 0; i < nt; i++)
-		if (!seen[i]) {
+		if (!c.seen[i]) {
 			errno = EINVAL;
 			autosync_errprintf(
 			    errp, "syncrt: tensor '%s' is in no bucket",
 			    autosync_model_tensor(m, i)->name);
 			goto fail;
 		}
-	rp->n = pos;
-	if (!(rp->arena = calloc(pos ? pos : 1, sizeof(float))))
+	rp->n = c.pos;
+	if (!(rp->arena = calloc(c.pos ? c.pos : 1, sizeof(float))))
 		goto nomem;
-	if (BE(rt)->prepare) {
-		/* the plan's NCCL hint: its NCCL_ALGO, else the job's algo */
-		const char *hint = "";
-		for (size_t i = 0; i < autosync_plan_nenv(plan); i++)
-			if (!strcmp(autosync_plan_env(plan, i)->name,
-				    "NCCL_ALGO"))
-				hint = autosync_plan_env(plan, i)->value;
-		if (!*hint && s.job_algo == AUTOSYNC_ALGO_RING)
-			hint = "Ring";
-		else if (!*hint && s.job_algo == AUTOSYNC_ALGO_TREE)
-			hint = "Tree";
-		if (BE(rt)->prepare(BECTX(rt), hint, errp) < 0)
-			goto fail;
-	}
-	free(ix);
-	free(seen);
+	if (BE(rt)->prepare &&
+	    BE(rt)->prepare(BECTX(rt), nccl_hint(plan, &s), errp) < 0)
+		goto fail;
+	free(c.ix);
+	free(c.seen);
 	return rp;
 nomem:
 	errno = ENOMEM;
 	autosync_errprintf(errp, "syncrt: out of memory");
 fail:
-	free(ix);
-	free(seen);
+	free(c.ix);
+	free(c.seen);
 	autosync_rt_plan_destroy(rp);
 	return NULL;
 }
