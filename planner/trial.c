@@ -65,7 +65,14 @@ autosync_model_t *autosync_model_scale(const autosync_model_t *m, double scale,
 		if (autosync_model_set_layer_flops(s, L->name, ff, L->bwd_flops,
 						   errp) < 0)
 			goto fail;
+		/* measured times win over FLOPs: they stay what they were */
+		for (size_t j = 0; j < s->nl; j++)
+			if (!strcmp(s->l[j].name, L->name)) {
+				s->l[j].fwd_time = L->fwd_time;
+				s->l[j].bwd_time = L->bwd_time;
+			}
 	}
+	s->compute_src = m->compute_src;
 	return s;
 fail:
 	autosync_model_destroy(s);

@@ -1052,6 +1052,35 @@ static void step_compute(void)
 	   "a scaled copy keeps the measurement");
 	autosync_model_destroy(sc);
 	autosync_model_destroy(m);
+	/* per-layer measured times survive scaling too (they were replaced by
+	 * FLOPs estimated from the parameters) */
+	m = parse(
+	    "autosync_model: 1\nname: timed\ntensors:\n"
+	    "  - {name: a.w, layer: a, dtype: float32, shape: [4000000]}\n"
+	    "layers:\n"
+	    "  - {name: a, fwd_time: 0.003, bwd_time: 0.006}\n");
+	sc = autosync_model_scale(m, 8, &err);
+	if (sc) {
+		double tf0, tb0, tf1, tb1;
+		autosync_planner_t *p0 = planner(m, cluster(2, 8), k,
+						 AUTOSYNC_FW_PYTORCH_DDP),
+				   *p1 = planner(sc, cluster(2, 8), k,
+						 AUTOSYNC_FW_PYTORCH_DDP);
+		autosync_planner_compute_times(p0, &tf0, &tb0, NULL, NULL, NULL,
+					       NULL);
+		autosync_planner_compute_times(p1, &tf1, &tb1, NULL, NULL, NULL,
+					       NULL);
+		ok(fabs(tf0 - 0.003) < 1e-12 && tf1 == tf0 && tb1 == tb0 &&
+		       !strcmp(autosync_model_compute_source(sc), "time"),
+		   "a scaled copy keeps measured layer times (%g/%g -> %g/%g)",
+		   tf0, tb0, tf1, tb1);
+		autosync_planner_destroy(p0);
+		autosync_planner_destroy(p1);
+	} else {
+		ok(0, "scale: %s", err.text);
+	}
+	autosync_model_destroy(sc);
+	autosync_model_destroy(m);
 }
 
 int main(void)
