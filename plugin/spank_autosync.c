@@ -424,10 +424,12 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		 context.nodeid);
 	/* directories kept past their steps: the old ones go, a bounded
 	 * number per step start */
-	if (rd[0] || autosync_jobdir_base(base, NULL) == 0)
+	int base_ok = rd[0] ? 0 : autosync_jobdir_base(base, &err);
+
+	if (base_ok == 0)
 		(void)autosync_jobdir_prune(base, "autosync-", (uid_t)-1,
 					    keep_seconds(), 16, 4096);
-	if ((rd[0] ? 0 : autosync_jobdir_base(base, &err)) < 0 ||
+	if (base_ok < 0 ||
 	    autosync_jobdir_create(base, name, context.uid, context.gid,
 				   context.jobdir, sizeof(context.jobdir),
 				   &err) < 0) {
