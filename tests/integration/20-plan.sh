@@ -196,8 +196,23 @@ burst() {
   before=$(wc -l < "$FEEDBACK" 2>/dev/null || echo 0)
   since=$(date +%s)
   rm -f "$IT_WORK"/j*.out
+  local pids=() i p alive
   for i in $(seq 50); do
-    as_user srun -N3 -n3 --autosync-model=resnet50 bash -c 'printf "0.25\n0.5\n" > "$AUTOSYNC_REPORT"; echo "$SLURM_JOB_ID"' >"$IT_WORK/j$i.out" 2>&1 &
+    as_user timeout 300 srun -N3 -n3 --autosync-model=resnet50 bash -c 'printf "0.25\n0.5\n" > "$AUTOSYNC_REPORT"; echo "$SLURM_JOB_ID"' >"$IT_WORK/j$i.out" 2>&1 &
+    pids+=($!)
+  done
+  # a slurmd that dies mid-burst leaves the sruns of its steps waiting
+  # forever (the node is not marked down for minutes): cancel the burst
+  # then, so that the caller can revive the daemon and run it again
+  while :; do
+    alive=0
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    if [ "$(slurmds)" -lt "$n0" ]; then
+      scancel -u "$IT_USER" >/dev/null 2>&1
+      sleep 5
+    fi
+    sleep 1
   done
   wait
 }
