@@ -50,6 +50,11 @@ static void usage(FILE *fp)
 	cli_help(fp, "    --scale S",
 		 "divide every gradient by S (default "
 		 "1)");
+	cli_help(fp, "    --knobs scaled|absolute",
+		 "with --scale: divide the "
+		 "baselines' and the search's bucket caps and fusion "
+		 "threshold by S too, so each keeps its full-size bucket "
+		 "count (default scaled)");
 	cli_help(fp, "    --strategies LIST",
 		 "comma list: autosync, a "
 		 "baseline name, plan:PATH (default autosync)");
@@ -92,6 +97,7 @@ enum {
 	OPT_CALIB = CLI_OPT_OWN,
 	OPT_COMPRESS,
 	OPT_SCALE,
+	OPT_KNOBS,
 	OPT_STRATEGIES,
 	OPT_RANDOM,
 	OPT_SEED,
@@ -117,6 +123,7 @@ static const struct option opts[] = {
     {"calibration", required_argument, NULL, OPT_CALIB},
     {"allow-compression", no_argument, NULL, OPT_COMPRESS},
     {"scale", required_argument, NULL, OPT_SCALE},
+    {"knobs", required_argument, NULL, OPT_KNOBS},
     {"strategies", required_argument, NULL, OPT_STRATEGIES},
     {"plan", required_argument, NULL, 'p'},
     {"baseline", required_argument, NULL, 'b'},
@@ -228,6 +235,7 @@ int autosync_cmd_bench(int argc, char **argv)
 {
 	static const char *const computes[] = {"sleep", "spin"};
 	static const char *const hiers[] = {"leader", "rails"};
+	static const char *const knobs[] = {"scaled", "absolute"};
 	static const char *const backends[] = {"mpi", "nccl"};
 	struct cli_input in = {0};
 	struct args a = {.v = {"bench"}, .n = 1};
@@ -325,6 +333,10 @@ int autosync_cmd_bench(int argc, char **argv)
 		case OPT_COMPUTE:
 			rc = one_of("--compute", optarg, computes, 2);
 			add(&a, "--compute", optarg);
+			break;
+		case OPT_KNOBS:
+			rc = one_of("--knobs", optarg, knobs, 2);
+			add(&a, "--knobs", optarg);
 			break;
 		case OPT_HIER:
 			rc = one_of("--hier", optarg, hiers, 2);

@@ -231,12 +231,12 @@ int planner_build_baseline(const struct simctx *x, int b, struct strategy *s,
 	snprintf(s->name, sizeof(s->name), "%s", autosync_baseline_name(b));
 	switch (b) {
 	case AUTOSYNC_BASELINE_DDP:
-		rv = planner_build_capped(x, s, DDP_FIRST_BUCKET,
-					  DDP_BUCKET_CAP, &AR);
+		rv = planner_build_capped(x, s, DDP_FIRST_BUCKET * x->knob,
+					  DDP_BUCKET_CAP * x->knob, &AR);
 		break;
 	case AUTOSYNC_BASELINE_HOROVOD:
-		rv = planner_build_horovod(x, s, HOROVOD_FUSION, HOROVOD_CYCLE,
-					   &AR);
+		rv = planner_build_horovod(x, s, HOROVOD_FUSION * x->knob,
+					   HOROVOD_CYCLE, &AR);
 		break;
 	case AUTOSYNC_BASELINE_PS_LB:
 		rv = greedy_ps(x, s, 0);

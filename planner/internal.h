@@ -40,6 +40,8 @@ struct autosync_model {
 	unsigned format;     /* the file's format version, 0 = made here */
 	int compute_src;     /* 0 estimated, 1 flops, 2 time */
 	double step_compute; /* s of forward + backward measured, 0 = none */
+	double grad_scale;   /* gradients are this many times smaller than the
+				model's (autosync_model_scale), 1 = full size */
 	size_t n, cap;
 	autosync_tensor_t *t;
 	size_t nl, lcap;
@@ -93,6 +95,10 @@ struct simctx {
 	autosync_cluster_t c;
 	autosync_costs_t k;
 	int fw;
+	/* size knobs (bucket caps, fusion thresholds) are multiplied by this:
+	 * 1 / the model's gradient scale, so that a scaled-down trial model
+	 * keeps the bucket count its full-size job has; 1 = absolute knobs */
+	double knob;
 	unsigned p, nodes, g;
 	double a_in, b_in, a_out, b_node, b_out;
 	double t_fwd, t_bwd, t_opt;

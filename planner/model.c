@@ -154,6 +154,7 @@ autosync_model_t *autosync_model_create(const char *name,
 	}
 	m->batch = 32;
 	m->tokens = 1;
+	m->grad_scale = 1;
 	return m;
 }
 
@@ -371,6 +372,11 @@ const char *autosync_model_framework(const autosync_model_t *m)
 unsigned autosync_model_tokens(const autosync_model_t *m)
 {
 	return m ? m->tokens : 0;
+}
+
+double autosync_model_grad_scale(const autosync_model_t *m)
+{
+	return m ? m->grad_scale : 0;
 }
 
 unsigned autosync_model_batch(const autosync_model_t *m)

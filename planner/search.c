@@ -26,10 +26,22 @@ struct autosync_planner {
 	int fw;
 	int compress;
 	int nccl_calibrate;
+	int absolute_knobs; /* autosync_planner_set_scaled_knobs(p, 0) */
 	unsigned long budget, evals;
 	autosync_log_f log;
 	void *logarg;
 };
+
+/* The simulation context of the planner's inputs. */
+static int sim_context(const autosync_planner_t *p, struct simctx *x,
+		       autosync_error_t *errp)
+{
+	if (planner_simctx_init(x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+		return -1;
+	if (p->absolute_knobs)
+		x->knob = 1;
+	return 0;
+}
 
 /* ------------------------------------------------------------ trials */
 
@@ -59,7 +71,7 @@ int autosync_planner_compute_times(autosync_planner_t *p, double *forward,
 					  "planner_compute_times: cluster "
 					  "and model must be set");
 	}
-	if (planner_simctx_init(&x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+	if (sim_context(p, &x, errp) < 0)
 		return -1;
 	if (forward)
 		*forward = x.t_fwd;
@@ -274,6 +286,12 @@ void autosync_planner_set_nccl_calibrate(autosync_planner_t *p, int on)
 		p->nccl_calibrate = !!on;
 }
 
+void autosync_planner_set_scaled_knobs(autosync_planner_t *p, int scaled)
+{
+	if (p)
+		p->absolute_knobs = !scaled;
+}
+
 int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,
 				autosync_error_t *errp)
 {
@@ -321,7 +339,7 @@ autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int b,
 		autosync_errprintf(errp, "planner: unknown baseline %d", b);
 		return NULL;
 	}
-	if (planner_simctx_init(&x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+	if (sim_context(p, &x, errp) < 0)
 		return NULL;
 	memset(&r, 0, sizeof(r));
 	if (planner_build_baseline(&x, b, &s, errp) < 0)
@@ -362,9 +380,10 @@ static void widen(struct margin *M, double m, const char *family)
 	}
 }
 
-static void family_margin(const autosync_costs_t *k, const struct strategy *s,
+static void family_margin(const struct simctx *x, const struct strategy *s,
 			  const struct simres *r, struct margin *M)
 {
+	const autosync_costs_t *k = &x->k;
 	size_t small = 0, ar = 0;
 
 	M->m = k->uncertainty;
@@ -381,7 +400,7 @@ static void family_margin(const autosync_costs_t *k, const struct strategy *s,
 		if (s->cfg[b].algo == AUTOSYNC_ALGO_TREE)
 			widen(M, k->margin_tree, "tree all-reduce");
 		ar++;
-		if (r->bytes[b] < k->small_bucket_bytes)
+		if (r->bytes[b] < k->small_bucket_bytes * x->knob)
 			small++;
 	}
 	/* per-call costs dominate once a quarter of the buckets are small */
@@ -419,7 +438,7 @@ static int consider(struct search *S, struct strategy *s)
 	S->p->evals++;
 	if (planner_simulate(&S->x, s, &S->r, 0) < 0)
 		return -1;
-	family_margin(&S->p->k, s, &S->r, &m);
+	family_margin(&S->x, s, &S->r, &m);
 	if (score(S->r.step, &m) < S->best_score) {
 		if (planner_strategy_copy(&S->best, s, S->x.m->n) < 0)
 			return -1;
@@ -462,7 +481,7 @@ static int sweep(struct search *S, int comp)
 		if (S->cap->custom && a != AUTOSYNC_ALGO_AUTO)
 			continue;
 		for (int e = 0; e <= 22; e++) {
-			double cap = MiB * pow(2.0, e / 2.0);
+			double cap = MiB * S->x.knob * pow(2.0, e / 2.0);
 			size_t nc = S->cap->cycle
 					? sizeof(cycles) / sizeof(cycles[0])
 					: 1;
@@ -481,7 +500,8 @@ static int sweep(struct search *S, int comp)
 						    &cfg);
 					else
 						rv = planner_build_capped(
-						    &S->x, &s, f ? 1 * MiB : 0,
+						    &S->x, &s,
+						    f ? MiB * S->x.knob : 0,
 						    cap, &cfg);
 					s.job_algo = a;
 					s.job_compress = comp;
@@ -868,7 +888,7 @@ static int run_baselines(struct search *S, struct strategy *base,
 			goto nomem;
 		S->p->evals++;
 		base_t[b] = S->r.step;
-		family_margin(&S->p->k, &base[b], &S->r, &base_m[b]);
+		family_margin(&S->x, &base[b], &S->r, &base_m[b]);
 	}
 	return 0;
 nomem:
@@ -1020,7 +1040,7 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 	S.p = p;
 	S.cap = &fw_caps[p->fw];
 	S.best_t = S.best_score = INFINITY;
-	if (planner_simctx_init(&S.x, p->m, &p->c, &p->k, p->fw, errp) < 0)
+	if (sim_context(p, &S.x, errp) < 0)
 		return NULL;
 	if (planner_strategy_init(&S.best, p->m->n) < 0)
 		goto nomem;

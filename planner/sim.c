@@ -206,6 +206,7 @@ int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
 	x->c = *c;
 	x->k = *k;
 	x->fw = fw;
+	x->knob = 1 / m->grad_scale;
 	x->nodes = c->nodes;
 	x->g = c->gpus_per_node;
 	x->p = c->nodes * c->gpus_per_node;

@@ -150,6 +150,9 @@ void autosync_catalog_free(char **names);
  */
 autosync_model_t *autosync_model_scale(const autosync_model_t *m, double scale,
 				       autosync_error_t *errp);
+/* How many times smaller than the original its gradients are: 1 for a model
+ * read or built here, the product of the scales for a scaled copy. */
+double autosync_model_grad_scale(const autosync_model_t *m);
 
 void autosync_model_destroy(autosync_model_t *m);
 
@@ -400,6 +403,14 @@ void autosync_planner_set_compression(autosync_planner_t *p, int allow);
  * rescales NCCL's own latency constants to the plan's calibrated links
  * (docs/nccl-plugins.md; opt-in, default 0). */
 void autosync_planner_set_nccl_calibrate(autosync_planner_t *p, int on);
+/* For a scaled-down trial model (autosync_model_scale) the size knobs --
+ * the baselines' bucket cap, first bucket and fusion threshold, the search's
+ * bucket-cap grid and the small-bucket margin's threshold -- are divided by
+ * the model's gradient scale, so that every strategy keeps the bucket count
+ * it has at full size (default, 'scaled' = 1). 0 keeps them absolute: the
+ * trial runs' comparison before 2026-12-03, which gave the baselines a few
+ * huge buckets. No effect on a full-size model. */
+void autosync_planner_set_scaled_knobs(autosync_planner_t *p, int scaled);
 /* Search budget in simulator evaluations (not wall time, so that every
  * node computes the same plan); >= 1. */
 int autosync_planner_set_budget(autosync_planner_t *p, unsigned long evals,

@@ -55,6 +55,7 @@ struct opts {
 	const char *model, *cluster, *calib, *feedback, *out, *plans_dir;
 	double scale;
 	int fw, compress, steps, warmup, rounds, spin, nrandom, rsteps, hier;
+	int absolute_knobs;  /* --knobs absolute */
 	const char *backend; /* "mpi" (default) or "nccl" */
 	unsigned long seed;
 	char *list;
@@ -262,10 +263,11 @@ static int bench_line(FILE *out, const struct opts *o,
 			return -1;
 		}
 	line =
-	    json_pack("{s:s, s:s, s:f, s:i, s:i, s:s, s:s, s:b, s:i, s:f, "
+	    json_pack("{s:s, s:s, s:f, s:s, s:i, s:i, s:s, s:s, s:b, s:i, s:f, "
 		      "s:I, s:b, s:o}",
 		      "model", autosync_model_name(orig), "scaled",
-		      autosync_model_name(m), "scale", o->scale, "ranks", size,
+		      autosync_model_name(m), "scale", o->scale, "knobs",
+		      o->absolute_knobs ? "absolute" : "scaled", "ranks", size,
 		      "nodes", nodes, "strategy", s->name, "plan_strategy",
 		      ps->strategy ? ps->strategy : "", "random", s->random,
 		      "round", round, "predicted", ps->step_time, "nbuckets",
@@ -344,6 +346,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"rounds", required_argument, 0, 'o'},
 	    {"compute", required_argument, 0, 'C'},
 	    {"hier", required_argument, 0, 'H'},
+	    {"knobs", required_argument, 0, 'K'},
 	    {"backend", required_argument, 0, 'B'},
 	    {"feedback", required_argument, 0, 'F'},
 	    {"output", required_argument, 0, 'O'},
@@ -429,6 +432,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			else if (strcmp(optarg, "sleep")) {
 				fprintf(stderr, "autosync bench: --compute "
 						"sleep|spin\n");
+				return -1;
+			}
+			break;
+		case 'K':
+			if (!strcmp(optarg, "absolute"))
+				o->absolute_knobs = 1;
+			else if (strcmp(optarg, "scaled")) {
+				fprintf(stderr, "autosync bench: --knobs "
+						"scaled|absolute\n");
 				return -1;
 			}
 			break;
@@ -542,6 +554,7 @@ int autosync_rt_bench_main(int argc, char **argv)
 	    autosync_planner_set_framework(pl, o.fw, &err) < 0)
 		FAIL("%s", err.text);
 	autosync_planner_set_compression(pl, o.compress);
+	autosync_planner_set_scaled_knobs(pl, !o.absolute_knobs);
 	/* random strategies: everything the plan format can say */
 	if (!(rpl = autosync_planner_create(&err)) ||
 	    autosync_planner_set_cluster(rpl, &cl, &err) < 0 ||

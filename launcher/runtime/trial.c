@@ -42,6 +42,10 @@ int autosync_trial_write_replay(autosync_planner_t *p,
 					   json_string(autosync_model_name(m)));
 		bad |= json_object_set_new(root, "model_hash",
 					   json_string(autosync_model_hash(m)));
+		/* a peer scales its framework's default size knobs by it */
+		bad |= json_object_set_new(
+		    root, "grad_scale",
+		    json_real(autosync_model_grad_scale(m)));
 		bad |= json_object_set_new(root, "forward", json_real(fwd));
 		bad |= json_object_set_new(root, "backward", json_real(bwd));
 		bad |= json_object_set_new(root, "optimizer", json_real(opt));

@@ -1083,6 +1083,71 @@ static void step_compute(void)
 	autosync_model_destroy(m);
 }
 
+/* A scaled-down trial model: every size knob is divided by the scale, so
+ * the baselines keep the bucket count they have at full size (issue 14:
+ * absolute knobs gave DDP 2 buckets on VGG-16/32 where the full-size job
+ * has about 22). */
+static void scaled_knobs(void)
+{
+	autosync_error_t err = {0};
+	autosync_model_t *m = autosync_model_open("vgg16", catalog, &err);
+	autosync_model_t *s32 = m ? autosync_model_scale(m, 32, &err) : NULL;
+	autosync_model_t *s2 = s32 ? autosync_model_scale(s32, 2, &err) : NULL;
+	static const int bl[] = {AUTOSYNC_BASELINE_DDP,
+				 AUTOSYNC_BASELINE_HOROVOD};
+	static const double cap[] = {25 * MiB, 128 * MiB};
+
+	if (!s2) {
+		ok(0, "vgg16 scaled: %s", err.text);
+		return;
+	}
+	ok(autosync_model_grad_scale(m) == 1 &&
+	       autosync_model_grad_scale(s32) == 32 &&
+	       autosync_model_grad_scale(s2) == 64,
+	   "gradient scale: 1, 32, and 64 for a copy of the copy");
+	for (int i = 0; i < 2; i++) {
+		autosync_planner_t *pf =
+				       planner(m, cluster(4, 2), ideal_costs(),
+					       AUTOSYNC_FW_GENERIC),
+				   *ps = planner(s32, cluster(4, 2),
+						 ideal_costs(),
+						 AUTOSYNC_FW_GENERIC),
+				   *pa = planner(s32, cluster(4, 2),
+						 ideal_costs(),
+						 AUTOSYNC_FW_GENERIC);
+		autosync_plan_t *full, *sc, *abs;
+		autosync_plan_summary_t a, b;
+
+		autosync_planner_set_scaled_knobs(pa, 0);
+		full = autosync_planner_baseline(pf, bl[i], NULL);
+		sc = autosync_planner_baseline(ps, bl[i], NULL);
+		abs = autosync_planner_baseline(pa, bl[i], NULL);
+		autosync_plan_summary(sc, &a);
+		autosync_plan_summary(abs, &b);
+		ok(autosync_plan_nbuckets(sc) == autosync_plan_nbuckets(full) &&
+		       autosync_plan_nbuckets(full) > 2,
+		   "%s on vgg16/32: the full-size job's %zu buckets (%zu)",
+		   autosync_baseline_name(bl[i]), autosync_plan_nbuckets(full),
+		   autosync_plan_nbuckets(sc));
+		near(a.bucket_cap, cap[i] / 32, 1e-6,
+		     "%s: its cap divided by 32 is recorded",
+		     autosync_baseline_name(bl[i]));
+		ok(b.bucket_cap == cap[i] &&
+		       autosync_plan_nbuckets(abs) < autosync_plan_nbuckets(sc),
+		   "%s: absolute knobs give fewer buckets (%zu), as before",
+		   autosync_baseline_name(bl[i]), autosync_plan_nbuckets(abs));
+		autosync_plan_destroy(full);
+		autosync_plan_destroy(sc);
+		autosync_plan_destroy(abs);
+		autosync_planner_destroy(pf);
+		autosync_planner_destroy(ps);
+		autosync_planner_destroy(pa);
+	}
+	autosync_model_destroy(s2);
+	autosync_model_destroy(s32);
+	autosync_model_destroy(m);
+}
+
 int main(void)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR");
@@ -1101,5 +1166,6 @@ int main(void)
 	no_harm();
 	no_harm_cases();
 	step_compute();
+	scaled_knobs();
 	return done_testing();
 }

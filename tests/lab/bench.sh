@@ -15,6 +15,9 @@
 #        ROUNDS STEPS WARMUP (5 5 1) for the first rate, ROUNDS2 STEPS2 (3 3) after
 #        NRANDOM (50) RSTEPS (2) SEED (1); DDP (1) DDP_ROUNDS (3) DDP_STEPS (5)
 #        HIER (rails) EXTRA (more bench args)
+#        KNOBS "scaled" (default) or "scaled absolute": with absolute, every
+#          model is also run with the size knobs NOT divided by the scale
+#          (the comparison before 2026-12-03), files *-absolute.jsonl
 #        CLUSTER_BASE: the lab as a cluster, without the NIC (default
 #          "intra=host_bridge:2.5GB/s:20us,lat=100us"); ",nics=1xRATE" is added
 #          per setting, so the planner plans for the rate the lab really has
@@ -32,6 +35,7 @@ ROUNDS2=${ROUNDS2:-3}; STEPS2=${STEPS2:-3}
 RANDOM_N=${NRANDOM:-50}; RSTEPS=${RSTEPS:-2}; SEED=${SEED:-1}
 DDP=${DDP:-1}; DDP_ROUNDS=${DDP_ROUNDS:-3}; DDP_STEPS=${DDP_STEPS:-5}
 HIER=${HIER:-rails}
+KNOBS=${KNOBS:-scaled}
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0} LAB_PPN=$PPN
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
 export AUTOSYNC_CATALOG_DIR=${AUTOSYNC_CATALOG_DIR:-$SRC/planner/catalog}
@@ -51,7 +55,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "open mpi: $(mpirun --version 2>&1 | head -1)"
 	echo "torch: $(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
-	echo "layout: $HOSTS hosts x $PPN ranks; rates: $RATES; models: $MODELS; hier: $HIER"
+	echo "layout: $HOSTS hosts x $PPN ranks; rates: $RATES; models: $MODELS; hier: $HIER; knobs: $KNOBS"
 	echo "cluster: ${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us},nics=1x<rate>"
 	echo "first rate: rounds $ROUNDS, steps $STEPS, warmup $WARMUP, random $RANDOM_N x $RSTEPS steps; later rates: rounds $ROUNDS2, steps $STEPS2"
 } > "$OUT/setup.txt"
@@ -67,27 +71,37 @@ for rate in $RATES; do
 	for ms in $MODELS; do
 		m=${ms%%:*}; sc=${ms##*:}
 		d="$OUT/raw/$rate"; mkdir -p "$d"
-		log "bench $m scale 1/$sc ($rate, cluster $CLUSTER)"
-		timeout 3000 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
-			${CLUSTER:+--network "$CLUSTER"} --hier "$HIER" --strategies "$BASELINES" \
-			--rounds "$R" --steps "$S" --warmup "$WARMUP" $RND ${EXTRA:-} \
-			--out "$d/$m.jsonl" --feedback "$OUT/feedback.jsonl" \
-			--write-plans "$OUT/plans/$rate/$m" > "$d/$m.txt" 2>&1
-		log "  rc $? ($(grep -c ' ok$' "$d/$m.txt") ok lines, $(grep -c WRONG "$d/$m.txt") wrong)"
+		rnd=$RND
+		for k in $KNOBS; do
+			x=; [ "$k" = scaled ] || x="-$k"
+			log "bench $m scale 1/$sc, $k knobs ($rate, cluster $CLUSTER)"
+			timeout 3000 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
+				${CLUSTER:+--network "$CLUSTER"} --hier "$HIER" --strategies "$BASELINES" \
+				--knobs "$k" --rounds "$R" --steps "$S" --warmup "$WARMUP" $rnd ${EXTRA:-} \
+				--out "$d/$m$x.jsonl" --feedback "$OUT/feedback.jsonl" \
+				--write-plans "$OUT/plans/$rate/$m$x" > "$d/$m$x.txt" 2>&1
+			log "  rc $? ($(grep -c ' ok$' "$d/$m$x.txt") ok lines, $(grep -c WRONG "$d/$m$x.txt") wrong)"
+			rnd=""   # random strategies once per model
+		done
 		if [ "$DDP" = 1 ] && [ $first = 1 ]; then
 			p="$OUT/plans/$rate/$m-ddp"
-			timeout 300 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
-				${CLUSTER:+--network "$CLUSTER"} --framework pytorch-ddp \
-				--strategies autosync,ddp-default --steps 0 --warmup 0 \
-				--write-plans "$p" > "$d/$m-ddp-plan.txt" 2>&1
-			log "  ddp peer $m"
+			configs="default,plan:$p/autosync.yaml"
+			for k in $KNOBS; do
+				x=; [ "$k" = scaled ] || x="-$k"
+				timeout 300 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
+					${CLUSTER:+--network "$CLUSTER"} --framework pytorch-ddp --knobs "$k" \
+					--strategies autosync,ddp-default --steps 0 --warmup 0 \
+					--write-plans "$p$x" > "$d/$m-ddp-plan$x.txt" 2>&1
+				[ -z "$x" ] || configs="$configs,default$x,plan:$p$x/autosync.yaml"
+			done
+			log "  ddp peer $m ($configs)"
 			i=$((NP - 1))
 			while [ $i -ge 0 ]; do
 				h=$((i / PPN + 1))
 				GLOO_SOCKET_IFNAME=eth0 OMP_NUM_THREADS=1 timeout 900 "$LAB" exec $h \
 					/usr/bin/python3 "$HERE/ddp_peer.py" --replay "$p/replay.json" \
 					--rank $i --world $NP --master "$LAB_NET.1:29511" \
-					--configs "default,plan:$p/autosync.yaml" --rounds "$DDP_ROUNDS" \
+					--configs "$configs" --rounds "$DDP_ROUNDS" \
 					--steps "$DDP_STEPS" --warmup 2 --tag "$rate" > "$d/$m-ddp-rank$i.log" 2>&1 &
 				i=$((i - 1))
 			done

@@ -9,7 +9,12 @@ buckets overlap with the emulated backward exactly as in real training.
 The optimizer is emulated by waiting its simulated time.
 
 Configurations (comma list, one launch, interleaved over --rounds):
-  default        DistributedDataParallel(model) with torch defaults
+  default        DDP as it runs at full size: torch's defaults (bucket_cap_mb
+                 25, first bucket 1 MiB) divided by the replay's gradient
+                 scale S, so it keeps the bucket count of the full-size job
+  default-absolute  DistributedDataParallel(model) with torch's absolute
+                 defaults on the scaled gradients (few huge buckets; the
+                 comparison before 2026-12-03, kept to state both)
   plan:PATH      autosync_ddp.wrap(model, plan=load_plan(PATH)) (the adapter)
   bucket:MB      DDP(bucket_cap_mb=MB)
 
@@ -93,10 +98,27 @@ class Replay(torch.nn.Module):
         return x.sum()
 
 
+def scaled_default(m, scale):
+    """DDP's defaults divided by the gradient scale. The first bucket has
+    no public knob in torch 1.13 (DistributedDataParallel reads the private
+    dist._DEFAULT_FIRST_BUCKET_BYTES when it is built), so it is set for the
+    construction only, and only where that attribute exists."""
+    first = getattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES", None)
+    if first is not None:
+        dist._DEFAULT_FIRST_BUCKET_BYTES = max(1, int(first / scale))
+    try:
+        return DDP(m, bucket_cap_mb=25.0 / scale)
+    finally:
+        if first is not None:
+            dist._DEFAULT_FIRST_BUCKET_BYTES = first
+
+
 def run(cfg):
     torch.manual_seed(0)
     m = Replay()
     if cfg == "default":
+        d = scaled_default(m, float(R.get("grad_scale", 1)))
+    elif cfg == "default-absolute":
         d = DDP(m)
     elif cfg.startswith("bucket:"):
         d = DDP(m, bucket_cap_mb=float(cfg[7:]))

@@ -47,6 +47,7 @@ if os.path.exists(os.path.join(out, "setup.txt")):
 rates = sorted(d for d in os.listdir(os.path.join(out, "raw")) if os.path.isdir(os.path.join(out, "raw", d)))
 rates.sort(key=lambda r: -float(r.replace("gbit", "e9").replace("mbit", "e6")) if r[0].isdigit() else 0)
 fidelity = []
+honest = {}
 for rate in rates:
     print("## %s per link\n" % rate)
     for path in sorted(glob.glob(os.path.join(out, "raw", rate, "*.jsonl"))):
@@ -64,7 +65,10 @@ for rate in rates:
                 strategies.append(r["strategy"])
         per = {s: [r for r in named if r["strategy"] == s] for s in strategies}
         r0 = rows[0]
-        print("### %s (gradients / %g: %s), %d ranks on %d nodes\n" % (r0["model"], r0["scale"], r0["scaled"], r0["ranks"], r0["nodes"]))
+        # records before 2026-12-03 carry no "knobs": they were absolute
+        knobs = r0.get("knobs", "absolute")
+        print("### %s (gradients / %g: %s), %d ranks on %d nodes, %s size knobs\n" % (
+            r0["model"], r0["scale"], r0["scaled"], r0["ranks"], r0["nodes"], knobs))
         print("| strategy | plan strategy | buckets | predicted s | measured median s | spread | measured / predicted | ratio to autosync (measured) | ratio to autosync (predicted) | sums |")
         print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         auto = {r["round"]: med(r["steps"]) for r in per.get("autosync", [])}
@@ -96,6 +100,25 @@ for rate in rates:
             best_pred = min(range(len(pts)), key=lambda i: x[i])
             regret = y[best_pred] / min(y)
             fidelity.append((rate, r0["model"], len(pts), len(rand), tau, rho, mape, mse, regret))
+        if r0["scale"] > 1:
+            for s in ("ddp-default", "horovod-default"):
+                ratios = [med(r["steps"]) / auto[r["round"]] for r in per.get(s, []) if r["round"] in auto and r["steps"]]
+                if ratios:
+                    honest.setdefault((rate, r0["model"], s), {})[knobs] = (
+                        med(ratios), min(ratios), max(ratios), per[s][0]["nbuckets"], per["autosync"][0]["nbuckets"])
+def cell(v):
+    return "%.2f (%.2f-%.2f; %d vs %d buckets)" % v if v else "-"
+
+
+if honest:
+    print("## Baselines with absolute vs scaled size knobs (ratio baseline / autosync plan, median of rounds, min-max; buckets baseline vs plan)\n")
+    print("With gradients scaled down by S, `absolute` keeps each framework's default bucket cap / fusion threshold, so the")
+    print("baseline gets a few huge buckets the full-size job never has; `scaled` divides them (and autosync's search grid) by S.\n")
+    print("| rate | model | baseline | absolute knobs (before) | scaled knobs (honest) |")
+    print("|---|---|---|---|---|")
+    for (rate, model, s), v in honest.items():
+        print("| %s | %s | %s | %s | %s |" % (rate, model, s, cell(v.get("absolute")), cell(v.get("scaled"))))
+    print()
 if fidelity:
     print("## Simulator fidelity (random valid strategies + the named ones, measured median vs prediction)\n")
     print("| rate | model | strategies | of them random | Kendall tau-b | Spearman rho | mean abs. error | mean signed error (pred/meas - 1) | top-1 regret |")
@@ -167,22 +190,33 @@ for rate in rates:
         rows = load(path)
         if not rows:
             continue
-        d = [r for r in rows if r["config"] == "default"]
-        p = [r for r in rows if r["config"].startswith("plan:")]
-        pairs = {}
-        for r in d:
-            pairs.setdefault(r["round"], {})["d"] = med(r["steps"])
-        for r in p:
-            pairs.setdefault(r["round"], {})["p"] = med(r["steps"])
-        ratios = [v["d"] / v["p"] for v in pairs.values() if "d" in v and "p" in v]
-        ddp.append((rate, rows[0]["model"], med([t for r in d for t in r["steps"]]), med([t for r in p for t in r["steps"]]),
-                    med(ratios), p[0]["settings"] if p else {}, all(r["ok"] for r in rows), len(pairs)))
+        # "default" and the plan made with scaled knobs (directory NAME-ddp);
+        # "default-absolute" and the plan made with absolute knobs
+        # (NAME-ddp-absolute); files before 2026-12-03 had only "default",
+        # with absolute knobs
+        old = not any(r["config"] == "default-absolute" for r in rows) and "knobs" not in open(path).read()
+        for dc, pdir, label in (("default", "-ddp/", "absolute (before)" if old else "scaled"),
+                                ("default-absolute", "-ddp-absolute/", "absolute")):
+            d = [r for r in rows if r["config"] == dc]
+            p = [r for r in rows if r["config"].startswith("plan:") and pdir in r["config"]]
+            if not d or not p:
+                continue
+            pairs = {}
+            for r in d:
+                pairs.setdefault(r["round"], {})["d"] = med(r["steps"])
+            for r in p:
+                pairs.setdefault(r["round"], {})["p"] = med(r["steps"])
+            ratios = [v["d"] / v["p"] for v in pairs.values() if "d" in v and "p" in v]
+            ddp.append((rate, rows[0]["model"], label, med([t for r in d for t in r["steps"]]),
+                        med([t for r in p for t in r["steps"]]), med(ratios), min(ratios), max(ratios),
+                        p[0]["settings"], all(r["ok"] for r in d + p), len(pairs)))
 if ddp:
     print("## PyTorch DDP (gloo, CPU) on the same synthetic model: defaults vs the autosync plan (framework pytorch-ddp) through contrib/pytorch/autosync_ddp.py\n")
-    print("| rate | model | rounds | DDP default median s | DDP + autosync plan median s | ratio default / plan | settings from the plan | grads correct |")
-    print("|---|---|---:|---:|---:|---:|---|---|")
-    for rate, model, dm, pm, ratio, s, ok, nr in ddp:
-        print("| %s | %s | %d | %s | %s | %s | %s | %s |" % (rate, model, nr, f(dm), f(pm), f(ratio), json.dumps(s), "yes" if ok else "NO"))
+    print("| rate | model | size knobs | rounds | DDP default median s | DDP + autosync plan median s | ratio default / plan (min-max) | settings from the plan | grads correct |")
+    print("|---|---|---|---:|---:|---:|---:|---|---|")
+    for rate, model, kn, dm, pm, ratio, lo, hi, s, ok, nr in ddp:
+        print("| %s | %s | %s | %d | %s | %s | %s (%s-%s) | %s | %s |" % (
+            rate, model, kn, nr, f(dm), f(pm), f(ratio), f(lo), f(hi), json.dumps(s), "yes" if ok else "NO"))
     print()
 
 side = sorted(glob.glob(os.path.join(out, "raw", "*", "side-hier-*.jsonl")))
