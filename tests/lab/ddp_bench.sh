@@ -1,0 +1,118 @@
+#!/bin/sh
+# ddp_bench.sh - the headline benchmark (not a CI test): PyTorch DDP (gloo,
+# CPU) with its defaults against DDP configured by autosync's plan for
+# pytorch-ddp (contrib/pytorch, applied by tests/lab/ddp_peer.py), on the
+# same synthetic models as `autosync bench`, interleaved rounds in one launch
+# per model, for every layout and rate. Baselines are honest: the peer's
+# `default` is DDP's defaults divided by the gradient scale (docs/lab.md).
+# Before the runs of each setting the link's bandwidth is measured (TCP
+# between two hosts, 3 times) for the alpha-beta/overlap bound that
+# ddp_summary.py reports beside every measurement.
+#
+# usage: ddp_bench.sh OUTDIR [AUTOSYNC_BINARY]
+# env:   MODELS  "NAME:SCALE ..." (default vgg16:32 bert-large:64 gpt2:32 ncf:8 resnet50:8)
+#        RATES   tbf rates (default "1gbit 400mbit")
+#        LAYOUTS "HOSTSxRANKS ..." (default "4x2 2x4")
+#        ROUNDS (3) STEPS (5) WARMUP (2); PLAN_ARGS (extra `autosync bench`
+#        planning arguments, e.g. --allow-compression)
+#        CLUSTER_BASE as in bench.sh
+# Needs root. Tears the lab down on exit. Then ddp_summary.py writes
+# OUTDIR/summary.md.
+set -u
+OUT=${1:?usage: ddp_bench.sh OUTDIR [AUTOSYNC_BINARY]}
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+BIN=${2:-${AUTOSYNC_BUILDDIR:-$SRC/build}/cli/autosync}
+MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 ncf:8 resnet50:8"}
+RATES=${RATES:-"1gbit 400mbit"}
+LAYOUTS=${LAYOUTS:-"4x2 2x4"}
+ROUNDS=${ROUNDS:-3}; STEPS=${STEPS:-5}; WARMUP=${WARMUP:-2}
+export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
+export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
+export AUTOSYNC_CATALOG_DIR=${AUTOSYNC_CATALOG_DIR:-$SRC/planner/catalog}
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
+LAB="$HERE/lab.sh"
+mkdir -p "$OUT/raw" "$OUT/plans"
+cleanup() { "$LAB" down 8 >/dev/null 2>&1; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
+
+{
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "host: $(uname -srm), $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB"
+	echo "open mpi: $(mpirun --version 2>&1 | head -1)"
+	echo "torch: $(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
+	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
+	echo "layouts: $LAYOUTS; rates: $RATES; models: $MODELS"
+	echo "rounds $ROUNDS, steps $STEPS, warmup $WARMUP; plan args: ${PLAN_ARGS:-none}"
+	echo "cluster: ${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us},nics=1x<rate>"
+} > "$OUT/setup.txt"
+
+# TCP goodput host 2 -> host 1 through the shaped uplinks, bytes/s
+measure_link() {
+	port=29599
+	"$LAB" exec 1 /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
+for _ in range(3):
+    c, _ = s.accept()
+    while c.recv(1 << 20):
+        pass
+    c.close()' $port &
+	srv=$!
+	sleep 1
+	"$LAB" exec 2 /usr/bin/python3 -c '
+import socket, sys, time
+buf = b"\0" * (1 << 20); n = int(sys.argv[3]); out = []
+for _ in range(3):
+    c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+    t = time.perf_counter()
+    for _ in range(n):
+        c.sendall(buf)
+    c.shutdown(socket.SHUT_WR); c.recv(1); c.close()
+    out.append(n * len(buf) / (time.perf_counter() - t))
+print(" ".join("%.0f" % v for v in out))' "$LAB_NET.1" $port "$1"
+	wait $srv 2>/dev/null
+}
+
+for lay in $LAYOUTS; do
+	H=${lay%x*}; PPN=${lay#*x}; NP=$((H * PPN))
+	export LAB_PPN=$PPN
+	for rate in $RATES; do
+		"$LAB" up "$H" "$rate" || exit 1
+		nic=$(echo "$rate" | sed 's/gbit$/Gbit\/s/; s/mbit$/Mbit\/s/')
+		CLUSTER="${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us},nics=1x$nic"
+		d="$OUT/raw/$lay/$rate"; mkdir -p "$d"
+		mb=$(echo "$rate" | awk '/gbit$/ {print int($0) * 100} /mbit$/ {print int(int($0) / 10)}')   # ~1 s per transfer
+		measure_link "$mb" > "$d/link.txt" 2>&1
+		log "lab up: $lay, $rate; link $(cat "$d/link.txt") B/s"
+		for ms in $MODELS; do
+			m=${ms%%:*}; sc=${ms##*:}
+			p="$OUT/plans/$lay/$rate/$m"
+			timeout 300 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
+				--network "$CLUSTER" --framework pytorch-ddp ${PLAN_ARGS:-} \
+				--strategies autosync,ddp-default --steps 0 --warmup 0 \
+				--write-plans "$p" > "$d/$m-plan.txt" 2>&1
+			log "  $m/$sc: plan rc $? ($(grep -m1 '^strategy:' "$p/autosync.yaml" 2>/dev/null))"
+			i=$((NP - 1))
+			while [ $i -ge 0 ]; do
+				h=$((i / PPN + 1))
+				GLOO_SOCKET_IFNAME=eth0 OMP_NUM_THREADS=1 timeout 900 "$LAB" exec $h \
+					/usr/bin/python3 "$HERE/ddp_peer.py" --replay "$p/replay.json" \
+					--rank $i --world $NP --master "$LAB_NET.1:29511" \
+					--configs "default,plan:$p/autosync.yaml" --rounds "$ROUNDS" \
+					--steps "$STEPS" --warmup "$WARMUP" --tag "$lay/$rate" > "$d/$m-rank$i.log" 2>&1 &
+				i=$((i - 1))
+			done
+			wait
+			grep '^{' "$d/$m-rank0.log" > "$d/$m.jsonl"
+			log "  $m: $(wc -l < "$d/$m.jsonl") result lines"
+		done
+		"$LAB" down "$H"
+	done
+done
+log "summarize"
+/usr/bin/python3 "$HERE/ddp_summary.py" "$OUT" > "$OUT/summary.md"
+log "done"
