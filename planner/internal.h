@@ -72,6 +72,8 @@ struct autosync_plan {
 	unsigned format; /* the file's format version, 0 = made here */
 	char *model, *model_hash, *framework, *strategy, *reason, *topo_hash;
 	char *costs_hash;
+	double terms[AUTOSYNC_TERM_N];
+	int have_terms; /* made here, not read from a file */
 	size_t nb;
 	struct plan_bucket *b;
 	size_t nbase;
@@ -136,6 +138,7 @@ struct simres {
 	double *lfree, *nodet,
 	    *busy; /* per node: link free, bucket time, PS busy */
 	unsigned nnodes;
+	double terms[AUTOSYNC_TERM_N]; /* planner_simulate(..., detail = 1) */
 };
 
 /* The links as the simulator sees them: latencies (s) and achieved

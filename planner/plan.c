@@ -199,6 +199,8 @@ autosync_plan_t *planner_plan_from_strategy(const struct simctx *x,
 
 	if (!plan)
 		goto nomem;
+	memcpy(plan->terms, r->terms, sizeof(plan->terms));
+	plan->have_terms = 1;
 	for (size_t b = 0; b < r->nb; b++)
 		if (r->cnt[b])
 			nb++;
@@ -294,6 +296,53 @@ nomem:
 }
 
 /* ------------------------------------------------------------ accessors */
+static const char *const term_names[AUTOSYNC_TERM_N] = {
+    [AUTOSYNC_TERM_FORWARD] = "forward_s",
+    [AUTOSYNC_TERM_BACKWARD] = "backward_s",
+    [AUTOSYNC_TERM_OPTIMIZER] = "optimizer_s",
+    [AUTOSYNC_TERM_COMM] = "comm_s",
+    [AUTOSYNC_TERM_EXPOSED] = "exposed_s",
+    [AUTOSYNC_TERM_HIDDEN] = "hidden_s",
+    [AUTOSYNC_TERM_LAT_INTRA] = "latency_intra_s",
+    [AUTOSYNC_TERM_LAT_INTER] = "latency_inter_s",
+    [AUTOSYNC_TERM_BW_INTRA] = "bandwidth_intra_s",
+    [AUTOSYNC_TERM_BW_INTER] = "bandwidth_inter_s",
+    [AUTOSYNC_TERM_SPARSE] = "sparse_allgather_s",
+    [AUTOSYNC_TERM_CAST] = "cast_s",
+    [AUTOSYNC_TERM_LAUNCH] = "launch_s",
+    [AUTOSYNC_TERM_PS_NETWORK] = "ps_network_s",
+    [AUTOSYNC_TERM_PS_SERVER] = "ps_server_s",
+    [AUTOSYNC_TERM_PS_MESSAGES] = "ps_messages_s",
+    [AUTOSYNC_TERM_BUCKETS] = "buckets",
+    [AUTOSYNC_TERM_PS_BUCKETS] = "ps_buckets",
+    [AUTOSYNC_TERM_COMPRESSED] = "compressed_buckets",
+    [AUTOSYNC_TERM_GRAD_BYTES] = "grad_bytes",
+    [AUTOSYNC_TERM_WIRE_BYTES] = "wire_bytes",
+    [AUTOSYNC_TERM_PARAMS] = "params",
+    [AUTOSYNC_TERM_TENSORS] = "tensors",
+    [AUTOSYNC_TERM_SPARSE_TENSORS] = "sparse_tensors",
+    [AUTOSYNC_TERM_LAYERS] = "layers",
+};
+
+const char *autosync_term_name(int term)
+{
+	return term >= 0 && term < AUTOSYNC_TERM_N ? term_names[term] : NULL;
+}
+
+int autosync_plan_terms(const autosync_plan_t *plan, double *terms)
+{
+	if (!plan || !terms) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!plan->have_terms) {
+		errno = ENOENT;
+		return -1;
+	}
+	memcpy(terms, plan->terms, sizeof(plan->terms));
+	return 0;
+}
+
 int autosync_plan_summary(const autosync_plan_t *plan,
 			  autosync_plan_summary_t *s)
 {

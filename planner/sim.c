@@ -330,10 +330,41 @@ static double wire_size(int dtype, int compress)
 	return autosync_dtype_size(dtype);
 }
 
-/* all-reduce bucket: tensors list[0..n) */
+/* Add an all-reduce of n bytes to the terms: messages x alpha and bytes /
+ * bandwidth, on the level they cross (hierarchical: both levels) -- the
+ * same coefficients as planner_sim_ar_time(), so the parts add up to it. */
+static void ar_terms(const struct simctx *x, int algo, double n, double *tm)
+{
+	double lat, bw, lat_in = 0, bw_in = 0;
+	int inter = x->nodes > 1;
+
+	if (algo <= AUTOSYNC_ALGO_AUTO || algo >= AUTOSYNC_ALGO_NALGOS)
+		algo = x->ar_a[AUTOSYNC_ALGO_RING] +
+				   x->ar_b[AUTOSYNC_ALGO_RING] * n <
+			       x->ar_a[AUTOSYNC_ALGO_TREE] +
+				   x->ar_b[AUTOSYNC_ALGO_TREE] * n
+			   ? AUTOSYNC_ALGO_RING
+			   : AUTOSYNC_ALGO_TREE;
+	lat = x->ar_a[algo];
+	bw = x->ar_b[algo] * n;
+	if (algo == AUTOSYNC_ALGO_HIER && x->nodes > 1 && x->g > 1) {
+		lat_in = 2.0 * (x->g - 1) * x->a_in;
+		bw_in = 2.0 * (x->g - 1) / x->g * n / x->b_in;
+	} else if (!inter) {
+		lat_in = lat;
+		bw_in = bw;
+	}
+	tm[AUTOSYNC_TERM_LAT_INTRA] += lat_in;
+	tm[AUTOSYNC_TERM_BW_INTRA] += bw_in;
+	tm[AUTOSYNC_TERM_LAT_INTER] += lat - lat_in;
+	tm[AUTOSYNC_TERM_BW_INTER] += bw - bw_in;
+}
+
+/* all-reduce bucket: tensors list[0..n); its parts are added to 'tm'
+ * unless NULL */
 static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 			const size_t *list, size_t n, double *bytes,
-			double *wire)
+			double *wire, double *tm)
 {
 	const autosync_model_t *m = x->m;
 	double dense = 0, raw = 0, cast = 0, t = 0, sparse_n = 0;
@@ -360,26 +391,52 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 	*wire = dense + sparse_n * (p > 1 ? p - 1 : 0);
 	if (p <= 1)
 		return 0;
-	if (dense > 0)
+	if (dense > 0) {
 		t += planner_sim_ar_time(x, cfg->algo, dense);
+		if (tm)
+			ar_terms(x, cfg->algo, dense, tm);
+	}
 	if (sparse_n > 0) {
 		double a = x->nodes > 1
 			       ? (x->a_in > x->a_out ? x->a_in : x->a_out)
 			       : x->a_in;
 		double b = planner_link_bw(&x->c, x->b_in, x->b_node);
-		t += autosync_sim_allgather(p, sparse_n * p, a, b);
+		double g = autosync_sim_allgather(p, sparse_n * p, a, b);
+		t += g;
+		if (tm)
+			tm[AUTOSYNC_TERM_SPARSE] += g;
 	}
-	if (cast > 0)
-		t += 2.0 * (x->k.cast_launch + cast / x->k.cast_bw);
+	if (cast > 0) {
+		double c = 2.0 * (x->k.cast_launch + cast / x->k.cast_bw);
+		t += c;
+		if (tm)
+			tm[AUTOSYNC_TERM_CAST] += c;
+	}
+	if (tm)
+		tm[AUTOSYNC_TERM_LAUNCH] += x->k.launch;
 	return t + x->k.launch;
+}
+
+/* Add a PS bucket's parts, as its busiest node sees them, to 'tm'. */
+static void ps_terms(const struct simctx *x, double intra, double net,
+		     double server, double msgs, double *tm)
+{
+	tm[AUTOSYNC_TERM_LAUNCH] += x->k.launch;
+	tm[AUTOSYNC_TERM_BW_INTRA] += intra;
+	if (x->nodes > 1)
+		tm[AUTOSYNC_TERM_LAT_INTER] += 2.0 * x->a_out;
+	tm[AUTOSYNC_TERM_PS_NETWORK] += net;
+	tm[AUTOSYNC_TERM_PS_SERVER] += server;
+	tm[AUTOSYNC_TERM_PS_MESSAGES] += msgs;
 }
 
 /* parameter-server bucket; when 'nodet' is not NULL it receives each
  * node's busy time (full-duplex NIC: max of bytes out and in, plus the
- * server-side work of the servers it hosts) */
+ * server-side work of the servers it hosts); its parts are added to 'tm'
+ * unless NULL */
 static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 			const size_t *list, size_t n, const int *server,
-			double *bytes, double *wire, double *nodet)
+			double *bytes, double *wire, double *nodet, double *tm)
 {
 	const autosync_model_t *m = x->m;
 	unsigned M = x->nodes, g = x->g, k = cfg->servers ? cfg->servers : 1;
@@ -387,6 +444,7 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 	       *req = x->scratch + 2 * (size_t)M;
 	double upush = 0, upull = 0, tpush = 0, tpull = 0, dense = 0, raw = 0;
 	double worst = 0, fixed, intra = 0, ureq = 0;
+	double w_net = 0, w_server = 0, w_msgs = 0; /* the worst node's */
 
 	if (k > M)
 		k = M;
@@ -439,35 +497,49 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 	if (M == 1) {
 		/* one node: the server is the host; GPUs push and pull over
 		 * PCIe */
-		double t = x->k.launch + intra +
-			   (tpush > tpull ? tpush : tpull) / x->k.host_bw +
+		double net = (tpush > tpull ? tpush : tpull) / x->k.host_bw;
+		double t = x->k.launch + intra + net +
 			   tpush / x->k.ps_update_bw +
 			   2.0 * x->k.ps_msg * req[0];
 		if (nodet)
 			nodet[0] = t;
+		if (tm)
+			ps_terms(x, intra, net, tpush / x->k.ps_update_bw,
+				 2.0 * x->k.ps_msg * req[0], tm);
 		return t;
 	}
 	fixed = x->k.launch + 2.0 * x->a_out + intra;
 	for (unsigned j = 0; j < k; j++) {
 		double out = (tpush - push[j]) + (M - 1) * pull[j];
 		double in = (M - 1) * push[j] + (tpull - pull[j]);
-		double v = (out > in ? out : in) / x->b_node + fixed +
-			   (M - 1) * push[j] / x->k.ps_update_bw +
-			   2.0 * x->k.ps_msg * req[j];
+		double net = (out > in ? out : in) / x->b_node;
+		double srv = (M - 1) * push[j] / x->k.ps_update_bw;
+		double msgs = 2.0 * x->k.ps_msg * req[j];
+		double v = net + fixed + srv + msgs;
 		if (nodet)
 			nodet[j] = v;
-		if (v > worst)
+		if (v > worst) {
 			worst = v;
+			w_net = net;
+			w_server = srv;
+			w_msgs = msgs;
+		}
 	}
 	if (k < M) {
 		/* nodes without a server push everything and pull everything */
-		double v = (tpush > tpull ? tpush : tpull) / x->b_node + fixed;
+		double net = (tpush > tpull ? tpush : tpull) / x->b_node;
+		double v = net + fixed;
 		if (nodet)
 			for (unsigned j = k; j < M; j++)
 				nodet[j] = v;
-		if (v > worst)
+		if (v > worst) {
 			worst = v;
+			w_net = net;
+			w_server = w_msgs = 0;
+		}
 	}
+	if (tm)
+		ps_terms(x, intra, w_net, w_server, w_msgs, tm);
 	return worst;
 }
 
@@ -476,8 +548,8 @@ double planner_sim_bucket_time(const struct simctx *x, const struct bcfg *cfg,
 {
 	double b, w;
 	if (cfg->kind == AUTOSYNC_SYNC_PS)
-		return ps_bucket(x, cfg, list, n, server, &b, &w, NULL);
-	return ar_bucket(x, cfg, list, n, &b, &w);
+		return ps_bucket(x, cfg, list, n, server, &b, &w, NULL, NULL);
+	return ar_bucket(x, cfg, list, n, &b, &w, NULL);
 }
 
 /* ------------------------------------------------------------ strategies */
@@ -611,6 +683,40 @@ static int cmp_bucket_r(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j ? 1 : 0;
 }
 
+/* The rest of the terms, once the buckets' parts are in r->terms. */
+static void sim_terms(const struct simctx *x, const struct strategy *s,
+		      struct simres *r, double comp_end)
+{
+	const autosync_model_t *m = x->m;
+	double *tm = r->terms, exposed = r->step - x->t_opt - comp_end;
+
+	tm[AUTOSYNC_TERM_FORWARD] = x->t_fwd;
+	tm[AUTOSYNC_TERM_BACKWARD] = x->t_bwd;
+	tm[AUTOSYNC_TERM_OPTIMIZER] = x->t_opt;
+	tm[AUTOSYNC_TERM_COMM] = r->comm_total;
+	tm[AUTOSYNC_TERM_EXPOSED] = exposed > 0 ? exposed : 0;
+	tm[AUTOSYNC_TERM_HIDDEN] =
+	    r->comm_total > tm[AUTOSYNC_TERM_EXPOSED]
+		? r->comm_total - tm[AUTOSYNC_TERM_EXPOSED]
+		: 0;
+	for (size_t b = 0; b < r->nb; b++) {
+		if (!r->cnt[b])
+			continue;
+		tm[AUTOSYNC_TERM_BUCKETS]++;
+		tm[AUTOSYNC_TERM_PS_BUCKETS] +=
+		    s->cfg[b].kind == AUTOSYNC_SYNC_PS;
+		tm[AUTOSYNC_TERM_COMPRESSED] +=
+		    s->cfg[b].compress != AUTOSYNC_COMPRESS_NONE;
+		tm[AUTOSYNC_TERM_GRAD_BYTES] += r->bytes[b];
+		tm[AUTOSYNC_TERM_WIRE_BYTES] += r->wire[b];
+	}
+	tm[AUTOSYNC_TERM_PARAMS] = (double)m->params;
+	tm[AUTOSYNC_TERM_TENSORS] = (double)m->n;
+	for (size_t i = 0; i < m->n; i++)
+		tm[AUTOSYNC_TERM_SPARSE_TENSORS] += m->t[i].sparse != 0;
+	tm[AUTOSYNC_TERM_LAYERS] = (double)m->nl;
+}
+
 int planner_simulate(const struct simctx *x, const struct strategy *s,
 		     struct simres *r, int detail)
 {
@@ -618,9 +724,9 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 	double t, gfree = 0, comp_end = x->t_fwd + x->t_bwd, first_ready = -1,
 		  sum = 0, ar_sum = 0;
 
-	(void)detail;
 	if (simres_reserve(r, nb, nt, x->nodes) < 0)
 		return -1;
+	memset(r->terms, 0, sizeof(r->terms));
 	r->nb = nb;
 	/* CSR lists in ready order */
 	memset(r->cnt, 0, nb * sizeof(size_t));
@@ -650,8 +756,9 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 			r->comm[b] =
 			    0; /* computed with the per-node times below */
 		else
-			r->comm[b] = ar_bucket(x, &s->cfg[b], l, n,
-					       &r->bytes[b], &r->wire[b]);
+			r->comm[b] =
+			    ar_bucket(x, &s->cfg[b], l, n, &r->bytes[b],
+				      &r->wire[b], detail ? r->terms : NULL);
 		r->border[b] = b;
 	}
 	qsort_r(r->border, nb, sizeof(size_t), cmp_bucket_r, r);
@@ -672,7 +779,8 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 		if (s->cfg[b].kind == AUTOSYNC_SYNC_PS) {
 			r->comm[b] = ps_bucket(
 			    x, &s->cfg[b], r->list + r->first[b], r->cnt[b],
-			    s->server, &r->bytes[b], &r->wire[b], r->nodet);
+			    s->server, &r->bytes[b], &r->wire[b], r->nodet,
+			    detail ? r->terms : NULL);
 			st = INFINITY;
 			en = 0;
 			for (unsigned j = 0; j < x->nodes; j++) {
@@ -728,5 +836,7 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 			b1 = b3;
 		r->bound = b1 + x->t_opt;
 	}
+	if (detail)
+		sim_terms(x, s, r, comp_end);
 	return 0;
 }

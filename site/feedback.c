@@ -48,6 +48,7 @@ static const char *const field_names[] = {
     "measured_step_s",
     "measured_count",
     "measured_mean_s",
+    "terms",
 };
 #define NFIELDS (sizeof(field_names) / sizeof(field_names[0]))
 
@@ -149,6 +150,11 @@ static int check_plan(const autosync_feedback_rec_t *r, autosync_error_t *errp)
 					 "%g is not a step "
 					 "time",
 					 r->baselines[i].predicted);
+	for (int i = 0; r->have_terms && i < AUTOSYNC_TERM_N; i++)
+		if (!(r->terms[i] >= 0 && isfinite(r->terms[i])))
+			return bad_field(errp, "terms",
+					 "%s: %g is not a value >= 0",
+					 autosync_term_name(i), r->terms[i]);
 	return 0;
 }
 
@@ -234,6 +240,35 @@ static json_t *bucket_json(const autosync_feedback_bucket_t *b,
 	return o;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The median and spread ((max - min) / median) of the kept step times:
+ * what a learner reads instead of every step. */
+static void measured_stats(const autosync_feedback_rec_t *r, double *median,
+			   double *spread)
+{
+	double v[AUTOSYNC_FEEDBACK_MAX_MEASURED];
+	size_t n = r->nmeasured;
+
+	memcpy(v, r->measured, n * sizeof(double));
+	qsort(v, n, sizeof(double), cmp_double);
+	*median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	*spread = (v[n - 1] - v[0]) / *median;
+}
+
+static json_t *terms_json(const autosync_feedback_rec_t *r, const char **bad)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < AUTOSYNC_TERM_N; i++)
+		set(o, autosync_term_name(i), json_real(r->terms[i]), bad);
+	return o;
+}
+
 static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
 			   const char **bad)
 {
@@ -282,6 +317,14 @@ static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
 	set(o, "measured_count", json_integer((json_int_t)r->measured_count),
 	    bad);
 	set(o, "measured_mean_s", json_real(r->measured_mean), bad);
+	if (r->nmeasured) {
+		double med, spread;
+		measured_stats(r, &med, &spread);
+		set(o, "measured_median_s", json_real(med), bad);
+		set(o, "measured_spread", json_real(spread), bad);
+	}
+	if (r->have_terms)
+		set(o, "terms", terms_json(r, bad), bad);
 	a = json_array();
 	for (unsigned i = 0; i < NFIELDS; i++)
 		if (r->influenced & (1u << i))
@@ -451,6 +494,15 @@ static int parse_lists(json_t *root, autosync_feedback_rec_t *r,
 				return *bad = "measured_step_s", -1;
 			r->nmeasured = i + 1;
 		}
+	}
+	if ((v = json_object_get(root, "terms"))) {
+		/* every term this version knows; newer ones are ignored */
+		for (int t = 0; t < AUTOSYNC_TERM_N; t++)
+			if (!json_is_object(v) ||
+			    get_num(json_object_get(v, autosync_term_name(t)),
+				    &r->terms[t]))
+				return *bad = "terms", -1;
+		r->have_terms = 1;
 	}
 	if (r->version < 2) {
 		r->influenced = AUTOSYNC_FEEDBACK_F_ALL; /* it does not say */
@@ -848,6 +900,7 @@ int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
 	(void)autosync_cluster_format(&s.cluster, r->cluster,
 				      sizeof(r->cluster));
 	r->predicted = s.step_time;
+	r->have_terms = autosync_plan_terms(plan, r->terms) == 0;
 	r->nbuckets = 0;
 	for (size_t i = 0; i < autosync_plan_nbuckets(plan) &&
 			   r->nbuckets < AUTOSYNC_FEEDBACK_MAX_BUCKETS;

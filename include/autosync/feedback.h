@@ -23,10 +23,12 @@ extern "C" {
 /* Record format. 2: records are checked on write and on read (required
  * fields present, step times within AUTOSYNC_FEEDBACK_MIN_STEP ..
  * AUTOSYNC_FEEDBACK_MAX_STEP, counts at least 1, identity not empty) and say
- * which fields the job's user could influence ("user_influenced"). Version
- * 1 records are read too: rec.version says 1, and every field counts as
- * influenced (they do not say). */
-#define AUTOSYNC_FEEDBACK_VERSION 2
+ * which fields the job's user could influence ("user_influenced"). 3: the
+ * simulator's breakdown of the prediction ("terms", when the plan was made
+ * here) and the measured median and spread (docs/dataset.md). Versions 1
+ * and 2 are read too: rec.version says which; version 1 records count every
+ * field as influenced (they do not say). */
+#define AUTOSYNC_FEEDBACK_VERSION 3
 /* Step times a record may hold, in seconds: 1 us .. 1 h. */
 #define AUTOSYNC_FEEDBACK_MIN_STEP 1e-6
 #define AUTOSYNC_FEEDBACK_MAX_STEP 3600.0
@@ -61,13 +63,14 @@ enum autosync_feedback_field {
 	AUTOSYNC_FEEDBACK_F_MEASURED = 1u << 20,       /* "measured_step_s" */
 	AUTOSYNC_FEEDBACK_F_MEASURED_COUNT = 1u << 21, /* "measured_count" */
 	AUTOSYNC_FEEDBACK_F_MEASURED_MEAN = 1u << 22,  /* "measured_mean_s" */
-	AUTOSYNC_FEEDBACK_F_ALL = (1u << 23) - 1,
+	AUTOSYNC_FEEDBACK_F_TERMS = 1u << 23,	       /* "terms" */
+	AUTOSYNC_FEEDBACK_F_ALL = (1u << 24) - 1,
 };
 /* What a plan decides, and so what a user's model file or option steers. */
 #define AUTOSYNC_FEEDBACK_F_PLANNED                                     \
 	(AUTOSYNC_FEEDBACK_F_PLAN_HASH | AUTOSYNC_FEEDBACK_F_STRATEGY | \
 	 AUTOSYNC_FEEDBACK_F_PREDICTED | AUTOSYNC_FEEDBACK_F_BUCKETS |  \
-	 AUTOSYNC_FEEDBACK_F_BASELINES)
+	 AUTOSYNC_FEEDBACK_F_BASELINES | AUTOSYNC_FEEDBACK_F_TERMS)
 /* The measurements: a job writes its own report file. */
 #define AUTOSYNC_FEEDBACK_F_MEASUREMENTS                                     \
 	(AUTOSYNC_FEEDBACK_F_MEASURED | AUTOSYNC_FEEDBACK_F_MEASURED_COUNT | \
@@ -132,9 +135,13 @@ typedef struct autosync_feedback_rec {
 	double measured[AUTOSYNC_FEEDBACK_MAX_MEASURED]; /* s per step */
 	uint64_t measured_count; /* all reported steps */
 	double measured_mean;	 /* over all reported steps, 0 none */
-	unsigned influenced;	 /* AUTOSYNC_FEEDBACK_F_* bits: what the job's
-				  * user could influence */
-	unsigned version;	 /* the format it was read in (0: made here) */
+	/* the analytic simulator's breakdown of 'predicted' (enum
+	 * autosync_term), when have_terms: every value finite and >= 0 */
+	double terms[AUTOSYNC_TERM_N];
+	int have_terms;
+	unsigned influenced; /* AUTOSYNC_FEEDBACK_F_* bits: what the job's
+			      * user could influence */
+	unsigned version;    /* the format it was read in (0: made here) */
 } autosync_feedback_rec_t;
 
 /*
@@ -150,8 +157,9 @@ int autosync_feedback_check(const autosync_feedback_rec_t *r, unsigned parts,
 
 /*
  * Fill the plan's side of 'r' from 'plan': model and its hash, topology
- * hash, plan hash, framework, strategy, cluster, prediction, buckets and
- * baselines. The job's identity and measurements are left as they are.
+ * hash, plan hash, framework, strategy, cluster, prediction, buckets,
+ * baselines and, for a plan made here (not read from a file), the terms.
+ * The job's identity and measurements are left as they are.
  */
 int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
 			       const autosync_plan_t *plan,

@@ -507,6 +507,49 @@ int autosync_plan_summary(const autosync_plan_t *plan,
 			  autosync_plan_summary_t *s);
 
 /*
+ * The analytic simulator's breakdown of a plan's predicted step, with the
+ * model's descriptors: what a learned simulator takes as input
+ * (docs/dataset.md), so that it corrects the analytic model instead of
+ * replacing it. Seconds unless the name says otherwise. The communication
+ * terms add up to comm_s (the buckets' times, each taken whole as its
+ * slowest node sees it); forward + backward + optimizer + exposed = the
+ * predicted step.
+ */
+enum autosync_term {
+	AUTOSYNC_TERM_FORWARD = 0,    /* "forward_s" */
+	AUTOSYNC_TERM_BACKWARD,	      /* "backward_s" */
+	AUTOSYNC_TERM_OPTIMIZER,      /* "optimizer_s" */
+	AUTOSYNC_TERM_COMM,	      /* "comm_s": sum of the buckets' times */
+	AUTOSYNC_TERM_EXPOSED,	      /* "exposed_s": not hidden by compute */
+	AUTOSYNC_TERM_HIDDEN,	      /* "hidden_s": comm_s - exposed_s, >= 0 */
+	AUTOSYNC_TERM_LAT_INTRA,      /* "latency_intra_s": messages x alpha */
+	AUTOSYNC_TERM_LAT_INTER,      /* "latency_inter_s" */
+	AUTOSYNC_TERM_BW_INTRA,	      /* "bandwidth_intra_s": bytes / bw */
+	AUTOSYNC_TERM_BW_INTER,	      /* "bandwidth_inter_s" */
+	AUTOSYNC_TERM_SPARSE,	      /* "sparse_allgather_s" */
+	AUTOSYNC_TERM_CAST,	      /* "cast_s": fp16/bf16 casts */
+	AUTOSYNC_TERM_LAUNCH,	      /* "launch_s": per-collective overhead */
+	AUTOSYNC_TERM_PS_NETWORK,     /* "ps_network_s": the busiest node */
+	AUTOSYNC_TERM_PS_SERVER,      /* "ps_server_s": its update work */
+	AUTOSYNC_TERM_PS_MESSAGES,    /* "ps_messages_s": its per-tensor cost */
+	AUTOSYNC_TERM_BUCKETS,	      /* "buckets" */
+	AUTOSYNC_TERM_PS_BUCKETS,     /* "ps_buckets" */
+	AUTOSYNC_TERM_COMPRESSED,     /* "compressed_buckets" */
+	AUTOSYNC_TERM_GRAD_BYTES,     /* "grad_bytes": per rank */
+	AUTOSYNC_TERM_WIRE_BYTES,     /* "wire_bytes": one rank puts out */
+	AUTOSYNC_TERM_PARAMS,	      /* "params": the model's */
+	AUTOSYNC_TERM_TENSORS,	      /* "tensors" */
+	AUTOSYNC_TERM_SPARSE_TENSORS, /* "sparse_tensors" */
+	AUTOSYNC_TERM_LAYERS,	      /* "layers" */
+	AUTOSYNC_TERM_N
+};
+/* "forward_s", ...; NULL outside 0 .. AUTOSYNC_TERM_N - 1. */
+const char *autosync_term_name(int term);
+/* Copy the plan's terms into terms[AUTOSYNC_TERM_N]. -1 with ENOENT for a
+ * plan read from a file (plan files do not carry them). */
+int autosync_plan_terms(const autosync_plan_t *plan, double *terms);
+
+/*
  * The parts of a plan: autosync_plan_nX() counts them, autosync_plan_X(i)
  * returns item i (owned by the plan) or NULL past the end.
  */

@@ -1148,6 +1148,153 @@ static void scaled_knobs(void)
 	autosync_model_destroy(m);
 }
 
+/* The simulator's breakdown: the communication parts add up to the
+ * buckets' times, compute + exposed to the step, the counts to the plan's;
+ * a one-node cluster has nothing inter-node; plan files carry none. */
+static int check_terms(const autosync_plan_t *pl, const autosync_model_t *m,
+		       unsigned nodes, char *why, size_t wl)
+{
+	static const int parts[] = {
+	    AUTOSYNC_TERM_LAT_INTRA, AUTOSYNC_TERM_LAT_INTER,
+	    AUTOSYNC_TERM_BW_INTRA,  AUTOSYNC_TERM_BW_INTER,
+	    AUTOSYNC_TERM_SPARSE,    AUTOSYNC_TERM_CAST,
+	    AUTOSYNC_TERM_LAUNCH,    AUTOSYNC_TERM_PS_NETWORK,
+	    AUTOSYNC_TERM_PS_SERVER, AUTOSYNC_TERM_PS_MESSAGES};
+	double t[AUTOSYNC_TERM_N], sum = 0, bytes = 0, wire = 0;
+	autosync_plan_summary_t s;
+
+	if (autosync_plan_terms(pl, t) < 0 || autosync_plan_summary(pl, &s) < 0)
+		return snprintf(why, wl, "no terms"), 0;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		if (t[parts[i]] < 0)
+			return snprintf(why, wl, "%s < 0",
+					autosync_term_name(parts[i])),
+			       0;
+		sum += t[parts[i]];
+	}
+	for (size_t b = 0; b < autosync_plan_nbuckets(pl); b++) {
+		bytes += autosync_plan_bucket(pl, b)->bytes;
+		wire += autosync_plan_bucket(pl, b)->wire_bytes;
+	}
+	if (fabs(sum - t[AUTOSYNC_TERM_COMM]) > 1e-9 * (sum + 1e-12) ||
+	    fabs(t[AUTOSYNC_TERM_COMM] - s.comm_time) > 1e-12 + 1e-9 * sum)
+		return snprintf(why, wl, "parts %.9g, comm_s %.9g, plan %.9g",
+				sum, t[AUTOSYNC_TERM_COMM], s.comm_time),
+		       0;
+	if (fabs(t[AUTOSYNC_TERM_FORWARD] + t[AUTOSYNC_TERM_BACKWARD] +
+		 t[AUTOSYNC_TERM_OPTIMIZER] + t[AUTOSYNC_TERM_EXPOSED] -
+		 s.step_time) > 1e-9 * s.step_time ||
+	    fabs(t[AUTOSYNC_TERM_EXPOSED] + t[AUTOSYNC_TERM_HIDDEN] -
+		 (t[AUTOSYNC_TERM_COMM] > t[AUTOSYNC_TERM_EXPOSED]
+		      ? t[AUTOSYNC_TERM_COMM]
+		      : t[AUTOSYNC_TERM_EXPOSED])) > 1e-9 * s.step_time)
+		return snprintf(why, wl, "compute + exposed != step %.9g",
+				s.step_time),
+		       0;
+	if (t[AUTOSYNC_TERM_BUCKETS] != (double)autosync_plan_nbuckets(pl) ||
+	    fabs(t[AUTOSYNC_TERM_GRAD_BYTES] - bytes) > 1e-6 * bytes ||
+	    fabs(t[AUTOSYNC_TERM_WIRE_BYTES] - wire) > 1e-6 * (wire + 1) ||
+	    t[AUTOSYNC_TERM_PARAMS] != (double)autosync_model_params(m) ||
+	    t[AUTOSYNC_TERM_TENSORS] != (double)autosync_model_ntensors(m) ||
+	    t[AUTOSYNC_TERM_LAYERS] != (double)autosync_model_nlayers(m))
+		return snprintf(why, wl, "counts"), 0;
+	if (nodes == 1 &&
+	    (t[AUTOSYNC_TERM_LAT_INTER] != 0 || t[AUTOSYNC_TERM_BW_INTER] != 0))
+		return snprintf(why, wl, "inter-node terms on one node"), 0;
+	return 1;
+}
+
+static autosync_costs_t default_costs(void)
+{
+	autosync_costs_t k;
+	autosync_costs_default(&k);
+	return k;
+}
+
+static void terms(void)
+{
+	static const char *const models[] = {"resnet50", "ncf", "bert-base"};
+	static const unsigned nodes[] = {1, 4};
+	autosync_error_t err = {0};
+	char why[200] = "";
+	int good = 1, n = 0, hier = 0;
+
+	ok(!strcmp(autosync_term_name(0), "forward_s") &&
+	       !strcmp(autosync_term_name(AUTOSYNC_TERM_N - 1), "layers") &&
+	       !autosync_term_name(AUTOSYNC_TERM_N) && !autosync_term_name(-1),
+	   "term names");
+	for (size_t mi = 0; mi < 3; mi++)
+		for (size_t ni = 0; ni < 2; ni++) {
+			autosync_model_t *m =
+			    autosync_model_open(models[mi], catalog, &err);
+			autosync_planner_t *p =
+			    m ? planner(m, cluster(nodes[ni], 8),
+					default_costs(), AUTOSYNC_FW_GENERIC)
+			      : NULL;
+			if (!p) {
+				ok(0, "%s: %s", models[mi], err.text);
+				autosync_model_destroy(m);
+				continue;
+			}
+			autosync_planner_set_compression(p, 1);
+			for (int i = -AUTOSYNC_BASELINE_N - 1; i < 30 && good;
+			     i++) {
+				autosync_plan_t *pl =
+				    i < -1 ? autosync_planner_baseline(
+						 p, -i - 2, NULL)
+				    : i == -1 ? autosync_planner_run(p, NULL)
+					      : autosync_planner_random(
+						    p, (uint64_t)i, NULL);
+				double t[AUTOSYNC_TERM_N];
+				if (!pl)
+					continue;
+				n++;
+				if (!check_terms(pl, m, nodes[ni], why,
+						 sizeof(why))) {
+					autosync_plan_summary_t s;
+					autosync_plan_summary(pl, &s);
+					good = 0;
+					diag("%s on %u nodes, %s: %s",
+					     models[mi], nodes[ni], s.strategy,
+					     why);
+				}
+				autosync_plan_terms(pl, t);
+				hier += nodes[ni] > 1 &&
+					t[AUTOSYNC_TERM_LAT_INTRA] > 0 &&
+					t[AUTOSYNC_TERM_LAT_INTER] > 0;
+				autosync_plan_destroy(pl);
+			}
+			autosync_planner_destroy(p);
+			autosync_model_destroy(m);
+		}
+	ok(good && n > 150 && hier > 0,
+	   "terms add up on %d plans (baselines, search, random; %d with both "
+	   "levels)",
+	   n, hier);
+	{
+		autosync_model_t *m =
+		    autosync_model_open("resnet50", catalog, &err);
+		autosync_planner_t *p = planner(m, cluster(2, 8), ideal_costs(),
+						AUTOSYNC_FW_GENERIC);
+		autosync_plan_t *pl = autosync_planner_run(p, NULL), *back;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *fp = open_memstream(&buf, &len);
+		double t[AUTOSYNC_TERM_N];
+		autosync_plan_write(pl, fp, NULL);
+		fclose(fp);
+		back = autosync_plan_parse(buf, len, "mem", NULL);
+		ok(back && autosync_plan_terms(back, t) == -1 &&
+		       errno == ENOENT,
+		   "a plan read from a file has no terms (ENOENT)");
+		autosync_plan_destroy(back);
+		autosync_plan_destroy(pl);
+		free(buf);
+		autosync_planner_destroy(p);
+		autosync_model_destroy(m);
+	}
+}
+
 int main(void)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR");
@@ -1167,5 +1314,6 @@ int main(void)
 	no_harm_cases();
 	step_compute();
 	scaled_knobs();
+	terms();
 	return done_testing();
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,6 +61,45 @@ static autosync_feedback_rec_t *sample(void)
 	return r;
 }
 
+/* Format 3's terms: written by name, read back exactly, each checked. */
+static void test_terms(autosync_feedback_rec_t *r)
+{
+	autosync_feedback_rec_t *back = calloc(1, sizeof(*back));
+	autosync_error_t err = {.text = ""};
+	char *line = NULL, *cut;
+	size_t len = 0;
+
+	for (int i = 0; i < AUTOSYNC_TERM_N; i++)
+		r->terms[i] = 0.001 * (i + 1);
+	r->have_terms = 1;
+	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
+	       strstr(line, ", \"terms\": {\"forward_s\": 0.001, "
+			    "\"backward_s\": 0.002, ") &&
+	       strstr(line, "\"layers\": 0.025}"),
+	   "terms by name, in order (%s)", err.text);
+	ok(autosync_feedback_parse(line, len, back, &err) == 0 &&
+	       back->have_terms,
+	   "terms read back (%s)", err.text);
+	for (int i = 0; i < AUTOSYNC_TERM_N; i++)
+		if (fabs(back->terms[i] - r->terms[i]) > 1e-9 * r->terms[i])
+			ok(0, "term %s: %.17g, not %.17g",
+			   autosync_term_name(i), back->terms[i], r->terms[i]);
+	/* a record without one of this version's terms is refused */
+	if (line && (cut = strstr(line, "\"forward_s\": 0.001, ")))
+		memmove(cut, cut + 20, strlen(cut + 20) + 1);
+	ok(autosync_feedback_parse(line, strlen(line), back, &err) == -1 &&
+	       !strcmp(err.text, "field 'terms': not a valid value"),
+	   "a term missing: %s", err.text);
+	free(line);
+	r->terms[AUTOSYNC_TERM_EXPOSED] = -1;
+	ok(autosync_feedback_format(r, &line, &len, &err) == -1 &&
+	       !strcmp(err.text,
+		       "field 'terms': exposed_s: -1 is not a value >= 0"),
+	   "a negative term: %s", err.text);
+	r->have_terms = 0;
+	free(back);
+}
+
 static void test_format(void)
 {
 	autosync_feedback_rec_t *r = sample(), *back = calloc(1, sizeof(*back));
@@ -76,7 +116,7 @@ static void test_format(void)
 	   "one line ending in a newline");
 	ok(line &&
 	       strncmp(line,
-		       "{\"version\": 2, \"time\": \"2025-12-02T10:40:00Z\", "
+		       "{\"version\": 3, \"time\": \"2025-12-02T10:40:00Z\", "
 		       "\"source\": \"plugin\", \"job\": 42, \"step\": "
 		       "4294967291, ",
 		       92) == 0,
@@ -93,7 +133,7 @@ static void test_format(void)
 	ok(autosync_feedback_parse(line, len, back, &err) == 0,
 	   "parse back (%s)", err.text);
 	is(back->model, r->model, "model round trip");
-	ok(back->version == 2 && back->influenced == r->influenced,
+	ok(back->version == 3 && back->influenced == r->influenced,
 	   "version and influence round trip");
 	ok(back->time == r->time && back->job == 42 && back->step == r->step &&
 	       back->uid == 1001 && back->nodes == 3 &&
@@ -112,8 +152,14 @@ static void test_format(void)
 	ok(autosync_feedback_format(back, &line2, &len2, &err) == 0 &&
 	       len2 == len && !memcmp(line, line2, len),
 	   "format(parse(x)) == x");
+	ok(strstr(line, "\"measured_median_s\": 0.125, \"measured_spread\": "
+			"0.08") &&
+	       !strstr(line, "\"terms\""),
+	   "format 3: the measured median and spread (max - min) / median; "
+	   "no terms when the record has none");
 	free(line2);
 	free(line);
+	test_terms(r);
 
 	/* JSON escaping: every byte of a name comes back, on one line */
 	snprintf(r->model, sizeof(r->model),
@@ -217,10 +263,10 @@ static void test_validation(void)
 	     "field 'user_influenced': missing"},
 	    {"\"user_influenced\": []", "\"user_influenced\": [\"everything\"]",
 	     "field 'user_influenced': not a valid value"},
-	    {"\"version\": 2", "\"version\": 3",
-	     "field 'version': format 3 is not one this autosync reads (1 to "
-	     "2)"},
-	    {"\"version\": 2", "\"version\": \"2\"",
+	    {"\"version\": 3", "\"version\": 4",
+	     "field 'version': format 4 is not one this autosync reads (1 to "
+	     "3)"},
+	    {"\"version\": 3", "\"version\": \"2\"",
 	     "field 'version': not a number"},
 	    {"\"step\": 4294967291, ", "\"step\": 1, \"step\": 2, ",
 	     "not JSON: duplicate object key near '\"step\"' (column 95)"},
@@ -280,7 +326,12 @@ static void test_validation(void)
 	}
 
 	/* version 1: read, and said so; every field counts as influenced */
-	line = edited("\"version\": 2", "\"version\": 1");
+	line = edited("\"version\": 3", "\"version\": 2");
+	ok(autosync_feedback_parse(line, strlen(line), r, &err) == 0 &&
+	       r->version == 2,
+	   "a format 2 record is read (%s)", err.text);
+	free(line);
+	line = edited("\"version\": 3", "\"version\": 1");
 	{
 		char *cut = strstr(line, ", \"user_influenced\"");
 		strcpy(cut, "}\n");
