@@ -20,6 +20,8 @@ static const struct command {
      "validate a site config (config check FILE)"},
     {"feedback", autosync_cmd_feedback,
      "list feedback records: predicted vs measured"},
+    {"eval", autosync_cmd_eval,
+     "score the predictions of feedback logs: ranking and error"},
     {"bench", autosync_cmd_bench,
      "trial run: replay training steps of a plan over MPI"},
     {"launch", autosync_cmd_launch,

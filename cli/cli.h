@@ -16,6 +16,7 @@ int autosync_cmd_config(int argc, char **argv);
 int autosync_cmd_feedback(int argc, char **argv);
 int autosync_cmd_bench(int argc, char **argv);
 int autosync_cmd_launch(int argc, char **argv);
+int autosync_cmd_eval(int argc, char **argv);
 
 /* ------------------------------------------- the shared input options */
 /*

@@ -23,7 +23,8 @@ ALLOWED = {
     "site": {"common", "topology", "planner"},
     "job": {"common", "topology", "planner", "site"},
     "plugin": {"common", "topology", "planner", "site", "job"},
-    "cli": {"common", "topology", "planner", "site", "job"},
+    "learn": {"common", "planner", "site"},
+    "cli": {"common", "topology", "planner", "site", "job", "learn"},
     "launcher": {"common", "topology", "planner", "site"},
     "tests": set(),
 }

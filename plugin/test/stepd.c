@@ -420,12 +420,11 @@ static void test_normal(void)
 		       has(last, "\"uid\": 65534") &&
 		       has(last, "\"model\": \"resnet50\""),
 		   "it holds the task's two step times and the job's identity");
-		ok(has(last, "{\"version\": 2, ") &&
+		ok(has(last, "{\"version\": 3, ") &&
 		       has(last, "\"user_influenced\": [\"measured_step_s\", "
 				 "\"measured_count\", \"measured_mean_s\"]}"),
-		   "format 2; the step times (the job's report) are marked as "
-		   "the "
-		   "user's, nothing else of a catalog model's plan");
+		   "format 3; the step times (the job's report) are marked as "
+		   "the user's, nothing else of a catalog model's plan");
 	}
 	diag("user_init took %.1f ms", s.user_init_ms);
 	/* one task for the two GPUs (torchrun under srun): no rank's NIC */

@@ -1,0 +1,424 @@
+/* dataset.c - measured pairs from feedback records, and the ranking and
+ * error metrics of their predictions (learn.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_statistics_double.h>
+
+#include "autosync/cluster.h"
+#include "learn.h"
+
+struct point {
+	char *label[AUTOSYNC_BY_N]; /* model name, cluster label */
+	char *group;		    /* model hash and cluster spec */
+	char plan[17];
+	double pred;
+	double *meas; /* medians of the pooled records */
+	size_t nmeas;
+	double measured; /* their median */
+};
+
+struct autosync_dataset {
+	struct point *p;
+	size_t n, cap, pooled;
+	unsigned min_steps;
+	double tie;
+	char **labels[AUTOSYNC_BY_N];
+	size_t nlabels[AUTOSYNC_BY_N];
+};
+
+autosync_dataset_t *autosync_dataset_create(autosync_error_t *errp)
+{
+	autosync_dataset_t *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		errno = ENOMEM;
+		autosync_errprintf(errp, "dataset: out of memory");
+		return NULL;
+	}
+	d->min_steps = 3;
+	d->tie = 0.02;
+	return d;
+}
+
+static void free_labels(autosync_dataset_t *d)
+{
+	for (int b = 0; b < AUTOSYNC_BY_N; b++) {
+		free(d->labels[b]); /* borrowed strings */
+		d->labels[b] = NULL;
+		d->nlabels[b] = 0;
+	}
+}
+
+void autosync_dataset_destroy(autosync_dataset_t *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		for (int b = 0; b < AUTOSYNC_BY_N; b++)
+			free(d->p[i].label[b]);
+		free(d->p[i].group);
+		free(d->p[i].meas);
+	}
+	free(d->p);
+	free_labels(d);
+	free(d);
+}
+
+int autosync_dataset_set_min_steps(autosync_dataset_t *d, unsigned n,
+				   autosync_error_t *errp)
+{
+	if (!d || n < 1) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "dataset: the minimum number "
+						"of steps is at least 1");
+	}
+	d->min_steps = n;
+	return 0;
+}
+
+int autosync_dataset_set_tie(autosync_dataset_t *d, double tie,
+			     autosync_error_t *errp)
+{
+	if (!d || !(tie >= 0 && tie <= 1)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "dataset: a tie is a share "
+						"from 0 to 1");
+	}
+	d->tie = tie;
+	return 0;
+}
+
+/* ------------------------------------------------------------ adding */
+
+static double median(double *v, size_t n)
+{
+	/* gsl sorts in place: the callers pass copies or own arrays */
+	return gsl_stats_median(v, 1, n);
+}
+
+static double record_measured(const autosync_feedback_rec_t *r)
+{
+	double v[AUTOSYNC_FEEDBACK_MAX_MEASURED];
+
+	if (!r->nmeasured)
+		return r->measured_mean;
+	memcpy(v, r->measured, r->nmeasured * sizeof(double));
+	return median(v, r->nmeasured);
+}
+
+/* "4x2 1Gbit/s": layout and NIC speed, what a cluster is in the lab */
+static char *cluster_label(const autosync_feedback_rec_t *r)
+{
+	autosync_cluster_t c;
+	char buf[96];
+	double bits;
+
+	if (autosync_cluster_parse(&c, r->cluster, NULL) < 0)
+		snprintf(buf, sizeof(buf), "%ux%u ?", r->nodes,
+			 r->gpus_per_node);
+	else if ((bits = c.nic_bw * 8) >= 1e9)
+		snprintf(buf, sizeof(buf), "%ux%u %gGbit/s", r->nodes,
+			 r->gpus_per_node, bits / 1e9);
+	else
+		snprintf(buf, sizeof(buf), "%ux%u %gMbit/s", r->nodes,
+			 r->gpus_per_node, bits / 1e6);
+	return strdup(buf);
+}
+
+static char *model_label(const autosync_feedback_rec_t *r)
+{
+	char buf[300];
+
+	if (r->scale > 1)
+		snprintf(buf, sizeof(buf), "%s@1/%g", r->model, r->scale);
+	else
+		snprintf(buf, sizeof(buf), "%s", r->model);
+	return strdup(buf);
+}
+
+static char *group_key(const autosync_feedback_rec_t *r)
+{
+	size_t n = strlen(r->model_hash) + strlen(r->cluster) + 2;
+	char *k = malloc(n);
+
+	if (k)
+		snprintf(k, n, "%s|%s", r->model_hash, r->cluster);
+	return k;
+}
+
+static int pool(autosync_dataset_t *d, struct point *p, double m)
+{
+	double *v = realloc(p->meas, (p->nmeas + 1) * sizeof(double)), *tmp;
+
+	if (!v)
+		return -1;
+	p->meas = v;
+	p->meas[p->nmeas++] = m;
+	if (!(tmp = malloc(p->nmeas * sizeof(double))))
+		return -1;
+	memcpy(tmp, p->meas, p->nmeas * sizeof(double));
+	p->measured = median(tmp, p->nmeas);
+	free(tmp);
+	free_labels(d);
+	return 0;
+}
+
+int autosync_dataset_add(autosync_dataset_t *d,
+			 const autosync_feedback_rec_t *r,
+			 autosync_error_t *errp)
+{
+	struct point *p;
+	char *key;
+	double m;
+
+	if (!d || !r) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "dataset: invalid argument");
+	}
+	m = record_measured(r);
+	/* without the cluster (format 1) a group would mix networks */
+	if (r->measured_count < d->min_steps || !(m > 0) ||
+	    !(r->predicted > 0) || !r->cluster[0])
+		return 0;
+	if (!(key = group_key(r)))
+		goto nomem;
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->p[i].plan, r->plan_hash) &&
+		    !strcmp(d->p[i].group, key)) {
+			free(key);
+			if (pool(d, &d->p[i], m) < 0)
+				goto nomem;
+			d->pooled++;
+			return 1;
+		}
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 64;
+		struct point *np = realloc(d->p, cap * sizeof(*np));
+		if (!np) {
+			free(key);
+			goto nomem;
+		}
+		d->p = np;
+		d->cap = cap;
+	}
+	p = &d->p[d->n];
+	memset(p, 0, sizeof(*p));
+	p->group = key;
+	snprintf(p->plan, sizeof(p->plan), "%s", r->plan_hash);
+	p->pred = r->predicted;
+	if (!(p->label[AUTOSYNC_BY_MODEL] = model_label(r)) ||
+	    !(p->label[AUTOSYNC_BY_CLUSTER] = cluster_label(r)) ||
+	    pool(d, p, m) < 0) {
+		for (int b = 0; b < AUTOSYNC_BY_N; b++)
+			free(p->label[b]);
+		free(p->meas);
+		free(key);
+		goto nomem;
+	}
+	d->n++;
+	return 1;
+nomem:
+	errno = ENOMEM;
+	return autosync_errprintf(errp, "dataset: out of memory");
+}
+
+size_t autosync_dataset_npoints(const autosync_dataset_t *d)
+{
+	return d ? d->n : 0;
+}
+
+size_t autosync_dataset_npooled(const autosync_dataset_t *d)
+{
+	return d ? d->pooled : 0;
+}
+
+/* ------------------------------------------------------------ labels */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int make_labels(autosync_dataset_t *d, int by)
+{
+	char **l;
+	size_t n = 0;
+
+	if (d->labels[by] || !d->n)
+		return 0;
+	if (!(l = malloc(d->n * sizeof(char *))))
+		return -1;
+	for (size_t i = 0; i < d->n; i++)
+		l[i] = d->p[i].label[by];
+	qsort(l, d->n, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < d->n; i++)
+		if (!n || strcmp(l[n - 1], l[i]))
+			l[n++] = l[i];
+	d->labels[by] = l;
+	d->nlabels[by] = n;
+	return 0;
+}
+
+size_t autosync_dataset_nlabels(const autosync_dataset_t *d, int by)
+{
+	if (!d || by < 0 || by >= AUTOSYNC_BY_N ||
+	    make_labels((autosync_dataset_t *)d, by) < 0)
+		return 0;
+	return d->nlabels[by];
+}
+
+const char *autosync_dataset_label(const autosync_dataset_t *d, int by,
+				   size_t i)
+{
+	return i < autosync_dataset_nlabels(d, by) ? d->labels[by][i] : NULL;
+}
+
+/* ------------------------------------------------------------ metrics */
+
+struct acc {
+	double conc, pairs, ties;      /* pairwise, over all groups */
+	double tau, rho, regret;       /* sums over groups */
+	size_t ntau, nrho, ngroups, n; /* counts */
+	double abs_err, signed_err;    /* sums over points */
+};
+
+/* Kendall tau-b of one group: pairs ordered alike minus pairs ordered
+ * apart, over the pairs not tied in each variable; NaN when undefined. */
+static double kendall_tau_b(const double *x, const double *y, size_t n)
+{
+	double c = 0, dis = 0, tx = 0, ty = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			double a = x[i] - x[j], b = y[i] - y[j];
+			if (a == 0 && b == 0)
+				continue;
+			if (a == 0)
+				tx++;
+			else if (b == 0)
+				ty++;
+			else if ((a > 0) == (b > 0))
+				c++;
+			else
+				dis++;
+		}
+	if (c + dis + tx == 0 || c + dis + ty == 0)
+		return NAN;
+	return (c - dis) / sqrt((c + dis + tx) * (c + dis + ty));
+}
+
+/* One group of n points: predicted x, measured y. */
+static int group_metrics(const autosync_dataset_t *d, const double *x,
+			 const double *y, size_t n, struct acc *a)
+{
+	size_t best_p = 0, best_m = 0;
+	double *work, t;
+
+	for (size_t i = 0; i < n; i++) {
+		a->abs_err += fabs(x[i] / y[i] - 1);
+		a->signed_err += x[i] / y[i] - 1;
+		a->n++;
+		if (x[i] < x[best_p])
+			best_p = i;
+		if (y[i] < y[best_m])
+			best_m = i;
+	}
+	if (n < 2)
+		return 0;
+	a->ngroups++;
+	a->regret += y[best_p] / y[best_m];
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			double lo = y[i] < y[j] ? y[i] : y[j];
+			if (fabs(y[i] - y[j]) <= d->tie * lo) {
+				a->ties++;
+				continue;
+			}
+			a->pairs++;
+			if (x[i] == x[j])
+				a->conc += 0.5;
+			else if ((x[i] < x[j]) == (y[i] < y[j]))
+				a->conc++;
+		}
+	if (isfinite(t = kendall_tau_b(x, y, n))) {
+		a->tau += t;
+		a->ntau++;
+	}
+	if (!(work = malloc(2 * n * sizeof(double))))
+		return -1;
+	t = gsl_stats_spearman(x, 1, y, 1, n, work);
+	free(work);
+	if (isfinite(t)) {
+		a->rho += t;
+		a->nrho++;
+	}
+	return 0;
+}
+
+static int cmp_group(const void *a, const void *b, void *arg)
+{
+	const struct point *p = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(p[i].group, p[j].group);
+	return c ? c : strcmp(p[i].plan, p[j].plan);
+}
+
+int autosync_dataset_eval(const autosync_dataset_t *d, int by,
+			  const char *label, autosync_eval_t *out,
+			  autosync_error_t *errp)
+{
+	size_t *idx = NULL, n = 0;
+	double *x = NULL, *y = NULL;
+	struct acc a;
+	int rv = -1;
+
+	if (!d || !out || by < 0 || by >= AUTOSYNC_BY_N) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "dataset: invalid argument");
+	}
+	memset(&a, 0, sizeof(a));
+	if (!(idx = malloc((d->n + 1) * sizeof(size_t))) ||
+	    !(x = malloc((d->n + 1) * sizeof(double))) ||
+	    !(y = malloc((d->n + 1) * sizeof(double))))
+		goto out;
+	for (size_t i = 0; i < d->n; i++)
+		if (!label || !strcmp(d->p[i].label[by], label))
+			idx[n++] = i;
+	qsort_r(idx, n, sizeof(size_t), cmp_group, d->p);
+	for (size_t s = 0, e; s < n; s = e) {
+		for (e = s;
+		     e < n && !strcmp(d->p[idx[e]].group, d->p[idx[s]].group);
+		     e++) {
+			x[e - s] = d->p[idx[e]].pred;
+			y[e - s] = d->p[idx[e]].measured;
+		}
+		if (group_metrics(d, x, y, e - s, &a) < 0)
+			goto out;
+	}
+	out->groups = a.ngroups;
+	out->points = a.n;
+	out->pairs = (size_t)a.pairs;
+	out->ties = (size_t)a.ties;
+	out->pairwise = a.pairs ? a.conc / a.pairs : NAN;
+	out->tau_b = a.ntau ? a.tau / a.ntau : NAN;
+	out->spearman = a.nrho ? a.rho / a.nrho : NAN;
+	out->regret = a.ngroups ? a.regret / a.ngroups : NAN;
+	out->mean_abs = a.n ? a.abs_err / a.n : NAN;
+	out->mean_signed = a.n ? a.signed_err / a.n : NAN;
+	rv = 0;
+out:
+	free(idx);
+	free(x);
+	free(y);
+	if (rv < 0) {
+		errno = ENOMEM;
+		autosync_errprintf(errp, "dataset: out of memory");
+	}
+	return rv;
+}

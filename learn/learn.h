@@ -1,0 +1,84 @@
+/*
+ * learn/learn.h - measured pairs and how well a simulator ranks them.
+ *
+ * A dataset holds points: one (model, cluster, strategy) with a predicted
+ * and a measured step time, made from feedback records (docs/dataset.md).
+ * Points of the same model (its hash: a scaled model is another) and the
+ * same cluster form a group; ranking is only judged inside a group, since
+ * pooled pairs across models say nothing about choosing a strategy
+ * (../docs/dataset.md, "A pair").
+ *
+ * Linked into the autosync command only, never into the SPANK plugin: the
+ * numerical libraries learning uses stay out of slurmstepd. Conventions as
+ * in autosync/common.h; nothing here prints.
+ */
+#ifndef AUTOSYNC_LEARN_H
+#define AUTOSYNC_LEARN_H
+
+#include <stddef.h>
+
+#include "autosync/common.h"
+#include "autosync/feedback.h"
+
+typedef struct autosync_dataset autosync_dataset_t;
+
+/* Caller frees with autosync_dataset_destroy(). Defaults: at least 3 timed
+ * steps per record, ties below 2 % left out. */
+autosync_dataset_t *autosync_dataset_create(autosync_error_t *errp);
+void autosync_dataset_destroy(autosync_dataset_t *d);
+/* Records with fewer timed steps (measured_count) are not added; >= 1. */
+int autosync_dataset_set_min_steps(autosync_dataset_t *d, unsigned n,
+				   autosync_error_t *errp);
+/* Two measurements closer than this share (|a - b| / min(a, b)) are a tie:
+ * the pair is left out of the ranking metrics; 0 .. 1. */
+int autosync_dataset_set_tie(autosync_dataset_t *d, double tie,
+			     autosync_error_t *errp);
+
+/*
+ * Add the point of record 'r': measured = the median of its kept step
+ * times (else its mean), predicted = its predicted_step_s. A record of a
+ * (model, cluster, plan) already there is pooled with it (the median of the
+ * medians). Returns 1 when added or pooled, 0 when skipped (no measurement,
+ * fewer steps than the minimum, or no cluster: format 1 records do not say
+ * which network they ran on), -1 with errno on error.
+ */
+int autosync_dataset_add(autosync_dataset_t *d,
+			 const autosync_feedback_rec_t *r,
+			 autosync_error_t *errp);
+size_t autosync_dataset_npoints(const autosync_dataset_t *d);
+/* Records pooled into a point already there. */
+size_t autosync_dataset_npooled(const autosync_dataset_t *d);
+
+/* What the metrics are grouped by. The cluster label is "NODESxGPUS NIC"
+ * with the NIC speed in bit/s, e.g. "4x2 1Gbit/s". */
+enum autosync_by { AUTOSYNC_BY_MODEL = 0, AUTOSYNC_BY_CLUSTER, AUTOSYNC_BY_N };
+/* Distinct labels, sorted; borrowed, valid until the next add. */
+size_t autosync_dataset_nlabels(const autosync_dataset_t *d, int by);
+const char *autosync_dataset_label(const autosync_dataset_t *d, int by,
+				   size_t i);
+
+typedef struct autosync_eval {
+	size_t groups;	    /* groups with 2 points or more */
+	size_t points;	    /* all points (the errors are over these) */
+	size_t pairs;	    /* pairs inside groups, ties left out */
+	size_t ties;	    /* pairs left out as ties */
+	double pairwise;    /* share of 'pairs' the prediction orders as
+			     * measured (a predicted tie counts half) */
+	double tau_b;	    /* Kendall tau-b, mean over the groups */
+	double spearman;    /* Spearman rho, mean over the groups */
+	double regret;	    /* measured time of the predicted best / the best
+			     * measured, mean over the groups (1 = ideal) */
+	double mean_abs;    /* mean |predicted / measured - 1| over points */
+	double mean_signed; /* mean (predicted / measured - 1) */
+} autosync_eval_t;
+
+/*
+ * The metrics over the groups whose model name (AUTOSYNC_BY_MODEL) or
+ * cluster label equals 'label' (NULL: every group). Metrics of no group
+ * are NaN.
+ */
+int autosync_dataset_eval(const autosync_dataset_t *d, int by,
+			  const char *label, autosync_eval_t *out,
+			  autosync_error_t *errp);
+
+#endif

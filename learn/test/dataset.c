@@ -1,0 +1,125 @@
+/* dataset.c - the metrics of learn/learn.h on hand-made records whose
+ * values are worked out in the comments. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "learn/learn.h"
+#include "tap.h"
+
+static autosync_feedback_rec_t *rec(const char *model, const char *cluster,
+				    int plan, double pred, double meas,
+				    unsigned steps)
+{
+	static autosync_feedback_rec_t r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.model, sizeof(r.model), "%s", model);
+	snprintf(r.model_hash, sizeof(r.model_hash), "%016x",
+		 (unsigned)strlen(model));
+	snprintf(r.cluster, sizeof(r.cluster), "%s", cluster);
+	snprintf(r.plan_hash, sizeof(r.plan_hash), "%016x", plan);
+	r.nodes = 2;
+	r.gpus_per_node = 2;
+	r.predicted = pred;
+	/* steps around the median: it is the point's measurement */
+	for (unsigned i = 0; i < steps && i < 3; i++)
+		r.measured[r.nmeasured++] = meas * (1 + 0.01 * (i - 1.0));
+	r.measured_count = steps;
+	return &r;
+}
+
+#define C1 "nodes=2,gpus=2,nics=1x1Gbit/s"
+#define C2 "nodes=2,gpus=2,nics=1x400Mbit/s"
+
+int main(void)
+{
+	autosync_dataset_t *d = autosync_dataset_create(NULL);
+	autosync_error_t err = {.text = ""};
+	autosync_eval_t e;
+	/* model "m1": predicted 1..5, measured 1.5 2.5 3.5 4.5 and 1.51 (a
+	 * tie with 1.5 within 2 %). Pairs: 10, 1 tie; the last point is
+	 * ordered against 2.5, 3.5, 4.5 wrongly: pairwise 6/9. tau-b: 7
+	 * concordant, 3 discordant: 0.4. Measured ranks 1 3 4 5 2: sum d^2 =
+	 * 12, rho = 1 - 72/120 = 0.4. The predicted best is the measured
+	 * best: regret 1. */
+	static const double p1[] = {1, 2, 3, 4, 5},
+			    m1[] = {1.5, 2.5, 3.5, 4.5, 1.51};
+	/* model "model2": 3 points ordered the wrong way round: pairwise 0,
+	 * tau-b and rho -1, the predicted best measures 3 against 1 */
+	static const double p2[] = {1, 2, 3}, m2[] = {3, 2, 1};
+	double sig = 0, sabs = 0;
+
+	plan(NO_PLAN);
+	for (int i = 0; i < 5; i++) {
+		ok(autosync_dataset_add(d, rec("m1", C1, i, p1[i], m1[i], 3),
+					&err) == 1,
+		   "m1 point %d added", i);
+		sig += p1[i] / m1[i] - 1;
+		sabs += fabs(p1[i] / m1[i] - 1);
+	}
+	for (int i = 0; i < 3; i++)
+		autosync_dataset_add(d, rec("model2", C1, i, p2[i], m2[i], 5),
+				     NULL);
+	ok(autosync_dataset_add(d, rec("m1", C1, 9, 1, 1, 2), NULL) == 0,
+	   "a record with 2 timed steps is left out (minimum 3)");
+	ok(autosync_dataset_add(d, rec("m3", C2, 1, 1, 2, 3), NULL) == 1,
+	   "a lone point on another cluster");
+	ok(autosync_dataset_npoints(d) == 9, "9 points");
+
+	ok(autosync_dataset_eval(d, AUTOSYNC_BY_MODEL, "m1", &e, &err) == 0,
+	   "eval m1 (%s)", err.text);
+	ok(e.groups == 1 && e.points == 5 && e.pairs == 9 && e.ties == 1,
+	   "m1: 1 group, 5 points, 9 pairs, 1 tie (%zu %zu %zu %zu)", e.groups,
+	   e.points, e.pairs, e.ties);
+	near(e.pairwise, 6.0 / 9, 1e-12, "m1: pairwise 6/9");
+	near(e.tau_b, 0.4, 1e-12, "m1: Kendall tau-b 0.4");
+	near(e.spearman, 0.4, 1e-12, "m1: Spearman 0.4 (GSL)");
+	near(e.regret, 1, 1e-12, "m1: regret 1");
+	near(e.mean_signed, sig / 5, 1e-12, "m1: mean signed error %.4f",
+	     sig / 5);
+	near(e.mean_abs, sabs / 5, 1e-12,
+	     "m1: mean absolute error %.4f (4 optimistic, 1 pessimistic)",
+	     sabs / 5);
+
+	autosync_dataset_eval(d, AUTOSYNC_BY_MODEL, "model2", &e, NULL);
+	ok(e.pairwise == 0 && e.regret == 3, "model2: pairwise 0, regret 3");
+	near(e.tau_b, -1, 1e-12, "model2: tau-b -1");
+	near(e.spearman, -1, 1e-12, "model2: rho -1");
+
+	ok(autosync_dataset_nlabels(d, AUTOSYNC_BY_CLUSTER) == 2, "2 clusters");
+	is(autosync_dataset_label(d, AUTOSYNC_BY_CLUSTER, 0), "2x2 1Gbit/s",
+	   "cluster label: layout and NIC speed");
+	is(autosync_dataset_label(d, AUTOSYNC_BY_CLUSTER, 1), "2x2 400Mbit/s",
+	   "  in Mbit/s below 1 Gbit/s");
+	is(autosync_dataset_label(d, AUTOSYNC_BY_MODEL, 2), "model2",
+	   "model labels sorted");
+	autosync_dataset_eval(d, AUTOSYNC_BY_CLUSTER, "2x2 1Gbit/s", &e, NULL);
+	ok(e.groups == 2 && e.points == 8 && e.pairs == 12,
+	   "the 1 Gbit/s cluster: both groups, pairs only inside each");
+	near(e.pairwise, 0.5, 1e-12, "  pairwise (6 + 0) / 12");
+	near(e.tau_b, -0.3, 1e-12, "  tau-b the mean of the groups'");
+	near(e.regret, 2, 1e-12, "  regret the mean of 1 and 3");
+	autosync_dataset_eval(d, AUTOSYNC_BY_CLUSTER, "2x2 400Mbit/s", &e,
+			      NULL);
+	ok(e.groups == 0 && e.points == 1 && isnan(e.pairwise) &&
+	       isnan(e.regret) && fabs(e.mean_signed + 0.5) < 1e-12,
+	   "a lone point: no ranking (NaN), its error -50 %%");
+
+	/* the same model, cluster and plan again: pooled, median of medians */
+	ok(autosync_dataset_add(d, rec("m1", C1, 0, 1, 1.7, 3), NULL) == 1 &&
+	       autosync_dataset_npoints(d) == 9 &&
+	       autosync_dataset_npooled(d) == 1,
+	   "a repeated (model, cluster, plan) is pooled");
+	autosync_dataset_eval(d, AUTOSYNC_BY_MODEL, "m1", &e, NULL);
+	near(e.mean_signed, (sig - (1 / 1.5 - 1) + (1 / 1.6 - 1)) / 5, 1e-12,
+	     "  its measurement is the median of 1.5 and 1.7");
+	ok(autosync_dataset_set_tie(d, 1.5, &err) == -1 &&
+	       autosync_dataset_set_min_steps(d, 0, NULL) == -1,
+	   "tie outside 0..1, minimum steps 0: refused (%s)", err.text);
+	autosync_dataset_destroy(d);
+	return done_testing();
+}
