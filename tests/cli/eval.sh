@@ -1,0 +1,39 @@
+#!/bin/sh
+# autosync eval: the metrics of a committed slice of the lab's records
+# (tests/fixtures/feedback-lab-slice.jsonl: the first 18 records of the
+# 2026-12-03 lab run, vgg16/32 and bert-large/64 on 4 hosts x 2 ranks at
+# 1 Gbit/s), exact; bad input named and skipped.
+. "${AUTOSYNC_SRCDIR:-.}/tests/cli/tap.sh"
+SLICE=$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl
+
+out=$("$AUTOSYNC" eval "$SLICE" 2>"$TMP/err"); rc=$?
+is "$rc:$out" "0:by       label                    groups points  pairs pairwise  tau_b spearman  regret mean_abs mean_err
+model    bert-large@1/64               1      6     15    0.867  0.733    0.886   1.000    56.3%   -56.3%
+model    vgg16@1/32                    1      8     28    0.786  0.571    0.667   1.275    21.0%   -21.0%
+cluster  4x2 1Gbit/s                   2     14     43    0.814  0.652    0.776   1.137    36.1%   -36.1%
+all      -                             2     14     43    0.814  0.652    0.776   1.137    36.1%   -36.1%" \
+  "the metrics table of the slice: per model, per cluster, all"
+is "$(cat "$TMP/err")" "autosync eval: 18 records: 14 points (4 pooled with the same model, cluster and plan), 0 left out (fewer steps, no measurement or no cluster), 0 unreadable" \
+  "what was read, pooled and left out"
+# the same records twice: every one pooled, the metrics unchanged
+out2=$("$AUTOSYNC" eval "$SLICE" "$SLICE" 2>"$TMP/err")
+is "$out2" "$out" "a file given twice: pooled, the same metrics"
+like "$(cat "$TMP/err")" "36 records: 14 points \\(22 pooled" "  18 more pooled"
+# a stricter tie: more pairs count
+like "$("$AUTOSYNC" eval --tie 0 "$SLICE" 2>/dev/null | grep '^all')" "^all +- +2 +14 +4[3-9] " "--tie 0: no pair left out as a tie"
+out=$("$AUTOSYNC" eval --min-steps 26 "$SLICE" 2>&1 >/dev/null)
+like "$out" ", 18 left out " "--min-steps 26: every record (25 timed steps each) left out"
+# bad input
+{ head -3 "$SLICE"; echo '{"version": 3}'; echo 'not json'; } > "$TMP/bad.jsonl"
+out=$("$AUTOSYNC" eval "$TMP/bad.jsonl" 2>&1 >/dev/null); rc=$?
+is "$rc:$out" "0:autosync: skipped $TMP/bad.jsonl:4: field 'time': missing
+autosync: skipped $TMP/bad.jsonl:5: not JSON: '[' or '{' expected near 'not' (column 3)
+autosync eval: 3 records: 3 points (0 pooled with the same model, cluster and plan), 0 left out (fewer steps, no measurement or no cluster), 2 unreadable" \
+  "unreadable lines: named by file and line, skipped"
+out=$("$AUTOSYNC" eval "$TMP/nonexistent" 2>&1); rc=$?
+is "$rc:$out" "1:autosync eval: $TMP/nonexistent: cannot open: No such file or directory" "a missing file"
+out=$("$AUTOSYNC" eval --tie 2 "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "2:autosync eval: --tie: '2' is not a share from 0 to 1" "--tie 2: refused"
+out=$("$AUTOSYNC" eval 2>&1 | head -1); 
+is "$out" "autosync eval: no feedback file given" "no file: says so"
+done_testing
