@@ -22,6 +22,8 @@ static const struct command {
      "list feedback records: predicted vs measured"},
     {"eval", autosync_cmd_eval,
      "score the predictions of feedback logs: ranking and error"},
+    {"train", autosync_cmd_train,
+     "fit a simulator file from feedback logs (learned correction)"},
     {"bench", autosync_cmd_bench,
      "trial run: replay training steps of a plan over MPI"},
     {"launch", autosync_cmd_launch,

@@ -17,6 +17,7 @@ int autosync_cmd_feedback(int argc, char **argv);
 int autosync_cmd_bench(int argc, char **argv);
 int autosync_cmd_launch(int argc, char **argv);
 int autosync_cmd_eval(int argc, char **argv);
+int autosync_cmd_train(int argc, char **argv);
 
 /* ------------------------------------------- the shared input options */
 /*

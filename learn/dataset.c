@@ -11,26 +11,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "autosync/cluster.h"
-#include "learn.h"
-
-struct point {
-	char *label[AUTOSYNC_BY_N]; /* model name, cluster label */
-	char *group;		    /* model hash and cluster spec */
-	char plan[17];
-	double pred;
-	double *meas; /* medians of the pooled records */
-	size_t nmeas;
-	double measured; /* their median */
-};
-
-struct autosync_dataset {
-	struct point *p;
-	size_t n, cap, pooled;
-	unsigned min_steps;
-	double tie;
-	char **labels[AUTOSYNC_BY_N];
-	size_t nlabels[AUTOSYNC_BY_N];
-};
+#include "internal.h"
 
 autosync_dataset_t *autosync_dataset_create(autosync_error_t *errp)
 {
@@ -211,7 +192,8 @@ int autosync_dataset_add(autosync_dataset_t *d,
 	memset(p, 0, sizeof(*p));
 	p->group = key;
 	snprintf(p->plan, sizeof(p->plan), "%s", r->plan_hash);
-	p->pred = r->predicted;
+	p->pred = p->pred0 = r->predicted;
+	learn_features(r, p->feat);
 	if (!(p->label[AUTOSYNC_BY_MODEL] = model_label(r)) ||
 	    !(p->label[AUTOSYNC_BY_CLUSTER] = cluster_label(r)) ||
 	    pool(d, p, m) < 0) {

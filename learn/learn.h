@@ -81,4 +81,31 @@ int autosync_dataset_eval(const autosync_dataset_t *d, int by,
 			  const char *label, autosync_eval_t *out,
 			  autosync_error_t *errp);
 
+/*
+ * A learned correction of the analytic simulator (a simulator file): boosted
+ * trees (XGBoost) fitted to log(measured / predicted) of the points, from
+ * the simulator's terms, the shares of the prediction they make, the
+ * cluster and the prediction (learn/features.c). The corrected prediction
+ * is predicted x exp(tree output). Deterministic: same points, same file.
+ */
+typedef struct autosync_learned autosync_learned_t;
+/* Fit on every point, or on every point whose 'by' label is not 'except'
+ * (held out). The caller destroys the result. */
+autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
+					 const char *except,
+					 autosync_error_t *errp);
+/* Replace the prediction of every point (or of those whose 'by' label is
+ * 'only') with the corrected one; autosync_dataset_reset() goes back to the
+ * records' own predictions. */
+int autosync_learned_apply(const autosync_learned_t *l, autosync_dataset_t *d,
+			   int by, const char *only, autosync_error_t *errp);
+void autosync_dataset_reset(autosync_dataset_t *d);
+/* XGBoost's JSON model with autosync's feature layout as an attribute;
+ * a file of another layout is refused on loading. */
+int autosync_learned_save(const autosync_learned_t *l, const char *path,
+			  autosync_error_t *errp);
+autosync_learned_t *autosync_learned_load(const char *path,
+					  autosync_error_t *errp);
+void autosync_learned_destroy(autosync_learned_t *l);
+
 #endif

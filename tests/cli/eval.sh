@@ -7,7 +7,8 @@
 SLICE=$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl
 
 out=$("$AUTOSYNC" eval "$SLICE" 2>"$TMP/err"); rc=$?
-is "$rc:$out" "0:by       label                    groups points  pairs pairwise  tau_b spearman  regret mean_abs mean_err
+is "$rc:$out" "0:# predictions as recorded (the analytic simulator)
+by       label                    groups points  pairs pairwise  tau_b spearman  regret mean_abs mean_err
 model    bert-large@1/64               1      6     15    0.867  0.733    0.886   1.000    56.3%   -56.3%
 model    vgg16@1/32                    1      8     28    0.786  0.571    0.667   1.275    21.0%   -21.0%
 cluster  4x2 1Gbit/s                   2     14     43    0.814  0.652    0.776   1.137    36.1%   -36.1%
@@ -21,6 +22,29 @@ is "$out2" "$out" "a file given twice: pooled, the same metrics"
 like "$(cat "$TMP/err")" "36 records: 14 points \\(22 pooled" "  18 more pooled"
 # a stricter tie: more pairs count
 like "$("$AUTOSYNC" eval --tie 0 "$SLICE" 2>/dev/null | grep '^all')" "^all +- +2 +14 +4[3-9] " "--tie 0: no pair left out as a tie"
+
+# a learned correction (XGBoost): deterministic, and scored honestly --
+# on its own training data it fits, left out it is what it is
+"$AUTOSYNC" train -o "$TMP/sim1.json" "$SLICE" 2>/dev/null &&
+  "$AUTOSYNC" train --output "$TMP/sim2.json" "$SLICE" "$SLICE" 2>/dev/null
+is "$?:$(cmp "$TMP/sim1.json" "$TMP/sim2.json" 2>&1)" "0:" "train: the same points, the same file, byte for byte"
+out=$("$AUTOSYNC" eval --simulator "$TMP/sim1.json" "$SLICE" 2>/dev/null | sed -n '/^# corrected/,$p' | grep '^all')
+like "$out" "^all +- +2 +14 +43 +1\\.000 +1\\.000 +1\\.000 +1\\.000 +0\\.[0-9]% " "eval --simulator on its own training data: ranks and fits (in-sample, not a result)"
+out=$("$AUTOSYNC" eval --cv model "$SLICE" 2>/dev/null | sed -n '/^# learned/,$p')
+is "$out" "# learned, leave-one-model-out
+by       label                    groups points  pairs pairwise  tau_b spearman  regret mean_abs mean_err
+model    bert-large@1/64               1      6     15    0.867  0.733    0.886   1.000    39.4%   -37.9%
+model    vgg16@1/32                    1      8     28    0.786  0.571    0.667   1.275    23.6%   +20.8%
+cluster  4x2 1Gbit/s                   2     14     43    0.814  0.652    0.776   1.137    30.3%    -4.4%
+all      -                             2     14     43    0.814  0.652    0.776   1.137    30.3%    -4.4%" \
+  "eval --cv model: each model predicted by a correction trained without it"
+echo '{}' > "$TMP/corrupt.json"
+out=$("$AUTOSYNC" eval --simulator "$TMP/corrupt.json" "$SLICE" 2>&1 >/dev/null | tail -1); rc=$?
+is "$out" "autosync eval: $TMP/corrupt.json: Invalid cast, from Null to Object" "a corrupt simulator file: named, one line"
+out=$("$AUTOSYNC" eval --cv x "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "2:autosync eval: --cv: unknown value 'x'; one of model or cluster" "--cv x: refused"
+out=$("$AUTOSYNC" train "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "2:autosync train: no output file (-o FILE)" "train without -o: refused"
 out=$("$AUTOSYNC" eval --min-steps 26 "$SLICE" 2>&1 >/dev/null)
 like "$out" ", 18 left out " "--min-steps 26: every record (25 timed steps each) left out"
 # bad input

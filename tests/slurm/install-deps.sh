@@ -3,7 +3,7 @@
 # and test, if any is missing. Idempotent; needs root only when installing.
 set -euo pipefail
 PKGS=(build-essential autoconf automake libtool pkg-config
-      libhwloc-dev libyaml-dev libjansson-dev libgsl-dev hwloc
+      libhwloc-dev libyaml-dev libjansson-dev libgsl-dev libxgboost-dev hwloc
       slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev
       openmpi-bin libopenmpi-dev libpmix-dev
       clang libclang-rt-14-dev clang-format

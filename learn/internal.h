@@ -1,0 +1,36 @@
+/* learn/internal.h - the dataset's layout, shared by dataset.c and
+ * learned.c; not for other modules. */
+#ifndef AUTOSYNC_LEARN_INTERNAL_H
+#define AUTOSYNC_LEARN_INTERNAL_H
+
+#include "learn.h"
+
+/* What the learned correction sees of a point: the simulator's terms, the
+ * shares of the prediction they make, the cluster, and the prediction
+ * itself (features.c; NaN = not known, e.g. a record without terms). */
+#define LEARN_NFEAT (AUTOSYNC_TERM_N + 4 + 7 + 1)
+
+struct point {
+	char *label[AUTOSYNC_BY_N]; /* model name, cluster label */
+	char *group;		    /* model hash and cluster spec */
+	char plan[17];
+	double pred0; /* the record's (analytic) prediction */
+	double pred;  /* the one evaluated: pred0 or a learned one */
+	double *meas; /* medians of the pooled records */
+	size_t nmeas;
+	double measured; /* their median */
+	float feat[LEARN_NFEAT];
+};
+
+struct autosync_dataset {
+	struct point *p;
+	size_t n, cap, pooled;
+	unsigned min_steps;
+	double tie;
+	char **labels[AUTOSYNC_BY_N];
+	size_t nlabels[AUTOSYNC_BY_N];
+};
+
+void learn_features(const autosync_feedback_rec_t *r, float *feat);
+
+#endif
