@@ -17,7 +17,7 @@ static const struct command {
      "show this node's (allocated) GPU/NIC topology"},
     {"plan", autosync_cmd_plan, "plan gradient synchronization for a model"},
     {"config", autosync_cmd_config,
-     "validate a site config (config check FILE)"},
+     "validate a site config, on this node too (config check [--node] FILE)"},
     {"feedback", autosync_cmd_feedback,
      "list feedback records: predicted vs measured"},
     {"eval", autosync_cmd_eval,

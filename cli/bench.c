@@ -1,24 +1,41 @@
 /* bench.c - 'autosync bench': trial runs of plans over MPI. The options are
  * read here, in the vocabulary of the other commands (the shared topology
- * and network options included); the runs are in launcher/runtime/bench.c
- * (linked only when Open MPI was found), which gets them in canonical
- * form: the network already combined with the topology. */
+ * and network options included); the runs are made by a program of their
+ * own, autosync-bench (launcher/runtime/, built when configure finds Open
+ * MPI), which this command execs with them in canonical form: the network
+ * already combined with the topology. So autosync itself never loads MPI,
+ * NCCL or CUDA and runs on any login node or controller. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "autosync/planner.h"
 #include "cli.h"
 
-#ifdef HAVE_MPI
-int autosync_rt_bench_main(int argc, char **argv);
-#endif
+#define HELPER "autosync-bench"
 
 #define WHICH (CLI_IN_TOPOLOGY | CLI_IN_NETWORK)
 /* a small cluster of ordinary hosts: what the lab emulates */
 #define BENCH_NETWORK "intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,lat=100us"
+
+/* The trial-run program: in $AUTOSYNC_LIBEXECDIR (a build tree's
+ * launcher/runtime, for the tests) or where it was installed. */
+static const char *helper(void)
+{
+	static char path[4096];
+	const char *dir = getenv("AUTOSYNC_LIBEXECDIR");
+
+	if (!dir || !*dir)
+		dir = AUTOSYNC_PKGLIBEXECDIR;
+	if (snprintf(path, sizeof(path), "%s/" HELPER, dir) >=
+	    (int)sizeof(path))
+		path[0] = '\0';
+	return path;
+}
 
 static void usage(FILE *fp)
 {
@@ -91,6 +108,10 @@ static void usage(FILE *fp)
 		 "write every strategy's plan "
 		 "there, and replay.json (layer times, tensors)");
 	cli_help(fp, "-h, --help", "this help");
+	fprintf(fp, "\nThe runs are made by %s%s.\n", helper(),
+		access(helper(), X_OK) ? ", which is not installed (it is "
+					 "built when configure finds Open MPI)"
+				       : "");
 }
 
 enum {
@@ -229,6 +250,21 @@ static int network(const struct cli_input *in, char *buf, size_t len)
 	autosync_topo_destroy(t);
 	autosync_cluster_format(&cl, buf, len);
 	return 0;
+}
+
+/* Replace this process with the trial runs: under mpirun each rank
+ * execs, keeping its pid and the launcher's environment. */
+static int run_helper(struct args *a)
+{
+	const char *path = helper();
+
+	a->v[0] = (char *)path;
+	execv(path, a->v);
+	fprintf(stderr, "autosync bench: cannot run %s: %s%s\n", path,
+		strerror(errno),
+		errno == ENOENT ? " (it is built when configure finds Open MPI)"
+				: "");
+	return 1;
 }
 
 int autosync_cmd_bench(int argc, char **argv)
@@ -385,11 +421,5 @@ int autosync_cmd_bench(int argc, char **argv)
 		fprintf(stderr, "autosync bench: too many options\n");
 		return 2;
 	}
-#ifdef HAVE_MPI
-	return autosync_rt_bench_main(a.n, a.v);
-#else
-	fprintf(stderr, "autosync bench: needs Open MPI: this autosync was "
-			"built without MPI\n");
-	return 1;
-#endif
+	return run_helper(&a);
 }

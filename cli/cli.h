@@ -137,6 +137,11 @@ const char *cli_model_hint(const char *spec, const char *catalog_dir, char *buf,
 /* An integer in [min, max], or -1 after a message naming 'opt'. */
 int cli_uint(const char *cmd, const char *opt, const char *s, unsigned long min,
 	     unsigned long max, unsigned long *out);
+/* 'autosync config check --node' (nodecheck.c): the valid site config
+ * 'site' read from 'path' against this node (or in->topology) with the
+ * job pipeline; 'model' for the mode lines. 0, or 1 after problems. */
+int cli_config_node(const char *path, const autosync_siteconf_t *site,
+		    const struct cli_input *in, const char *model);
 /* The site config installed with autosync. */
 const char *cli_site_config_path(void);
 

@@ -16,6 +16,15 @@ sysconfdir=$(sed -n 's/^sysconfdir = //p' "$build/Makefile" | sed "s|\${prefix}|
 t '[ -x "$dest$libdir/slurm/spank_autosync.so" ]' "plugin in \$(libdir)/slurm"
 t '[ ! -e "$dest$libdir/slurm/spank_autosync.la" ] || true' "(libtool archive tolerated)"
 t '[ -x "$dest$prefix/bin/autosync" ]' "CLI in \$(bindir)"
+pkglibexecdir=$(sed -n 's/^libexecdir = //p' "$build/Makefile" | sed "s|\${exec_prefix}|$prefix|;s|\$(exec_prefix)|$prefix|")/autosync
+if [ -x "$build/launcher/runtime/autosync-bench" ]; then   # built with Open MPI
+  t '[ -x "$dest$pkglibexecdir/autosync-bench" ]' "the trial runs (MPI) in \$(pkglibexecdir): autosync-bench"
+fi
+# the admin's command, the plugin and the library load no MPI/NCCL/CUDA/NVML
+sh "$(dirname "$0")/needed.sh" "$dest$prefix/bin/autosync" "$dest$libdir/slurm/spank_autosync.so" \
+  "$dest$libdir"/libautosync.so.*.*.* >"$dest/needed.log" 2>&1
+t '[ $? = 0 ]' "installed autosync, plugin and library need no MPI, NCCL, CUDA or NVML library (tests/needed.sh)"
+sed 's/^/# /' "$dest/needed.log"
 t '[ -f "$dest$prefix/include/autosync/common.h" ] && [ -f "$dest$prefix/include/autosync/siteconf.h" ]' "public headers in \$(includedir)/autosync"
 t 'ls "$dest$libdir"/libautosync.so.* >/dev/null 2>&1' "libautosync shared library"
 f="$dest$sysconfdir/slurm/plugstack.conf.d/autosync.conf"

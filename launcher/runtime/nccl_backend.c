@@ -21,11 +21,20 @@
  * own NCCL_ALGO wins, and later plans cannot change it. Per-bucket
  * algorithms and PS local aggregation/replication are left to NCCL.
  * Device: local rank modulo the visible device count.
+ *
+ * libnccl and libcudart are dlopened when the backend is opened, not
+ * linked: autosync-bench then runs the MPI backend on nodes without CUDA,
+ * and a missing library is this backend's clean failure. The headers
+ * still give every function's type (__typeof__), so a signature that
+ * differs from the loaded library's is a compile error here.
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +43,116 @@
 
 #include "syncrt.h"
 
+/* The functions used, by their own names, from the two libraries. */
+struct api {
+	void *cudart, *nccl;
+	__typeof__(cudaGetDeviceCount) *cudaGetDeviceCount;
+	__typeof__(cudaGetErrorString) *cudaGetErrorString;
+	__typeof__(cudaSetDevice) *cudaSetDevice;
+	__typeof__(cudaMalloc) *cudaMalloc;
+	__typeof__(cudaFree) *cudaFree;
+	__typeof__(cudaMemcpyAsync) *cudaMemcpyAsync;
+	__typeof__(cudaStreamCreateWithFlags) *cudaStreamCreateWithFlags;
+	__typeof__(cudaStreamSynchronize) *cudaStreamSynchronize;
+	__typeof__(cudaStreamDestroy) *cudaStreamDestroy;
+	__typeof__(ncclGetErrorString) *ncclGetErrorString;
+	__typeof__(ncclGetUniqueId) *ncclGetUniqueId;
+	__typeof__(ncclCommInitRank) *ncclCommInitRank;
+	__typeof__(ncclCommDestroy) *ncclCommDestroy;
+	__typeof__(ncclAllReduce) *ncclAllReduce;
+	__typeof__(ncclReduce) *ncclReduce;
+	__typeof__(ncclBroadcast) *ncclBroadcast;
+	__typeof__(ncclGroupStart) *ncclGroupStart;
+	__typeof__(ncclGroupEnd) *ncclGroupEnd;
+};
+
+#define SYM(lib, f)                              \
+	{                                        \
+#f, offsetof(struct api, f), lib \
+	}
+static const struct {
+	const char *name;
+	size_t off;
+	int nccl; /* 0: from libcudart, 1: from libnccl */
+} syms[] = {
+    SYM(0, cudaGetDeviceCount),
+    SYM(0, cudaGetErrorString),
+    SYM(0, cudaSetDevice),
+    SYM(0, cudaMalloc),
+    SYM(0, cudaFree),
+    SYM(0, cudaMemcpyAsync),
+    SYM(0, cudaStreamCreateWithFlags),
+    SYM(0, cudaStreamSynchronize),
+    SYM(0, cudaStreamDestroy),
+    SYM(1, ncclGetErrorString),
+    SYM(1, ncclGetUniqueId),
+    SYM(1, ncclCommInitRank),
+    SYM(1, ncclCommDestroy),
+    SYM(1, ncclAllReduce),
+    SYM(1, ncclReduce),
+    SYM(1, ncclBroadcast),
+    SYM(1, ncclGroupStart),
+    SYM(1, ncclGroupEnd),
+};
+
+static void api_close(struct api *a)
+{
+	if (a->nccl)
+		dlclose(a->nccl);
+	if (a->cudart)
+		dlclose(a->cudart);
+	memset(a, 0, sizeof(*a));
+}
+
+/* The libraries of the major versions this was built against (their
+ * sonames), then the unversioned names of a development install. */
+static void *open_lib(const char *base, int major, char *why, size_t len)
+{
+	char name[64];
+	void *dl;
+
+	snprintf(name, sizeof(name), "%s.so.%d", base, major);
+	if ((dl = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+		return dl;
+	snprintf(why, len, "%s", dlerror());
+	snprintf(name, sizeof(name), "%s.so", base);
+	return dlopen(name, RTLD_NOW | RTLD_LOCAL);
+}
+
+static int api_open(struct api *a, autosync_error_t *errp)
+{
+	char why[256] = "";
+
+	memset(a, 0, sizeof(*a));
+	if (!(a->cudart = open_lib("libcudart", CUDART_VERSION / 1000, why,
+				   sizeof(why))) ||
+	    !(a->nccl = open_lib("libnccl", NCCL_MAJOR, why, sizeof(why)))) {
+		api_close(a);
+		errno = ENODEV;
+		return autosync_errprintf(errp,
+					  "syncrt: backend 'nccl': cannot "
+					  "load the CUDA runtime and NCCL: %s",
+					  why);
+	}
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *p =
+		    dlsym(syms[i].nccl ? a->nccl : a->cudart, syms[i].name);
+		if (!p) {
+			api_close(a);
+			errno = ENOSYS;
+			return autosync_errprintf(errp,
+						  "syncrt: backend 'nccl': "
+						  "%s is not in the loaded "
+						  "library",
+						  syms[i].name);
+		}
+		memcpy((char *)a + syms[i].off, &p, sizeof(p));
+	}
+	return 0;
+}
+
 struct nccl_be {
+	struct api api;
 	autosync_rt_t *rt;
 	int dev;
 	cudaStream_t stream;
@@ -45,22 +163,24 @@ struct nccl_be {
 	size_t bytes;
 };
 
-static int cuerr(cudaError_t e, autosync_error_t *errp, const char *what)
+static int cuerr(const struct nccl_be *b, cudaError_t e, autosync_error_t *errp,
+		 const char *what)
 {
 	if (e == cudaSuccess)
 		return 0;
 	errno = EIO;
 	return autosync_errprintf(errp, "syncrt nccl: %s: %s", what,
-				  cudaGetErrorString(e));
+				  b->api.cudaGetErrorString(e));
 }
 
-static int ncerr(ncclResult_t r, autosync_error_t *errp, const char *what)
+static int ncerr(const struct nccl_be *b, ncclResult_t r,
+		 autosync_error_t *errp, const char *what)
 {
 	if (r == ncclSuccess)
 		return 0;
 	errno = EIO;
 	return autosync_errprintf(errp, "syncrt nccl: %s: %s", what,
-				  ncclGetErrorString(r));
+				  b->api.ncclGetErrorString(r));
 }
 
 static ncclDataType_t dtype(int elem)
@@ -108,7 +228,7 @@ static int nb_prepare(void *ctx, const char *hint, autosync_error_t *errp)
 	/* rank 0 creates the id; everyone learns whether that worked */
 	memset(&boot, 0, sizeof(boot));
 	if (autosync_rt_rank(b->rt) == 0)
-		boot.ok = ncerr(ncclGetUniqueId(&boot.id), errp,
+		boot.ok = ncerr(b, b->api.ncclGetUniqueId(&boot.id), errp,
 				"ncclGetUniqueId") == 0;
 	if (MPI_Bcast(&boot, (int)sizeof(boot), MPI_BYTE, 0, c) !=
 	    MPI_SUCCESS) {
@@ -124,10 +244,11 @@ static int nb_prepare(void *ctx, const char *hint, autosync_error_t *errp)
 						      "could not create the "
 						      "NCCL unique id");
 	}
-	if (cuerr(cudaSetDevice(b->dev), errp, "cudaSetDevice") < 0)
+	if (cuerr(b, b->api.cudaSetDevice(b->dev), errp, "cudaSetDevice") < 0)
 		return -1;
-	if (ncerr(ncclCommInitRank(&b->comm, autosync_rt_size(b->rt), boot.id,
-				   autosync_rt_rank(b->rt)),
+	if (ncerr(b,
+		  b->api.ncclCommInitRank(&b->comm, autosync_rt_size(b->rt),
+					  boot.id, autosync_rt_rank(b->rt)),
 		  errp, "ncclCommInitRank") < 0) {
 		b->comm = NULL;
 		return -1;
@@ -143,10 +264,11 @@ static int nb_stage_in(void *ctx, void *buf, size_t bytes,
 	if (bytes > b->dcap) {
 		void *d = NULL;
 		if (b->dbuf)
-			cudaFree(b->dbuf);
+			b->api.cudaFree(b->dbuf);
 		b->dbuf = NULL;
 		b->dcap = 0;
-		if (cuerr(cudaMalloc(&d, bytes), errp, "cudaMalloc") < 0)
+		if (cuerr(b, b->api.cudaMalloc(&d, bytes), errp, "cudaMalloc") <
+		    0)
 			return -1;
 		b->dbuf = d;
 		b->dcap = bytes;
@@ -155,8 +277,9 @@ static int nb_stage_in(void *ctx, void *buf, size_t bytes,
 	b->bytes = bytes;
 	if (!bytes)
 		return 0;
-	return cuerr(cudaMemcpyAsync(b->dbuf, buf, bytes,
-				     cudaMemcpyHostToDevice, b->stream),
+	return cuerr(b,
+		     b->api.cudaMemcpyAsync(b->dbuf, buf, bytes,
+					    cudaMemcpyHostToDevice, b->stream),
 		     errp, "copy to device");
 }
 
@@ -166,10 +289,12 @@ static int nb_stage_out(void *ctx, autosync_error_t *errp)
 	int rv = 0;
 
 	if (b->bytes)
-		rv = cuerr(cudaMemcpyAsync(b->host, b->dbuf, b->bytes,
-					   cudaMemcpyDeviceToHost, b->stream),
+		rv = cuerr(b,
+			   b->api.cudaMemcpyAsync(b->host, b->dbuf, b->bytes,
+						  cudaMemcpyDeviceToHost,
+						  b->stream),
 			   errp, "copy to host");
-	if (cuerr(cudaStreamSynchronize(b->stream), rv ? NULL : errp,
+	if (cuerr(b, b->api.cudaStreamSynchronize(b->stream), rv ? NULL : errp,
 		  "cudaStreamSynchronize") < 0)
 		rv = -1;
 	b->host = NULL;
@@ -188,9 +313,10 @@ static int nb_allreduce(void *ctx, void *buf, size_t n, int elem, int algo,
 		return 0;
 	if (!(d = dev(b, buf, n, elem, errp)))
 		return -1;
-	return ncerr(
-	    ncclAllReduce(d, d, n, dtype(elem), ncclSum, b->comm, b->stream),
-	    errp, "ncclAllReduce");
+	return ncerr(b,
+		     b->api.ncclAllReduce(d, d, n, dtype(elem), ncclSum,
+					  b->comm, b->stream),
+		     errp, "ncclAllReduce");
 }
 
 static int nb_gather_sum(void *ctx, float *buf, size_t n,
@@ -209,9 +335,10 @@ static int nb_reduce(void *ctx, void *buf, size_t n, int elem, int root,
 		return 0;
 	if (!(d = dev(b, buf, n, elem, errp)))
 		return -1;
-	return ncerr(
-	    ncclReduce(d, d, n, dtype(elem), ncclSum, root, b->comm, b->stream),
-	    errp, "ncclReduce");
+	return ncerr(b,
+		     b->api.ncclReduce(d, d, n, dtype(elem), ncclSum, root,
+				       b->comm, b->stream),
+		     errp, "ncclReduce");
 }
 
 static int nb_bcast(void *ctx, void *buf, size_t n, int elem, int root,
@@ -224,21 +351,24 @@ static int nb_bcast(void *ctx, void *buf, size_t n, int elem, int root,
 		return 0;
 	if (!(d = dev(b, buf, n, elem, errp)))
 		return -1;
-	return ncerr(
-	    ncclBroadcast(d, d, n, dtype(elem), root, b->comm, b->stream), errp,
-	    "ncclBroadcast");
+	return ncerr(b,
+		     b->api.ncclBroadcast(d, d, n, dtype(elem), root, b->comm,
+					  b->stream),
+		     errp, "ncclBroadcast");
 }
 
 static int nb_group_start(void *ctx, autosync_error_t *errp)
 {
-	(void)ctx;
-	return ncerr(ncclGroupStart(), errp, "ncclGroupStart");
+	struct nccl_be *b = ctx;
+
+	return ncerr(b, b->api.ncclGroupStart(), errp, "ncclGroupStart");
 }
 
 static int nb_group_end(void *ctx, autosync_error_t *errp)
 {
-	(void)ctx;
-	return ncerr(ncclGroupEnd(), errp, "ncclGroupEnd");
+	struct nccl_be *b = ctx;
+
+	return ncerr(b, b->api.ncclGroupEnd(), errp, "ncclGroupEnd");
 }
 
 static void nb_destroy(void *ctx)
@@ -248,11 +378,12 @@ static void nb_destroy(void *ctx)
 	if (!b)
 		return;
 	if (b->comm)
-		ncclCommDestroy(b->comm);
+		b->api.ncclCommDestroy(b->comm);
 	if (b->dbuf)
-		cudaFree(b->dbuf);
+		b->api.cudaFree(b->dbuf);
 	if (b->stream)
-		cudaStreamDestroy(b->stream);
+		b->api.cudaStreamDestroy(b->stream);
+	api_close(&b->api);
 	free(b);
 }
 
@@ -270,49 +401,67 @@ static const struct autosync_rt_backend nccl_backend = {
     .destroy = nb_destroy,
 };
 
+/* This rank's CUDA devices, loading the libraries first; 0 with the
+ * reason in 'errp' when there is none to use. */
+static int local_devices(struct nccl_be *b, autosync_error_t *errp)
+{
+	cudaError_t e;
+	int ndev = 0;
+
+	if (!b) {
+		errno = ENOMEM;
+		autosync_errprintf(errp, "syncrt nccl: out of memory");
+		return 0;
+	}
+	if (api_open(&b->api, errp) < 0)
+		return 0;
+	e = b->api.cudaGetDeviceCount(&ndev);
+	errno = ENODEV;
+	if (e != cudaSuccess)
+		autosync_errprintf(errp,
+				   "syncrt: backend 'nccl': no usable CUDA "
+				   "device (cudaGetDeviceCount: %s)",
+				   b->api.cudaGetErrorString(e));
+	else if (ndev <= 0)
+		autosync_errprintf(errp, "syncrt: backend 'nccl': no CUDA "
+					 "device (cudaGetDeviceCount found 0)");
+	return e == cudaSuccess && ndev > 0 ? ndev : 0;
+}
+
 int autosync_rt_nccl_open(autosync_rt_t *rt,
 			  const struct autosync_rt_backend **ops, void **ctx,
 			  autosync_error_t *errp)
 {
 	struct nccl_be *b;
-	cudaError_t e;
-	int ndev = 0, mine, all = 0;
+	int ndev, mine, all = 0, saved;
 
 	if (!rt || !ops || !ctx) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "syncrt nccl: invalid "
 						"argument");
 	}
-	e = cudaGetDeviceCount(&ndev);
-	mine = e == cudaSuccess && ndev > 0;
+	b = calloc(1, sizeof(*b));
+	ndev = local_devices(b, errp);
+	saved = errno;
+	mine = ndev > 0;
 	/* every rank must agree, or a later collective would hang */
 	MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, autosync_rt_comm(rt));
-	if (!mine) {
-		errno = ENODEV;
-		if (e != cudaSuccess)
-			return autosync_errprintf(
-			    errp,
-			    "syncrt: backend 'nccl': no usable CUDA device "
-			    "(cudaGetDeviceCount: %s)",
-			    cudaGetErrorString(e));
-		return autosync_errprintf(errp,
-					  "syncrt: backend 'nccl': no "
-					  "CUDA device (cudaGetDeviceCount "
-					  "found 0)");
-	}
 	if (!all) {
+		nb_destroy(b);
+		if (!mine) {
+			errno = saved;
+			return -1;
+		}
 		errno = ENODEV;
 		return autosync_errprintf(errp, "syncrt: backend 'nccl': some "
 						"rank has no CUDA device");
 	}
-	if (!(b = calloc(1, sizeof(*b)))) {
-		errno = ENOMEM;
-		return autosync_errprintf(errp, "syncrt nccl: out of memory");
-	}
 	b->rt = rt;
 	b->dev = autosync_rt_local_rank(rt) % ndev;
-	if (cuerr(cudaSetDevice(b->dev), errp, "cudaSetDevice") < 0 ||
-	    cuerr(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking),
+	if (cuerr(b, b->api.cudaSetDevice(b->dev), errp, "cudaSetDevice") < 0 ||
+	    cuerr(b,
+		  b->api.cudaStreamCreateWithFlags(&b->stream,
+						   cudaStreamNonBlocking),
 		  errp, "cudaStreamCreate") < 0) {
 		nb_destroy(b);
 		return -1;

@@ -70,13 +70,35 @@ static void test_example(void)
 	   "max_model_bytes");
 	ok(autosync_siteconf_feedback_max_bytes(s) == 64u << 20,
 	   "feedback max");
-	ok(autosync_siteconf_nfabric_nics(s) == 4, "4 fabric NICs");
-	is(autosync_siteconf_fabric_nic(s, 3), "mlx5_3", "4th fabric NIC");
+	/* another site's NIC names would make planning fail on every node
+	 * without them: the example leaves them commented out */
+	ok(autosync_siteconf_nfabric_nics(s) == 0,
+	   "the example names no fabric NIC");
 	memset(&c, 0, sizeof(c));
 	autosync_siteconf_apply_network(s, &c);
 	near(c.nic_bw, 25e9, 1, "200Gbit/s = 25e9 B/s");
 	near(c.inter_lat, 2e-6, 1e-12, "2us");
 	ok(c.nics_per_node == 4 && c.nodes_per_switch == 16, "nics, nps");
+	autosync_siteconf_destroy(s);
+}
+
+static void test_fabric_nics(void)
+{
+	autosync_error_t err = {.text = ""};
+	autosync_siteconf_t *s = autosync_siteconf_load(
+	    write_tmp("nics.yaml",
+		      "network:\n  fabric_nics: [mlx5_0, mlx5_1, mlx5_2, "
+		      "ib3]\n"),
+	    &err);
+
+	ok(s != NULL, "fabric_nics loads (%s)", err.text);
+	if (!s)
+		return;
+	ok(autosync_siteconf_nfabric_nics(s) == 4, "4 fabric NICs");
+	is(autosync_siteconf_fabric_nic(s, 3), "ib3", "4th fabric NIC");
+	ok(autosync_siteconf_fabric_nic(s, 0) &&
+	       !strcmp(autosync_siteconf_fabric_nic(s, 0), "mlx5_0"),
+	   "1st fabric NIC");
 	autosync_siteconf_destroy(s);
 }
 
@@ -354,6 +376,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		bail_out("mkdtemp");
 	test_example();
+	test_fabric_nics();
 	test_bad();
 	test_durations();
 	test_sizes();

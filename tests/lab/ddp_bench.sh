@@ -23,6 +23,10 @@ OUT=${1:?usage: ddp_bench.sh OUTDIR [AUTOSYNC_BINARY]}
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 BIN=${2:-${AUTOSYNC_BUILDDIR:-$SRC/build}/cli/autosync}
+# 'autosync bench' execs autosync-bench: a build tree's, beside its autosync
+if [ -z "${AUTOSYNC_LIBEXECDIR:-}" ] && [ -x "${BIN%/*}/../launcher/runtime/autosync-bench" ]; then
+	AUTOSYNC_LIBEXECDIR=$(cd "${BIN%/*}/../launcher/runtime" && pwd); export AUTOSYNC_LIBEXECDIR
+fi
 MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 ncf:8 resnet50:8"}
 RATES=${RATES:-"1gbit 400mbit"}
 LAYOUTS=${LAYOUTS:-"4x2 2x4"}

@@ -87,7 +87,7 @@ mpirun)
 	shift
 	export LAB_PREFIX="$P" LAB_NET="$NET"
 	xs=""
-	for v in ASAN_OPTIONS UBSAN_OPTIONS AUTOSYNC_CATALOG_DIR OMP_NUM_THREADS; do
+	for v in ASAN_OPTIONS UBSAN_OPTIONS AUTOSYNC_CATALOG_DIR AUTOSYNC_LIBEXECDIR OMP_NUM_THREADS; do
 		eval "[ -n \"\${$v+x}\" ]" && xs="$xs -x $v"
 	done
 	exec ip netns exec "${P}h1" unshare --uts sh -c 'hostname h1; exec mpirun "$@"' lab-mpirun \
