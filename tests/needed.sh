@@ -27,6 +27,13 @@ for f in "$@"; do
 	bad=$(ldd "$f" 2>/dev/null | awk '{print $1}' | grep -E "^$BAD" | tr '\n' ' ')
 	[ -z "$bad" ]; t $? "$name: nor does any library it loads ${bad:+($bad)}"
 done
+# the learning libraries (XGBoost with its OpenMP and C++ runtimes, GSL)
+# are the autosync command's only: never in slurmstepd or a library
+for f in "$@"; do
+	case ${f##*/} in autosync) continue ;; esac
+	bad=$(ldd "$f" 2>/dev/null | awk '{print $1}' | grep -E '^lib(xgboost|gsl|gomp)[.]' | tr '\n' ' ')
+	[ -z "$bad" ]; t $? "${f##*/}: no learning library (XGBoost, GSL, OpenMP) ${bad:+($bad)}"
+done
 # the check sees such a library where one is linked: autosync-bench's MPI
 h=$B/launcher/runtime/autosync-bench
 if [ $# -gt 0 ] && [ -x "$h" ] && [ "${1%/cli/autosync}" != "$1" ]; then
