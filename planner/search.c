@@ -402,6 +402,11 @@ static void family_margin(const struct simctx *x, const struct strategy *s,
 		}
 		if (s->cfg[b].algo == AUTOSYNC_ALGO_TREE)
 			widen(M, k->margin_tree, "tree all-reduce");
+		/* DDP's hierarchical all-reduce is the adapter's comm hook,
+		 * not yet measured against the simulator: as wide as tree */
+		if (x->fw == AUTOSYNC_FW_PYTORCH_DDP &&
+		    s->cfg[b].algo == AUTOSYNC_ALGO_HIER)
+			widen(M, k->margin_tree, "DDP hierarchical hook");
 		ar++;
 		if (r->bytes[b] < k->small_bucket_bytes * x->knob)
 			small++;
