@@ -72,6 +72,7 @@ static const struct bcfg AR = {AUTOSYNC_SYNC_ALLREDUCE,
 			       0,
 			       0,
 			       0,
+			       0,
 			       0};
 
 /* size-capped buckets over the ready order, one open bucket per dtype,
@@ -183,6 +184,7 @@ static int greedy_ps(const struct simctx *x, struct strategy *s,
 			  AUTOSYNC_COMPRESS_NONE,
 			  k,
 			  1,
+			  0,
 			  0,
 			  0};
 

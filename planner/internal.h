@@ -116,7 +116,8 @@ struct bcfg {
 	int kind, algo, compress;
 	unsigned servers;
 	int local_agg, local_repl;
-	int densify; /* all-reduce sparse tensors as dense gradients */
+	int densify;   /* all-reduce sparse tensors as dense gradients */
+	unsigned rank; /* PowerSGD's rank r (compress POWERSGD) */
 };
 
 struct strategy {
@@ -125,6 +126,7 @@ struct strategy {
 	size_t *tb;  /* tensor -> bucket */
 	int *server; /* tensor -> PS server or AUTOSYNC_NO_SERVER */
 	int job_algo, job_compress;
+	unsigned job_rank; /* PowerSGD's rank when job_compress is PowerSGD */
 	double bucket_cap, first_bucket, cycle;
 	char name[64];
 };

@@ -171,6 +171,16 @@ void planner_plan_set_env(const struct simctx *x, const struct strategy *s,
 		planner_plan_add_env(plan, "AUTOSYNC_DDP_FIRST_BUCKET_MB", v);
 		planner_plan_add_env(plan, "AUTOSYNC_DDP_COMM_HOOK",
 				     autosync_compress_name(s->job_compress));
+		if (s->job_compress == AUTOSYNC_COMPRESS_POWERSGD) {
+			snprintf(v, sizeof(v), "%u", s->job_rank);
+			planner_plan_add_env(plan, "AUTOSYNC_DDP_POWERSGD_RANK",
+					     v);
+		}
+		/* DDP has no hierarchical all-reduce of its own: the
+		 * adapter's comm hook (autosync.hooks) */
+		if (!mixed && algo == AUTOSYNC_ALGO_HIER)
+			planner_plan_add_env(plan, "AUTOSYNC_DDP_ALLREDUCE",
+					     "hierarchical");
 		break;
 	case AUTOSYNC_FW_HOROVOD:
 		/* always explicit: 0 / 0 = no fusion, no cycle wait */
@@ -229,6 +239,10 @@ autosync_plan_t *planner_plan_from_strategy(const struct simctx *x,
 		pb->b.kind = s->cfg[b].kind;
 		pb->b.algo = s->cfg[b].algo;
 		pb->b.compress = s->cfg[b].compress;
+		pb->b.powersgd_rank =
+		    s->cfg[b].compress == AUTOSYNC_COMPRESS_POWERSGD
+			? s->cfg[b].rank
+			: 0;
 		pb->b.servers =
 		    s->cfg[b].kind == AUTOSYNC_SYNC_PS ? s->cfg[b].servers : 0;
 		pb->b.local_agg = s->cfg[b].kind == AUTOSYNC_SYNC_PS
@@ -270,6 +284,8 @@ autosync_plan_t *planner_plan_from_strategy(const struct simctx *x,
 	plan->s.batch = m->batch;
 	plan->s.job_algo = s->job_algo;
 	plan->s.job_compress = s->job_compress;
+	plan->s.powersgd_rank =
+	    s->job_compress == AUTOSYNC_COMPRESS_POWERSGD ? s->job_rank : 0;
 	plan->s.bucket_cap = s->bucket_cap;
 	plan->s.first_bucket = s->first_bucket;
 	plan->s.cycle_time = s->cycle;
@@ -414,12 +430,22 @@ int planner_plan_compute_hash(autosync_plan_t *plan)
 		 plan->s.job_compress, plan->s.bucket_cap, plan->s.first_bucket,
 		 plan->s.cycle_time);
 	h = fnv1a(h, buf, strlen(buf) + 1);
+	/* hashed only when set, so that every other plan keeps its hash */
+	if (plan->s.powersgd_rank) {
+		snprintf(buf, sizeof(buf), "powersgd %u",
+			 plan->s.powersgd_rank);
+		h = fnv1a(h, buf, strlen(buf) + 1);
+	}
 	for (size_t i = 0; i < plan->nb; i++) {
 		const autosync_bucket_t *b = &plan->b[i].b;
 		snprintf(buf, sizeof(buf), "b %d %d %d %u %d %d %d %zu",
 			 b->kind, b->algo, b->compress, b->servers,
 			 b->local_agg, b->local_repl, b->densify, b->ntensors);
 		h = fnv1a(h, buf, strlen(buf) + 1);
+		if (b->powersgd_rank) {
+			snprintf(buf, sizeof(buf), "r %u", b->powersgd_rank);
+			h = fnv1a(h, buf, strlen(buf) + 1);
+		}
 		for (size_t j = 0; j < b->ntensors; j++) {
 			h = fnv1a(h, plan->b[i].names[j],
 				  strlen(plan->b[i].names[j]) + 1);

@@ -196,6 +196,7 @@ static int read_inputs(asi_yreader_t *r, yaml_node_t *in, autosync_plan_t *plan)
 static const struct asi_ykey job_keys[] = {
     ENUM("nccl_algo", PLAN(s.job_algo), autosync_algo, REQ),
     ENUM("compression", PLAN(s.job_compress), autosync_compress, REQ),
+    UNS("powersgd_rank", PLAN(s.powersgd_rank), 1, 65536, 0),
     DBL("bucket_cap_bytes", PLAN(s.bucket_cap), 0, 1e18),
     DBL("first_bucket_bytes", PLAN(s.first_bucket), 0, 1e18),
     DBL("cycle_time", PLAN(s.cycle_time), 0, 10),
@@ -414,6 +415,7 @@ static const struct asi_ykey bucket_keys[] = {
     BOOL("local_replication", BK(local_repl), 0),
     ENUM("algorithm", BK(algo), autosync_algo, 0),
     ENUM("compression", BK(compress), autosync_compress, 0),
+    UNS("powersgd_rank", BK(powersgd_rank), 1, 65536, 0),
     BOOL("densify", BK(densify), 0),
     DBL("bytes", BK(bytes), 0, 1e300),
     DBL("wire_bytes", BK(wire_bytes), 0, 1e300),
@@ -427,6 +429,23 @@ static const struct asi_ykey bucket_keys[] = {
 #undef BK
 
 /* the keys one kind of bucket needs besides the common ones */
+/* PowerSGD needs its rank, and nothing else has one */
+static int psgd_rank(asi_yreader_t *r, yaml_node_t *n, int compress,
+		     unsigned rank, const char *where)
+{
+	if (compress == AUTOSYNC_COMPRESS_POWERSGD && !rank)
+		return asi_yproblem(r, n,
+				    "missing key '%s.powersgd_rank' "
+				    "(compression powersgd needs it)",
+				    where);
+	if (compress != AUTOSYNC_COMPRESS_POWERSGD && rank)
+		return asi_yproblem(r, n,
+				    "'%s.powersgd_rank' without compression "
+				    "powersgd",
+				    where);
+	return 0;
+}
+
 static int bucket_kind_keys(asi_yreader_t *r, yaml_node_t *bn,
 			    const struct bucket_in *bi, const char *where)
 {
@@ -443,7 +462,7 @@ static int bucket_kind_keys(asi_yreader_t *r, yaml_node_t *bn,
 					    "needs it)",
 					    where, need[i],
 					    kind_names[bi->b.kind]);
-	return 0;
+	return psgd_rank(r, bn, bi->b.compress, bi->b.powersgd_rank, where);
 }
 
 static int bucket_tensors(asi_yreader_t *r, const struct bucket_in *bi,
@@ -585,6 +604,8 @@ static autosync_plan_t *plan_read(asi_yreader_t *r)
 	if (read_top(r, plan, &top) < 0 ||
 	    read_inputs(r, top.inputs, plan) < 0 ||
 	    asi_ykeys_read(r, top.job, job_keys, plan, "job") < 0 ||
+	    psgd_rank(r, top.job, plan->s.job_compress, plan->s.powersgd_rank,
+		      "job") < 0 ||
 	    asi_ykeys_read(r, top.prediction, prediction_keys, plan,
 			   "prediction") < 0 ||
 	    read_baselines(r, top.baselines, plan) < 0 ||

@@ -52,6 +52,9 @@ static void job_and_prediction(asi_emit_t *e, const autosync_plan_summary_t *s)
 	    asi_emit_word(e, autosync_algo_name(s->job_algo));
 	asi_emit_key(e, "compression");
 	asi_emit_word(e, autosync_compress_name(s->job_compress));
+	if (s->powersgd_rank)
+		asi_emit_key(e, "powersgd_rank"),
+		    asi_emit_uint(e, s->powersgd_rank);
 	asi_emit_key(e, "bucket_cap_bytes"), asi_emit_whole(e, s->bucket_cap);
 	asi_emit_key(e, "first_bucket_bytes"),
 	    asi_emit_whole(e, s->first_bucket);
@@ -140,6 +143,9 @@ static void bucket(asi_emit_t *e, const autosync_plan_t *plan, size_t i)
 		asi_emit_word(e, autosync_algo_name(b->algo));
 		asi_emit_key(e, "compression");
 		asi_emit_word(e, autosync_compress_name(b->compress));
+		if (b->powersgd_rank)
+			asi_emit_key(e, "powersgd_rank"),
+			    asi_emit_uint(e, b->powersgd_rank);
 		if (b->densify)
 			asi_emit_key(e, "densify"), asi_emit_word(e, "true");
 	}

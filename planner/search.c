@@ -92,7 +92,7 @@ int autosync_planner_compute_times(autosync_planner_t *p, double *forward,
 /* ------------------------------------------------------------ names */
 static const char *const algo_names[] = {"auto", "ring", "tree",
 					 "hierarchical"};
-static const char *const comp_names[] = {"none", "fp16", "bf16"};
+static const char *const comp_names[] = {"none", "fp16", "bf16", "powersgd"};
 static const char *const fw_names[] = {"generic", "pytorch-ddp", "horovod",
 				       "autodist"};
 
@@ -157,9 +157,12 @@ struct caps {
 	int densify;	     /* all-reduce a sparse gradient as a dense one */
 };
 
+/* PowerSGD (0x8) only for DDP, whose hook runs it: generic plans are what
+ * autosync's own runtime (autosync bench) executes, and it has no PowerSGD.
+ * DDP's hierarchical all-reduce is autosync.hooks' comm hook. */
 static const struct caps fw_caps[AUTOSYNC_FW_N] = {
     [AUTOSYNC_FW_GENERIC] = {1, 1, 1, 1, 0, 0xf, 0x7, 1},
-    [AUTOSYNC_FW_PYTORCH_DDP] = {0, 0, 0, 1, 0, 0x7, 0x7, 0},
+    [AUTOSYNC_FW_PYTORCH_DDP] = {0, 0, 0, 1, 0, 0xf, 0xf, 0},
     /* Horovod takes compression only in code (hvd.Compression), which no
      * variable reaches: plans for it never compress */
     [AUTOSYNC_FW_HOROVOD] = {0, 0, 0, 0, 1, 0xf, 0x1, 0},
@@ -399,6 +402,11 @@ static void family_margin(const struct simctx *x, const struct strategy *s,
 		}
 		if (s->cfg[b].algo == AUTOSYNC_ALGO_TREE)
 			widen(M, k->margin_tree, "tree all-reduce");
+		/* DDP's hierarchical all-reduce is the adapter's comm hook,
+		 * not yet measured against the simulator: as wide as tree */
+		if (x->fw == AUTOSYNC_FW_PYTORCH_DDP &&
+		    s->cfg[b].algo == AUTOSYNC_ALGO_HIER)
+			widen(M, k->margin_tree, "DDP hierarchical hook");
 		ar++;
 		if (r->bytes[b] < k->small_bucket_bytes * x->knob)
 			small++;
@@ -464,17 +472,31 @@ static int comp_ok(const struct search *S, int c)
 	return (S->cap->comps & (1u << c)) && (c == 0 || S->p->compress);
 }
 
+/* PowerSGD's ranks the search tries, from PSGD_MIN_RANK on. The simulator
+ * has no accuracy term: a lower rank is never slower, so the search takes
+ * the lowest rank tried; the floor is the rank Vogels et al. (2019) found
+ * to keep full accuracy on their language model (rank 2 sufficed for their
+ * image models). */
+#define PSGD_MIN_RANK 4
+static const unsigned psgd_ranks[] = {1, 2, 4, 8, 16};
+
 /* the framework's own knobs: bucket cap (+ first bucket) or Horovod's
- * fusion threshold and cycle time, one job-level algorithm, compression */
-static int sweep(struct search *S, int comp)
+ * fusion threshold and cycle time, one job-level algorithm, compression
+ * (PowerSGD with rank 'rank') */
+static int sweep(struct search *S, int comp, unsigned rank)
 {
 	static const double cycles[] = {0.5e-3, 1e-3, 2.5e-3, 5e-3};
 	struct strategy s;
 
 	for (int a = 0; a < AUTOSYNC_ALGO_NALGOS; a++) {
 		struct bcfg cfg = {
-		    AUTOSYNC_SYNC_ALLREDUCE, a, comp, 0, 0, 0, 0};
+		    AUTOSYNC_SYNC_ALLREDUCE, a, comp, 0, 0, 0, 0, rank};
 		if (!algo_ok(S, a))
+			continue;
+		/* PowerSGD runs its own flat all-reduces (autosync.hooks does
+		 * not combine it with the hierarchical hook) */
+		if (comp == AUTOSYNC_COMPRESS_POWERSGD &&
+		    a == AUTOSYNC_ALGO_HIER)
 			continue;
 		/* with custom buckets the dynamic program covers every capped
 		 * plan of one dtype; keep only NCCL's own choice as a net */
@@ -505,10 +527,13 @@ static int sweep(struct search *S, int comp)
 						    cap, &cfg);
 					s.job_algo = a;
 					s.job_compress = comp;
+					s.job_rank = rank;
 					snprintf(s.name, sizeof(s.name),
 						 "autosync-%s",
-						 S->cap->cycle ? "fusion"
-							       : "bucket-cap");
+						 rank ? "powersgd"
+						 : S->cap->cycle
+						     ? "fusion"
+						     : "bucket-cap");
 					if (rv < 0 || consider(S, &s) < 0) {
 						planner_strategy_free(&s);
 						return -1;
@@ -713,7 +738,8 @@ static int dp_buckets(const struct dp *d, struct strategy *s, int densify_all)
 				   0,
 				   0,
 				   0,
-				   densify_all};
+				   densify_all,
+				   0};
 		long id = planner_strategy_add_bucket(s, &cfg);
 		if (id < 0)
 			return -1;
@@ -733,9 +759,9 @@ static int dp_sparse(const struct search *S, struct strategy *s, size_t i,
 		     int comp_mask)
 {
 	struct bcfg ar = {
-	    AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0, 0};
+	    AUTOSYNC_SYNC_ALLREDUCE, AUTOSYNC_ALGO_AUTO, 0, 0, 0, 0, 0, 0};
 	struct bcfg ps = {
-	    AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0, S->x.nodes, 0, 0, 0};
+	    AUTOSYNC_SYNC_PS, AUTOSYNC_ALGO_AUTO, 0, S->x.nodes, 0, 0, 0, 0};
 	struct bcfg dn[AUTOSYNC_COMPRESS_N], best = ar;
 	double tb, tt;
 	long id;
@@ -837,6 +863,7 @@ static int ps_sweep(struct search *S)
 					  k,
 					  1,
 					  repl,
+					  0,
 					  0};
 			long *lb = malloc((m->nl ? m->nl : 1) * sizeof(long));
 			int rv = 0;
@@ -904,7 +931,7 @@ static int search_comp(struct search *S, int c)
 	int pb = S->cap->custom && S->cap->per_bucket_algo;
 	int mask = 1 | (c ? 1 << c : 0);
 
-	if (sweep(S, c) < 0)
+	if (sweep(S, c, 0) < 0)
 		return -1;
 	for (int dense = 0; dense < 2; dense++) {
 		if (dense &&
@@ -931,8 +958,16 @@ static int run_search(struct search *S)
 		return -1;
 	if (S->cap->ps && ps_sweep(S) < 0)
 		return -1;
-	for (int c = 1; c < AUTOSYNC_COMPRESS_N; c++)
+	for (int c = 1; c < AUTOSYNC_COMPRESS_POWERSGD; c++)
 		if (comp_ok(S, c) && search_comp(S, c) < 0)
+			return -1;
+	/* PowerSGD: the framework's knobs with each rank (its buckets are
+	 * the framework's, never custom) */
+	for (size_t i = 0; comp_ok(S, AUTOSYNC_COMPRESS_POWERSGD) &&
+			   i < sizeof(psgd_ranks) / sizeof(psgd_ranks[0]);
+	     i++)
+		if (psgd_ranks[i] >= PSGD_MIN_RANK &&
+		    sweep(S, AUTOSYNC_COMPRESS_POWERSGD, psgd_ranks[i]) < 0)
 			return -1;
 	return 0;
 }

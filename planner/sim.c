@@ -324,7 +324,8 @@ double planner_sim_ar_time(const struct simctx *x, int algo, double n)
 
 static double wire_size(int dtype, int compress)
 {
-	if (compress != AUTOSYNC_COMPRESS_NONE &&
+	if ((compress == AUTOSYNC_COMPRESS_FP16 ||
+	     compress == AUTOSYNC_COMPRESS_BF16) &&
 	    (dtype == AUTOSYNC_DT_FLOAT32 || dtype == AUTOSYNC_DT_FLOAT64))
 		return 2;
 	return autosync_dtype_size(dtype);
@@ -360,6 +361,71 @@ static void ar_terms(const struct simctx *x, int algo, double n, double *tm)
 	tm[AUTOSYNC_TERM_BW_INTER] += bw - bw_in;
 }
 
+/* PowerSGD's share of a bucket, as torch's powerSGD_hook does it: a tensor
+ * of >= 2 dims is the matrix n = shape[0] by m = numel / n with rank
+ * r = min(rank, n, m), compressed when (n + m) r 2 < n m (torch's
+ * min_compression_rate 2); the others are all-reduced as they are. */
+struct psgd {
+	double unc;   /* bytes all-reduced uncompressed */
+	double p, q;  /* bytes of every P (n x r), of every Q (m x r) */
+	double flops; /* P = M Q, Q = M^T P, M = P Q^T; orthogonalising P */
+	double dense; /* bytes the error feedback reads and writes */
+};
+
+static void psgd_add(struct psgd *q, const autosync_tensor_t *T, double sz,
+		     unsigned rank)
+{
+	double n, m, r;
+
+	q->dense += (double)T->numel * sz;
+	if (T->ndim < 2 || T->shape[0] < 1) {
+		q->unc += (double)T->numel * sz;
+		return;
+	}
+	n = (double)T->shape[0];
+	m = (double)T->numel / n;
+	r = rank;
+	if (r > n)
+		r = n;
+	if (r > m)
+		r = m;
+	if (!((n + m) * r * 2 < n * m)) {
+		q->unc += (double)T->numel * sz;
+		return;
+	}
+	q->p += n * r * sz;
+	q->q += m * r * sz;
+	q->flops += 6 * n * m * r + 2 * n * r * r;
+}
+
+/* the time of PowerSGD's part: three all-reduces (uncompressed tensors, all
+ * P, all Q), the matrix products and orthogonalisation at the GPU's FLOP
+ * rate, and the error feedback (add, copy, subtract: three passes over the
+ * bucket at cast_bw) */
+static double psgd_time(const struct simctx *x, int algo, const struct psgd *q)
+{
+	return planner_sim_ar_time(x, algo, q->unc) +
+	       planner_sim_ar_time(x, algo, q->p) +
+	       planner_sim_ar_time(x, algo, q->q) + 2.0 * x->k.launch +
+	       q->flops / x->k.gpu_flops + 3.0 * q->dense / x->k.cast_bw;
+}
+
+/* PowerSGD's parts: its three all-reduces on their levels, two more
+ * launches, and its compute (products, orthogonalisation, error feedback)
+ * counted with the casts, the other compression compute */
+static void psgd_terms(const struct simctx *x, int algo, const struct psgd *q,
+		       double *tm)
+{
+	const double n[3] = {q->unc, q->p, q->q};
+
+	for (int i = 0; i < 3; i++)
+		if (n[i] > 0)
+			ar_terms(x, algo, n[i], tm);
+	tm[AUTOSYNC_TERM_LAUNCH] += 2.0 * x->k.launch;
+	tm[AUTOSYNC_TERM_CAST] +=
+	    q->flops / x->k.gpu_flops + 3.0 * q->dense / x->k.cast_bw;
+}
+
 /* all-reduce bucket: tensors list[0..n); its parts are added to 'tm'
  * unless NULL */
 static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
@@ -369,10 +435,17 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 	const autosync_model_t *m = x->m;
 	double dense = 0, raw = 0, cast = 0, t = 0, sparse_n = 0;
 	unsigned p = x->p;
+	int psgd = cfg->compress == AUTOSYNC_COMPRESS_POWERSGD;
+	struct psgd q = {0, 0, 0, 0, 0};
 
 	for (size_t i = 0; i < n; i++) {
 		const autosync_tensor_t *T = &m->t[list[i]];
 		double sz = autosync_dtype_size(T->dtype);
+		if (psgd && !T->sparse) {
+			raw += (double)T->numel * sz;
+			psgd_add(&q, T, sz, cfg->rank);
+			continue;
+		}
 		if (T->sparse && !cfg->densify) {
 			double row =
 			    (double)T->numel / (double)T->shape[0] * sz;
@@ -388,9 +461,14 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 			cast += (double)T->numel * sz;
 	}
 	*bytes = raw;
-	*wire = dense + sparse_n * (p > 1 ? p - 1 : 0);
+	*wire = dense + q.unc + q.p + q.q + sparse_n * (p > 1 ? p - 1 : 0);
 	if (p <= 1)
 		return 0;
+	if (q.dense > 0) {
+		t += psgd_time(x, cfg->algo, &q);
+		if (tm)
+			psgd_terms(x, cfg->algo, &q, tm);
+	}
 	if (dense > 0) {
 		t += planner_sim_ar_time(x, cfg->algo, dense);
 		if (tm)
@@ -597,6 +675,7 @@ int planner_strategy_copy(struct strategy *d, const struct strategy *s,
 	memcpy(n.server, s->server, nt * sizeof(int));
 	n.job_algo = s->job_algo;
 	n.job_compress = s->job_compress;
+	n.job_rank = s->job_rank;
 	n.bucket_cap = s->bucket_cap;
 	n.first_bucket = s->first_bucket;
 	n.cycle = s->cycle;

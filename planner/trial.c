@@ -135,7 +135,8 @@ autosync_plan_t *planner_random_plan(const autosync_model_t *m,
 				   0,
 				   0,
 				   0,
-				   1};
+				   1,
+				   0};
 		/* tensors o .. end-1 (ready order) */
 		size_t left = nt - o, need = nb - b - 1, len;
 		len = need ? 1 + rndu(&st, (unsigned)(left - need)) : left;

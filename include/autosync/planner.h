@@ -331,13 +331,19 @@ enum autosync_compress {
 	AUTOSYNC_COMPRESS_NONE = 0,
 	AUTOSYNC_COMPRESS_FP16,
 	AUTOSYNC_COMPRESS_BF16,
+	/* PowerSGD (Vogels et al. 2019): each matrix gradient n x m is sent
+	 * as P (n x r) and Q (m x r), with error feedback; PyTorch DDP's hook
+	 * only (no other framework, not autosync's own runtime) */
+	AUTOSYNC_COMPRESS_POWERSGD,
 	AUTOSYNC_COMPRESS_N
 };
 /* Framework capability sets (docs/planner.md has the table). */
 enum autosync_framework {
-	AUTOSYNC_FW_GENERIC = 0, /* everything the plan format can say */
+	AUTOSYNC_FW_GENERIC = 0, /* everything the plan format can say but
+				    PowerSGD (autosync's runtime lacks it) */
 	AUTOSYNC_FW_PYTORCH_DDP, /* all-reduce; bucket cap + first bucket;
-				    job-level algo; fp16/bf16 hook */
+				    job-level algo incl. hierarchical (a comm
+				    hook); fp16/bf16 or PowerSGD hook */
 	AUTOSYNC_FW_HOROVOD,  /* all-reduce; fusion threshold + cycle; job-level
 				 algo incl. hierarchical; fp16 */
 	AUTOSYNC_FW_AUTODIST, /* PS and all-reduce per tensor, groups, no
@@ -346,7 +352,7 @@ enum autosync_framework {
 };
 const char *autosync_algo_name(int algo);      /* "auto", "ring", ... */
 int autosync_algo_from_name(const char *name); /* -1 EINVAL */
-const char *autosync_compress_name(int c);     /* "none", "fp16", "bf16" */
+const char *autosync_compress_name(int c); /* "none" "fp16" "bf16" "powersgd" */
 int autosync_compress_from_name(const char *name);
 const char *autosync_framework_name(
     int fw); /* "generic", "pytorch-ddp", "horovod", "autodist" */
@@ -397,7 +403,8 @@ int autosync_planner_set_costs(autosync_planner_t *p, const autosync_costs_t *k,
 			       autosync_error_t *errp);
 int autosync_planner_set_framework(autosync_planner_t *p, int fw,
 				   autosync_error_t *errp);
-/* Allow fp16/bf16 gradient compression (opt-in; default 0). */
+/* Allow lossy gradient compression: fp16/bf16, and PowerSGD where the
+ * framework runs it (opt-in; default 0). */
 void autosync_planner_set_compression(autosync_planner_t *p, int allow);
 /* Mark plans (job.nccl_calibrate) so that the NCCL tuner plugin also
  * rescales NCCL's own latency constants to the plan's calibrated links
@@ -470,6 +477,7 @@ typedef struct autosync_bucket {
 	int local_agg;	  /* PS: aggregate dense gradients per node first */
 	int local_repl;	  /* PS: pull parameters once per node */
 	int densify;	  /* all-reduce: sparse gradients sent dense */
+	unsigned powersgd_rank; /* PowerSGD's rank r, else 0 */
 	size_t ntensors;
 	const char *const *tensors; /* ntensors names */
 	const int *server; /* PS: server of each tensor or AUTOSYNC_NO_SERVER */
@@ -492,10 +500,11 @@ typedef struct autosync_plan_summary {
 	unsigned batch;
 	int job_algo; /* job-level NCCL algorithm (AUTO = no hint) */
 	int job_compress;
-	int nccl_calibrate;  /* the tuner rescales NCCL's latencies (0/1) */
-	double bucket_cap;   /* bytes, 0 = custom buckets */
-	double first_bucket; /* bytes, 0 = none */
-	double cycle_time;   /* s, 0 = none */
+	unsigned powersgd_rank; /* job_compress PowerSGD: its rank, else 0 */
+	int nccl_calibrate;	/* the tuner rescales NCCL's latencies (0/1) */
+	double bucket_cap;	/* bytes, 0 = custom buckets */
+	double first_bucket;	/* bytes, 0 = none */
+	double cycle_time;	/* s, 0 = none */
 	double step_time, fwd_time, bwd_time, opt_time;
 	double comm_time;	/* sum of bucket comm */
 	double exposed_comm;	/* step - (fwd + bwd + opt) */

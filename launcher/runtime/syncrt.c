@@ -516,6 +516,12 @@ int autosync_rt_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
 		return autosync_errprintf(errp, "syncrt: allreduce: invalid "
 						"argument");
 	}
+	if (compress == AUTOSYNC_COMPRESS_POWERSGD) {
+		errno = ENOTSUP;
+		return autosync_errprintf(errp, "syncrt: allreduce: PowerSGD "
+						"is PyTorch DDP's hook; this "
+						"runtime does not run it");
+	}
 	return walk_allreduce(rt, buf, n, algo, compress, errp);
 }
 
@@ -1101,6 +1107,15 @@ static int prep_bucket(struct prep *c, const autosync_plan_summary_t *s,
 {
 	int sparse_rows = B->kind == AUTOSYNC_SYNC_PS || !B->densify;
 
+	if (B->compress == AUTOSYNC_COMPRESS_POWERSGD) {
+		errno = ENOTSUP;
+		return autosync_errprintf(
+		    errp,
+		    "syncrt: bucket %u: PowerSGD is PyTorch DDP's comm hook "
+		    "(a pytorch-ddp plan); this runtime runs none, fp16 and "
+		    "bf16 (plan with --framework generic)",
+		    B->id);
+	}
 	rb->kind = B->kind;
 	rb->algo = B->algo == AUTOSYNC_ALGO_AUTO
 		       ? resolve_auto(&s->cluster, (unsigned)c->rp->rt->size,

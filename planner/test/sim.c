@@ -691,10 +691,13 @@ static void capabilities(void)
 					   models[mi],
 					   autosync_framework_name(fw));
 				}
-				if (fw == AUTOSYNC_FW_PYTORCH_DDP)
-					ok(!(algos & (1 << AUTOSYNC_ALGO_HIER)),
-					   "%s ddp: no hierarchical all-reduce",
-					   models[mi]);
+				if (fw != AUTOSYNC_FW_PYTORCH_DDP)
+					ok(s.job_compress !=
+						   AUTOSYNC_COMPRESS_POWERSGD &&
+					       !s.powersgd_rank,
+					   "%s %s: PowerSGD only for DDP",
+					   models[mi],
+					   autosync_framework_name(fw));
 				if (fw == AUTOSYNC_FW_AUTODIST)
 					ok(!compressed &&
 					       !(algos &
@@ -1295,6 +1298,115 @@ static void terms(void)
 	}
 }
 
+/* PowerSGD on one 4096 x 4096 float32 matrix, 16 nodes x 1 GPU, one 12.5
+ * GB/s NIC each: P and Q are 4096 x 4 (rank 4, the lowest tried); the
+ * bucket's time is two all-reduces of 64 KiB, 6 n m r + 2 n r^2 FLOPs at
+ * 100 TFLOP/s and three passes over the 64 MiB gradient at cast_bw. */
+static void powersgd(void)
+{
+	autosync_model_t *m =
+	    parse("autosync_model: 1\nname: mat\ntensors:\n"
+		  "  - {name: l.w, dtype: float32, shape: [4096, 4096]}\n"
+		  "  - {name: l.b, dtype: float32, shape: [4096]}\n");
+	autosync_cluster_t c = cluster(16, 1);
+	autosync_costs_t k = ideal_costs();
+	autosync_error_t err = {""};
+	autosync_planner_t *p;
+	autosync_plan_t *pl, *back = NULL;
+	autosync_plan_summary_t s;
+	const autosync_bucket_t *b;
+	double n = 4096, r = 4, ar, flops, want;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	c.nics_per_node = 1;
+	k.gpu_flops = 100e12;
+	for (int fw = 0; fw < AUTOSYNC_FW_N; fw++) {
+		p = planner(m, c, k, fw);
+		pl = autosync_planner_run(p, &err);
+		memset(&s, 0, sizeof(s));
+		if (pl)
+			autosync_plan_summary(pl, &s);
+		ok(pl && s.job_compress == AUTOSYNC_COMPRESS_NONE,
+		   "%s, compression not allowed: no PowerSGD (%s)",
+		   autosync_framework_name(fw), pl ? s.strategy : err.text);
+		autosync_plan_destroy(pl);
+		autosync_planner_set_compression(p, 1);
+		pl = autosync_planner_run(p, &err);
+		memset(&s, 0, sizeof(s));
+		if (pl)
+			autosync_plan_summary(pl, &s);
+		ok(pl && (s.job_compress == AUTOSYNC_COMPRESS_POWERSGD) ==
+			     (fw == AUTOSYNC_FW_PYTORCH_DDP),
+		   "%s, compression allowed: PowerSGD %s (%s, %s)",
+		   autosync_framework_name(fw),
+		   fw == AUTOSYNC_FW_PYTORCH_DDP ? "chosen" : "never",
+		   pl ? s.strategy : err.text,
+		   pl ? autosync_compress_name(s.job_compress) : "-");
+		if (fw != AUTOSYNC_FW_PYTORCH_DDP) {
+			autosync_plan_destroy(pl);
+			autosync_planner_destroy(p);
+			continue;
+		}
+		b = pl ? autosync_plan_bucket(pl, 0) : NULL;
+		ok(b && autosync_plan_nbuckets(pl) == 1 &&
+		       b->compress == AUTOSYNC_COMPRESS_POWERSGD &&
+		       b->powersgd_rank == 4 && s.powersgd_rank == 4,
+		   "one bucket, PowerSGD rank 4");
+		/* the bias (1-D) is all-reduced as it is */
+		near(b ? b->wire_bytes : -1, (n + n) * r * 4 + 4096 * 4, 0,
+		     "wire bytes: (n + m) r x 4 B + the bias's 16 KiB");
+		near(b ? b->bytes : -1, (n * n + n) * 4, 0,
+		     "gradient bytes: 64 MiB + 16 KiB");
+		ar = b && b->algo == AUTOSYNC_ALGO_RING
+			 ? autosync_sim_ring(16, n * r * 4, 5e-6, 12.5e9)
+		     : b && b->algo == AUTOSYNC_ALGO_TREE
+			 ? autosync_sim_double_tree(16, n * r * 4, 5e-6, 12.5e9)
+			 : fmin(autosync_sim_ring(16, n * r * 4, 5e-6, 12.5e9),
+				autosync_sim_double_tree(16, n * r * 4, 5e-6,
+							 12.5e9));
+		flops = 6 * n * n * r + 2 * n * r * r;
+		want =
+		    2 * ar + flops / 100e12 + 3 * (n * n + n) * 4 / k.cast_bw;
+		want +=
+		    b && b->algo == AUTOSYNC_ALGO_RING
+			? autosync_sim_ring(16, 4096 * 4, 5e-6, 12.5e9)
+		    : b && b->algo == AUTOSYNC_ALGO_TREE
+			? autosync_sim_double_tree(16, 4096 * 4, 5e-6, 12.5e9)
+			: fmin(autosync_sim_ring(16, 4096 * 4, 5e-6, 12.5e9),
+			       autosync_sim_double_tree(16, 4096 * 4, 5e-6,
+							12.5e9));
+		near(b ? b->comm : -1, want, 1e-12,
+		     "bucket time = bias + P + Q all-reduces + %.4g FLOPs + "
+		     "error feedback = %.6g s",
+		     flops, want);
+		ok(autosync_plan_nenv(pl) >= 4, "DDP variables");
+		for (size_t i = 0; pl && i < autosync_plan_nenv(pl); i++) {
+			const autosync_var_t *v = autosync_plan_env(pl, i);
+			if (!strcmp(v->name, "AUTOSYNC_DDP_COMM_HOOK"))
+				is(v->value, "powersgd", "%s", v->name);
+			if (!strcmp(v->name, "AUTOSYNC_DDP_POWERSGD_RANK"))
+				is(v->value, "4", "%s", v->name);
+		}
+		fp = open_memstream(&text, &len);
+		ok(fp && autosync_plan_write(pl, fp, &err) == 0 &&
+		       fclose(fp) == 0 &&
+		       (back = autosync_plan_parse(text, len, "mem", &err)),
+		   "written and read back: %s", err.text);
+		ok(back &&
+		       !strcmp(autosync_plan_hash(back),
+			       autosync_plan_hash(pl)) &&
+		       autosync_plan_bucket(back, 0)->powersgd_rank == 4,
+		   "the same hash and rank");
+		autosync_plan_destroy(back);
+		free(text);
+		autosync_plan_destroy(pl);
+		autosync_planner_destroy(p);
+	}
+	autosync_model_destroy(m);
+}
+
 int main(void)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR");
@@ -1315,5 +1427,6 @@ int main(void)
 	step_compute();
 	scaled_knobs();
 	terms();
+	powersgd();
 	return done_testing();
 }

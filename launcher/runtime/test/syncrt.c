@@ -5,6 +5,7 @@
  * rank 0 only) */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
 
 	/* all-reduce: every algorithm x compression x size */
 	for (int algo = 0; algo < AUTOSYNC_ALGO_NALGOS; algo++)
-		for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++)
+		for (int c = 0; c <= AUTOSYNC_COMPRESS_BF16; c++)
 			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]);
 			     s++) {
 				size_t n = sizes[s];
@@ -165,9 +166,20 @@ int main(int argc, char **argv)
 				free(b);
 			}
 
+	/* PowerSGD is DDP's hook: refused on every rank before any traffic */
+	{
+		float one = 1;
+		errno = 0;
+		CHECK(autosync_rt_allreduce(rt, &one, 1, AUTOSYNC_ALGO_RING,
+					    AUTOSYNC_COMPRESS_POWERSGD,
+					    &err) < 0 &&
+			  errno == ENOTSUP,
+		      "allreduce powersgd: refused (%s)", err.text);
+	}
+
 	/* the rails variant of the hierarchical all-reduce */
 	autosync_rt_set_hier(rt, RT_HIER_RAILS);
-	for (int c = 0; c < AUTOSYNC_COMPRESS_N; c++)
+	for (int c = 0; c <= AUTOSYNC_COMPRESS_BF16; c++)
 		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 			size_t n = sizes[s];
 			float *b = malloc((n ? n : 1) * sizeof(float));

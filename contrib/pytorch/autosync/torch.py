@@ -1,0 +1,142 @@
+"""autosync.torch - apply an autosync plan to PyTorch DistributedDataParallel.
+
+    from autosync.torch import wrap
+    model = wrap(model, device_ids=[local_rank])   # instead of DDP(model, ...)
+
+The plan comes from AUTOSYNC_PLAN (set by the SPANK plugin or `autosync
+launch`) and the AUTOSYNC_DDP_* variables (autosync.plan has the table).
+wrap() applies:
+  * the bucket cap                DDP(bucket_cap_mb=...)
+  * the first bucket              no public knob in torch 1.x/2.x: the private
+                                  dist._DEFAULT_FIRST_BUCKET_BYTES is set while
+                                  DDP is constructed and restored at once, only
+                                  on the torch versions checked (FIRST_BUCKET_TORCH);
+                                  elsewhere it is left alone with a warning
+  * fp16 / bf16 compression       autosync.hooks.compress_hook
+  * PowerSGD (the plan's rank)    torch's powerSGD_hook, error feedback on
+  * hierarchical all-reduce       autosync.hooks.hierarchical_hook over
+                                  process subgroups (node layout: LOCAL_WORLD_SIZE,
+                                  else the ranks' host names)
+  * sparse gradients              DDP's own sparse all-reduce (every hook
+                                  passes a sparse bucket through unchanged)
+Without a plan and without the variables, wrap() is DDP with its defaults.
+NCCL variables (NCCL_ALGO, the tuner plugin) are set by autosync in the
+environment; this module does not touch NCCL.
+"""
+import os
+import sys
+
+from autosync.plan import MiB, compare, load_plan, settings  # noqa: F401
+
+__all__ = ["wrap", "load_plan", "settings", "compare", "check_consistency", "first_bucket_supported"]
+
+# torch versions whose DDP reads dist._DEFAULT_FIRST_BUCKET_BYTES when it is
+# constructed (checked in torch/nn/parallel/distributed.py of each)
+FIRST_BUCKET_TORCH = ((1, 8), (2, 99))
+
+
+def _version(v):
+    """(major, minor) of a version string such as '1.13.0a0+git'."""
+    out = []
+    for part in v.split("+")[0].split(".")[:2]:
+        digits = ""
+        for c in part:
+            if not c.isdigit():
+                break
+            digits += c
+        out.append(int(digits or 0))
+    return tuple(out)
+
+
+def first_bucket_supported(torch_version=None):
+    """1 when this torch's DDP takes its first bucket size from the private
+    dist._DEFAULT_FIRST_BUCKET_BYTES (no public knob exists)."""
+    import torch
+    import torch.distributed as dist
+    v = _version(torch_version or torch.__version__)
+    lo, hi = FIRST_BUCKET_TORCH
+    return lo <= v <= hi and hasattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES")
+
+
+def check_consistency(group=None):
+    """Gather every rank's AUTOSYNC_PLAN_HASH and AUTOSYNC_TOPO_HASH (set by
+    the SPANK plugin or 'autosync launch') and, on rank 0, print a warning
+    for each node that planned differently or has different hardware.
+    Returns the warnings (on every rank)."""
+    import socket
+    import torch.distributed as dist
+    mine = (socket.gethostname(), os.environ.get("AUTOSYNC_PLAN_HASH", ""),
+            os.environ.get("AUTOSYNC_TOPO_HASH", ""))
+    allr = [None] * dist.get_world_size(group)
+    dist.all_gather_object(allr, mine, group=group)
+    msgs = compare(allr)
+    if dist.get_rank(group) == 0:
+        for m in msgs:
+            sys.stderr.write(m + "\n")
+    return msgs
+
+
+def _warn(msg):
+    import torch.distributed as dist
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        sys.stderr.write("autosync: " + msg + "\n")
+
+
+def _construct(module, s, kw):
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    if "first_bucket_bytes" not in s:
+        return DDP(module, **kw)
+    if not first_bucket_supported():
+        import torch
+        _warn("torch %s: the first bucket size is not applied (no public knob; the private one is "
+              "used only on torch %s..%s)" % (torch.__version__, FIRST_BUCKET_TORCH[0], FIRST_BUCKET_TORCH[1]))
+        return DDP(module, **kw)
+    saved = dist._DEFAULT_FIRST_BUCKET_BYTES
+    try:
+        dist._DEFAULT_FIRST_BUCKET_BYTES = s["first_bucket_bytes"]
+        return DDP(module, **kw)
+    finally:
+        dist._DEFAULT_FIRST_BUCKET_BYTES = saved
+
+
+def _register(model, s, group, layout):
+    import torch
+    import torch.distributed as dist
+    from autosync import hooks
+    hook = s.get("hook", "none")
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(hook)
+    if dtype is torch.bfloat16 and dist.get_backend(group) == "gloo" and _version(torch.__version__) < (2, 0):
+        _warn("gloo in torch %s cannot all-reduce bfloat16: bf16 compression not applied" % torch.__version__)
+        dtype, hook = None, "none"
+    if s.get("allreduce") == "hierarchical":
+        state = hooks.HierarchicalState(layout or hooks.Layout.detect(group), dtype)
+        model.register_comm_hook(state, hooks.hierarchical_hook)
+        return "hierarchical" + ("+" + hook if dtype is not None else "")
+    if hook == "powersgd":
+        state = hooks.powersgd_state(s["powersgd_rank"], s.get("powersgd_start_iter"), group)
+        model.register_comm_hook(state, hooks.powersgd_hook)
+    elif dtype is not None:
+        model.register_comm_hook(hooks.CompressState(dtype, group), hooks.compress_hook)
+    return hook
+
+
+def wrap(module, plan=None, layout=None, **ddp_kwargs):
+    """DistributedDataParallel(module, **ddp_kwargs) with the plan's bucket
+    cap, first bucket and communication hook. Explicit ddp_kwargs win over
+    the plan's bucket_cap_mb. 'layout' (autosync.hooks.Layout) overrides the
+    node layout a hierarchical all-reduce detects. The settings applied are
+    in model.autosync_settings, the hook registered in model.autosync_hook."""
+    import torch.distributed as dist
+
+    s = settings(plan if plan is not None else load_plan())
+    if dist.is_initialized() and os.environ.get("AUTOSYNC_PLAN_HASH"):
+        check_consistency()
+    kw = dict(ddp_kwargs)
+    if "bucket_cap_mb" in s and "bucket_cap_mb" not in kw:
+        kw["bucket_cap_mb"] = s["bucket_cap_mb"]
+    model = _construct(module, s, kw)
+    model.autosync_hook = _register(model, s, kw.get("process_group"), layout)
+    model.autosync_settings = s
+    model._autosync_settings = s  # the name older callers used
+    return model
