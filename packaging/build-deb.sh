@@ -16,7 +16,7 @@ version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version)
 tree=$out/autosync-$version
 
 deps=(debhelper dh-python dpkg-dev fakeroot lintian python3
-      libhwloc-dev libyaml-dev libjansson-dev libgsl-dev libslurm-dev libopenmpi-dev)
+      libhwloc-dev libyaml-dev libjansson-dev libgsl-dev libxgboost-dev libslurm-dev libopenmpi-dev)
 missing=()
 for p in "${deps[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
