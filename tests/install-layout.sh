@@ -13,8 +13,11 @@ t '[ $rc = 0 ]' "make install DESTDIR=… succeeds"
 prefix=$(sed -n 's/^prefix = //p' "$build/Makefile")
 libdir=$(sed -n 's/^libdir = //p' "$build/Makefile" | sed "s|\${exec_prefix}|$prefix|;s|\$(exec_prefix)|$prefix|")
 sysconfdir=$(sed -n 's/^sysconfdir = //p' "$build/Makefile" | sed "s|\${prefix}|$prefix|;s|\$(prefix)|$prefix|")
-t '[ -x "$dest$libdir/slurm/spank_autosync.so" ]' "plugin in \$(libdir)/slurm"
-t '[ ! -e "$dest$libdir/slurm/spank_autosync.la" ] || true' "(libtool archive tolerated)"
+plugindir=$(sed -n 's/^slurmplugindir = //p' "$build/Makefile" | sed "s|\${libdir}|$libdir|;s|\$(libdir)|$libdir|")
+t '[ -x "$dest$plugindir/spank_autosync.so" ]' "plugin in \$(slurmplugindir) ($plugindir)"
+t '[ -f "$dest$libdir/autosync/libnccl-tuner-autosync.so" ] && [ -f "$dest$libdir/autosync/libnccl-profiler-autosync.so" ] && ! ls "$dest$libdir"/libnccl-* >/dev/null 2>&1' \
+  "NCCL plugins in \$(libdir)/autosync, not on the loader path"
+t '[ -f "$dest$prefix/share/bash-completion/completions/autosync" ]' "bash completion, named after the command"
 t '[ -x "$dest$prefix/bin/autosync" ]' "CLI in \$(bindir)"
 pkglibexecdir=$(sed -n 's/^libexecdir = //p' "$build/Makefile" | sed "s|\${exec_prefix}|$prefix|;s|\$(exec_prefix)|$prefix|")/autosync
 if [ -x "$build/launcher/runtime/autosync-bench" ]; then   # built with Open MPI
@@ -28,15 +31,15 @@ sed 's/^/# /' "$dest/needed.log"
 t '[ -f "$dest$prefix/include/autosync/common.h" ] && [ -f "$dest$prefix/include/autosync/siteconf.h" ]' "public headers in \$(includedir)/autosync"
 t 'ls "$dest$libdir"/libautosync.so.* >/dev/null 2>&1' "libautosync shared library"
 f="$dest$sysconfdir/slurm/plugstack.conf.d/autosync.conf"
-t '[ -f "$f" ] && grep -q "^#required $libdir/slurm/spank_autosync.so config=$sysconfdir/autosync/autosync.yaml$" "$f"' \
+t '[ -f "$f" ] && grep -q "^#required $plugindir/spank_autosync.so config=$sysconfdir/autosync/autosync.yaml$" "$f"' \
   "reference plugstack drop-in with the plugin line commented out"
 t '! grep -q "^required" "$f"' "the drop-in enables nothing by itself"
 t '[ -f "$dest$prefix/share/autosync/examples/autosync.yaml.example" ]' "example site config"
-t '[ -f "$dest$prefix/share/man/man8/autosync-spank.8" ] && [ -f "$dest$prefix/share/man/man1/autosync.1" ] && [ -f "$dest$prefix/share/man/man5/autosync.yaml.5" ]' "man pages"
+t '[ -f "$dest$prefix/share/man/man8/autosync-spank.8" ] && [ -f "$dest$prefix/share/man/man1/autosync.1" ] && [ -f "$dest$prefix/share/man/man5/autosync.yaml.5" ] && [ -f "$dest$prefix/share/man/man5/autosync-plan.5" ]' "man pages"
 # only the public prefix leaks from the shared library
 bad=$(nm -D --defined-only "$dest$libdir"/libautosync.so.*.*.* 2>/dev/null | awk '{print $3}' | grep -v '^autosync_' | grep -v '^AUTOSYNC_1$' | head -5)
 t '[ -z "$bad" ]' "libautosync exports only autosync_* ($bad)"
-bad=$(nm -D --defined-only "$dest$libdir/slurm/spank_autosync.so" | awk '{print $3}' | grep -Ev '^(plugin_name|plugin_type|plugin_version|spank_plugin_version|slurm_spank_.*)$' | head -5)
+bad=$(nm -D --defined-only "$dest$plugindir/spank_autosync.so" | awk '{print $3}' | grep -Ev '^(plugin_name|plugin_type|plugin_version|spank_plugin_version|slurm_spank_.*)$' | head -5)
 t '[ -z "$bad" ]' "the plugin exports only plugin_* and slurm_spank_* ($bad)"
 # the exported functions are exactly those the installed headers declare
 declared=$(cat "$dest$prefix"/include/autosync/*.h | sed -e ':a' -e 's|/\*.*\*/||g;/\/\*/{N;ba' -e '}' |

@@ -4,8 +4,12 @@
 #   1. the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer,
 #   2. `make distcheck`, `make install DESTDIR=…` layout checks, and
 #      builds at -O1, -Os and -Og (warnings are errors at every level),
-#   3. the integration tests against a real Slurm cluster on this host,
-#      submitting as root and as an unprivileged user,
+#   3. the Debian packages (dpkg-buildpackage with nocheck: the unit tests
+#      ran in step 1; lintian) and the RPMs (rpmbuild --nodeps, rpm -qlp),
+#      the Debian packages installed with dpkg -i; the integration tests
+#      against a real Slurm cluster on this host that loads the INSTALLED
+#      plugin and runs the installed CLI, submitting as root and as an
+#      unprivileged user; then the packages are purged again,
 #   4. a small run of the emulated multi-host lab (tests/lab/ci.sh),
 #   5. the formatting check (clang-format, tests/format.sh),
 #   6. the libFuzzer targets for FUZZ_SECONDS (default 20) each.
@@ -76,17 +80,53 @@ for o in -O1 -Os -Og; do
   fi
 done
 
-step "integration tests on a real Slurm"
+step "Debian packages and RPMs"
+debs=()
+if DEB_BUILD_OPTIONS=nocheck packaging/build-deb.sh _build/deb >_build/deb.log 2>&1; then
+  add 1 0; echo "ok - dpkg-buildpackage, lintian without errors"
+  grep -E '^[EW]: ' _build/deb.log | sed 's/^/  # lintian /'
+  debs=($(ls _build/deb/*.deb | grep -v -- '-dbgsym_'))
+else
+  tail -40 _build/deb.log; add 0 1; echo "not ok - Debian packages (_build/deb.log)"
+fi
+tarball=$(ls _build/plain/autosync-*.tar.gz 2>/dev/null | head -1)
+if [ -n "$tarball" ]; then
+  packaging/build-rpm.sh "$tarball" _build/rpm >_build/rpm.log 2>&1
+  grep -Ev '^#   ' _build/rpm.log | sed 's/^/  /'; count_tap _build/rpm.log "rpm"
+else
+  add 0 1; echo "not ok - no release tarball for rpmbuild (distcheck failed)"
+fi
+installed=0
+if ((${#debs[@]})) && dpkg -i "${debs[@]}" >_build/dpkg.log 2>&1; then
+  installed=1; add 1 0; echo "ok - dpkg -i ${debs[*]##*/}"
+elif ((${#debs[@]})); then
+  tail -20 _build/dpkg.log; add 0 1; echo "not ok - dpkg -i"
+fi
+
+step "integration tests on a real Slurm (the installed packages)"
+# without installed packages, the build tree's plugin (and a failure above)
+target=_build/plain
+[ "$installed" = 1 ] && target=--installed
 so=_build/plain/plugin/.libs/spank_autosync.so
-if [ -f "$so" ]; then
-  tests/run-integration.sh _build/plain >_build/integration.log 2>&1
+if [ "$installed" = 1 ] || [ -f "$so" ]; then
+  tests/run-integration.sh $target >_build/integration.log 2>&1
   cat _build/integration.log | grep -E '^(#|    (ok|not ok|#)|\[|integration)' | sed 's/^    /  /'
   count_tap _build/integration.log "integration"
   # a test file that died without a plan is counted by the runner's summary
   grep -q '^integration: [0-9]* passed, 0 failed$' _build/integration.log || \
     { grep -q 'not ok' _build/integration.log || { add 0 1; echo "not ok - integration runner"; }; }
+  if [ "$installed" = 1 ]; then
+    tests/installed.sh >_build/installed.log 2>&1
+    sed 's/^/  /' _build/installed.log; count_tap _build/installed.log "installed packages"
+  fi
 else
   add 0 1; echo "not ok - no plugin was built"
+fi
+if [ "$installed" = 1 ]; then
+  # leave the machine as before: no test drop-in naming a removed plugin
+  rm -f /etc/slurm/plugstack.conf.d/autosync-test.conf
+  dpkg -P $(printf '%s\n' "${debs[@]##*/}" | sed 's/_.*//') >>_build/dpkg.log 2>&1 ||
+    { add 0 1; echo "not ok - dpkg -P the packages"; }
 fi
 
 step "the emulated multi-host lab (network namespaces + Open MPI)"

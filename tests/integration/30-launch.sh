@@ -8,7 +8,7 @@ diag "running as $IT_USER"
 reset_plugin_args
 
 # the NCCL plugins, when the runner installed them beside the CLI
-PLUGDIR=$IT_LIB/lib
+PLUGDIR=${IT_NCCL_PLUGIN_DIR:-$IT_LIB/lib}
 if [ -r "$PLUGDIR/libnccl-tuner-autosync.so" ] && [ -r "$PLUGDIR/libnccl-profiler-autosync.so" ]; then
   have_plugins=1; popt="--plugin-dir $PLUGDIR"
 else

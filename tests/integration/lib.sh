@@ -75,7 +75,8 @@ set_plugin_args() {
 reset_plugin_args() { set_plugin_args "config=$IT_SITE"; }
 
 IT_LIB=${IT_LIB:-/var/lib/autosync-test}
-AUTOSYNC=$IT_LIB/bin/autosync
+# the CLI under test: the build's copy, or the installed package's
+AUTOSYNC=${IT_AUTOSYNC:-$IT_LIB/bin/autosync}
 FEEDBACK=$IT_LIB/feedback/feedback.jsonl
 # use_site NAME 'yaml lines…': a variant of the test site config (the
 # defaults, with the given top-level keys replaced), and point the plugin

@@ -8,7 +8,8 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libpmix-dev
       clang libclang-rt-14-dev clang-format
       python3 python3-torch python3-numpy python3-yaml
-      git ca-certificates procps iproute2 util-linux)
+      git ca-certificates procps iproute2 util-linux
+      debhelper dh-python fakeroot lintian rpm cpio)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

@@ -12,6 +12,8 @@
 #   CI_SLURM_NODES=3   CI_SLURM_CPUS=4   CI_SLURM_MEM=2000   CI_SLURM_GPUS=4
 #   CI_SLURM_AUTH=munge|none
 #   AUTOSYNC_TEST_PLUGIN=path of spank_autosync.so to register ("" = none)
+#   AUTOSYNC_TEST_PLUGIN_COPY=1 registers a copy in /var/lib/autosync-test
+#     (a build tree's plugin), 0 the file where it is (an installed package's)
 #   AUTOSYNC_TEST_ARGS=its plugstack arguments
 set -euo pipefail
 shopt -s lastpipe   # "... | write_if_changed" must set CHANGED in this shell
@@ -23,6 +25,7 @@ GPUS=${CI_SLURM_GPUS:-4}
 AUTH=${CI_SLURM_AUTH:-munge}
 PLUGIN_SRC=${AUTOSYNC_TEST_PLUGIN:-}
 PLUGIN_ARGS=${AUTOSYNC_TEST_ARGS:-}
+PLUGIN_COPY=${AUTOSYNC_TEST_PLUGIN_COPY:-1}
 HOST=$(hostname -s)
 ETC=/etc/slurm
 FAKEGPU=/var/lib/slurm/fakegpu
@@ -140,13 +143,16 @@ fi
 [ -e $ETC/plugstack.conf ] || echo "include $ETC/plugstack.conf.d/*.conf" > $ETC/plugstack.conf
 install -d -m 0755 $ETC/plugstack.conf.d $TESTLIB
 if [ -n "$PLUGIN_SRC" ]; then
-  # copy, so that a rebuild in the checkout never swaps a loaded .so
+  # copy, so that a rebuild in the checkout never swaps a loaded .so; the
+  # copy also tells when an installed plugin changed (daemons restart)
   if ! cmp -s "$PLUGIN_SRC" $TESTLIB/spank_autosync.so; then
     install -m 0755 "$PLUGIN_SRC" $TESTLIB/spank_autosync.so.new
     mv -f $TESTLIB/spank_autosync.so.new $TESTLIB/spank_autosync.so
     CHANGED=1; log "installed $TESTLIB/spank_autosync.so"
   fi
-  echo "required $TESTLIB/spank_autosync.so $PLUGIN_ARGS" | write_if_changed $DROPIN 0644
+  so=$TESTLIB/spank_autosync.so
+  [ "$PLUGIN_COPY" = 1 ] || so=$PLUGIN_SRC
+  echo "required $so $PLUGIN_ARGS" | write_if_changed $DROPIN 0644
 elif [ -e $DROPIN ]; then
   rm -f $DROPIN; CHANGED=1; log "removed $DROPIN"
 fi
