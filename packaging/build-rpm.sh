@@ -55,6 +55,6 @@ t 'files autosync | grep -qx /usr/bin/autosync && files autosync | grep -qx /usr
   "autosync: the command, its completion, autosync-plan(5)"
 t 'files autosync-libs | grep -q "^$libdir/libautosync.so.0" && files autosync-devel | grep -qx "$libdir/pkgconfig/autosync.pc"' \
   "autosync-libs and autosync-devel"
-t 'files python3-autosync | grep -q "/autosync_ddp.py$"' "python3-autosync: the PyTorch adapter"
+t 'files python3-autosync | grep -q "/autosync/torch.py$"' "python3-autosync: the PyTorch adapter (autosync.torch)"
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -26,8 +26,8 @@ t '[ "$(bash -c ". /usr/share/bash-completion/completions/autosync; COMP_WORDS=(
   "bash completion"
 t 'zcat /usr/share/man/man5/autosync-plan.5.gz | grep -q "^\.TH AUTOSYNC-PLAN 5" && [ -f /usr/share/man/man8/autosync-spank.8.gz ]' \
   "man pages autosync-plan(5), autosync-spank(8)"
-t '[ "$(cd / && /usr/bin/python3 -c "import autosync_ddp; print(autosync_ddp.__file__)")" = /usr/lib/python3/dist-packages/autosync_ddp.py ]' \
-  "python3 imports the packaged adapter"
+t '[ "$(cd / && /usr/bin/python3 -c "import autosync.plan as p; print(p.__file__)")" = /usr/lib/python3/dist-packages/autosync/plan.py ]' \
+  "python3 imports the packaged adapter (autosync.plan; autosync.torch needs torch)"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 printf '#include <autosync/common.h>\n#include <stdio.h>\nint main(void) { puts(autosync_version()); return 0; }\n' >"$work/v.c"
 t 'cc -o "$work/v" "$work/v.c" $(pkg-config --cflags --libs autosync) && [ "$("$work/v")" = "$(dpkg-query -W -f="\${Version}" libautosync0)" ]' \
