@@ -24,8 +24,8 @@ t '/usr/bin/autosync launch --help | tr -s " \n" "  " | grep -q "or /usr/lib/$ma
   "the NCCL plugins are where autosync launch looks by default"
 t '[ "$(bash -c ". /usr/share/bash-completion/completions/autosync; COMP_WORDS=(autosync pl); COMP_CWORD=1; _autosync; echo \${COMPREPLY[*]}")" = plan ]' \
   "bash completion"
-t 'zcat /usr/share/man/man5/autosync-plan.5.gz | grep -q "^\.TH AUTOSYNC-PLAN 5" && [ -f /usr/share/man/man8/autosync-spank.8.gz ]' \
-  "man pages autosync-plan(5), autosync-spank(8)"
+t 'zcat /usr/share/man/man5/autosync-plan.5.gz | grep -q "^\.TH AUTOSYNC-PLAN 5" && zcat /usr/share/man/man5/autosync-feedback.5.gz | grep -q "^\.TH AUTOSYNC-FEEDBACK 5" && [ -f /usr/share/man/man8/autosync-spank.8.gz ]' \
+  "man pages autosync-plan(5), autosync-feedback(5), autosync-spank(8)"
 t '[ "$(cd / && /usr/bin/python3 -c "import autosync.plan as p; print(p.__file__)")" = /usr/lib/python3/dist-packages/autosync/plan.py ]' \
   "python3 imports the packaged adapter (autosync.plan; autosync.torch needs torch)"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
