@@ -8,7 +8,8 @@ DDP's reducer hooks fire as each layer's gradients are produced, so the
 buckets overlap with the emulated backward exactly as in real training.
 The optimizer is emulated by waiting its simulated time.
 
-Configurations (comma list, one launch, interleaved over --rounds):
+Configurations (comma list, one launch, interleaved over --rounds, the
+order reversed every other round):
   default        DDP as it runs at full size: torch's defaults (bucket_cap_mb
                  25, first bucket 1 MiB) divided by the replay's gradient
                  scale S, so it keeps the bucket count of the full-size job
@@ -152,7 +153,10 @@ def run(cfg):
 
 
 for rnd in range(a.rounds):
-    for cfg in a.configs.split(","):
+    # A B, then B A: a configuration that always ran second measured up to
+    # 6 % slower than the same settings run first (2026-12-03 lab, NCF)
+    cfgs = a.configs.split(",")
+    for cfg in (cfgs if rnd % 2 == 0 else cfgs[::-1]):
         ts, ok, s = run(cfg)
         if a.rank == 0:
             print(json.dumps({"tag": a.tag, "model": R["model"], "config": cfg, "round": rnd,
