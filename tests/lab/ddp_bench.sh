@@ -13,7 +13,8 @@
 # env:   MODELS  "NAME:SCALE ..." (default vgg16:32 bert-large:64 gpt2:32 ncf:8 resnet50:8)
 #        RATES   tbf rates (default "1gbit 400mbit")
 #        LAYOUTS "HOSTSxRANKS ..." (default "4x2 2x4")
-#        ROUNDS (3) STEPS (5) WARMUP (2); PLAN_ARGS (extra `autosync bench`
+#        ROUNDS (4: even, so each order A B and B A runs as often) STEPS (5)
+#        WARMUP (2); PLAN_ARGS (extra `autosync bench`
 #        planning arguments, e.g. --allow-compression)
 #        CLUSTER_BASE as in bench.sh
 # Needs root. Tears the lab down on exit. Then ddp_summary.py writes
@@ -30,7 +31,7 @@ fi
 MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 ncf:8 resnet50:8"}
 RATES=${RATES:-"1gbit 400mbit"}
 LAYOUTS=${LAYOUTS:-"4x2 2x4"}
-ROUNDS=${ROUNDS:-3}; STEPS=${STEPS:-5}; WARMUP=${WARMUP:-2}
+ROUNDS=${ROUNDS:-4}; STEPS=${STEPS:-5}; WARMUP=${WARMUP:-2}
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
 export AUTOSYNC_CATALOG_DIR=${AUTOSYNC_CATALOG_DIR:-$SRC/planner/catalog}
