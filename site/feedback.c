@@ -253,8 +253,14 @@ static void measured_stats(const autosync_feedback_rec_t *r, double *median,
 {
 	double v[AUTOSYNC_FEEDBACK_MAX_MEASURED];
 	size_t n = r->nmeasured;
+	char num[40];
 
-	memcpy(v, r->measured, n * sizeof(double));
+	/* from the step times as written (9 digits), so that a record read
+	 * back formats to the same line (the fuzz target checks it) */
+	for (size_t i = 0; i < n; i++) {
+		snprintf(num, sizeof(num), "%.9g", r->measured[i]);
+		v[i] = strtod(num, NULL);
+	}
 	qsort(v, n, sizeof(double), cmp_double);
 	*median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 	*spread = (v[n - 1] - v[0]) / *median;
