@@ -15,19 +15,21 @@
 #include "common/text.h"
 #include "learn/learn.h"
 
-enum { OPT_MIN_STEPS = CLI_OPT_OWN, OPT_TIE, OPT_SIMULATOR, OPT_CV };
+enum { OPT_MIN_STEPS = CLI_OPT_OWN, OPT_TIE, OPT_SIMULATOR, OPT_CV, OPT_CAP };
 
 static const struct option eval_opts[] = {
     {"min-steps", required_argument, NULL, OPT_MIN_STEPS},
     {"tie", required_argument, NULL, OPT_TIE},
     {"simulator", required_argument, NULL, OPT_SIMULATOR},
     {"cv", required_argument, NULL, OPT_CV},
+    {"user-cap", required_argument, NULL, OPT_CAP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 static const struct option train_opts[] = {
     {"min-steps", required_argument, NULL, OPT_MIN_STEPS},
     {"output", required_argument, NULL, 'o'},
+    {"user-cap", required_argument, NULL, OPT_CAP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -62,6 +64,9 @@ static void usage(FILE *fp, int train)
 			 "model (cluster) on that model (cluster): "
 			 "leave-one-out cross-validation");
 	}
+	cli_help(fp, "    --user-cap X",
+		 "in training, each user but root weighs at most this share "
+		 "(default 0.1): step times come from files jobs write");
 	cli_help(fp, "-h, --help", "this help");
 }
 
@@ -162,6 +167,20 @@ static int parse(int argc, char **argv, struct ctx *c, int train)
 			break;
 		case OPT_SIMULATOR:
 			c->simulator = optarg;
+			break;
+		case OPT_CAP:
+			errno = 0;
+			tie = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    autosync_dataset_set_user_cap(c->d, tie, NULL) <
+				0) {
+				fprintf(
+				    stderr,
+				    "autosync %s: --user-cap: '%s' is not a "
+				    "share above 0 and at most 1\n",
+				    cmd, optarg);
+				return 2;
+			}
 			break;
 		case OPT_CV:
 			if (!strcmp(optarg, "model"))

@@ -24,6 +24,7 @@ autosync_dataset_t *autosync_dataset_create(autosync_error_t *errp)
 	}
 	d->min_steps = 3;
 	d->tie = 0.02;
+	d->user_cap = 0.1;
 	return d;
 }
 
@@ -73,6 +74,79 @@ int autosync_dataset_set_tie(autosync_dataset_t *d, double tie,
 	}
 	d->tie = tie;
 	return 0;
+}
+
+int autosync_dataset_set_user_cap(autosync_dataset_t *d, double cap,
+				  autosync_error_t *errp)
+{
+	if (!d || !(cap > 0 && cap <= 1)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "dataset: a user's share is "
+						"above 0 and at most 1");
+	}
+	d->user_cap = cap;
+	return 0;
+}
+
+/* Water-filling: each user u other than root gets W_u = min(n_u, cap T)
+ * with T = n_root + sum W_u, found by iterating down from T = n; with no
+ * root records and too few users for the cap, every user weighs the same. */
+size_t learn_weights(const autosync_dataset_t *d, const char *use, float *w)
+{
+	uint32_t *uids = malloc((d->n + 1) * sizeof(uint32_t));
+	double *cnt = malloc((d->n + 1) * sizeof(double)), t = 0, t0 = 0;
+	size_t nu = 0, n = 0;
+
+	if (!uids || !cnt) {
+		free(uids);
+		free(cnt);
+		return (size_t)-1;
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		size_t u = 0;
+		if (use && !use[i])
+			continue;
+		if (d->p[i].uid == 0) {
+			t0++;
+			continue;
+		}
+		while (u < nu && uids[u] != d->p[i].uid)
+			u++;
+		if (u == nu) {
+			uids[nu] = d->p[i].uid;
+			cnt[nu++] = 0;
+		}
+		cnt[u]++;
+	}
+	t = t0;
+	for (size_t u = 0; u < nu; u++)
+		t += cnt[u];
+	for (int it = 0; it < 200; it++) {
+		double next = t0;
+		for (size_t u = 0; u < nu; u++)
+			next +=
+			    cnt[u] < d->user_cap * t ? cnt[u] : d->user_cap * t;
+		t = next;
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		size_t u = 0;
+		if (use && !use[i])
+			continue;
+		while (d->p[i].uid && u < nu && uids[u] != d->p[i].uid)
+			u++;
+		if (!d->p[i].uid)
+			w[n++] = 1;
+		else if (t > 1e-9)
+			w[n++] = (float)((cnt[u] < d->user_cap * t
+					      ? cnt[u]
+					      : d->user_cap * t) /
+					 cnt[u]);
+		else
+			w[n++] = (float)(1.0 / cnt[u]);
+	}
+	free(uids);
+	free(cnt);
+	return n;
 }
 
 /* ------------------------------------------------------------ adding */
@@ -193,6 +267,7 @@ int autosync_dataset_add(autosync_dataset_t *d,
 	p->group = key;
 	snprintf(p->plan, sizeof(p->plan), "%s", r->plan_hash);
 	p->pred = p->pred0 = r->predicted;
+	p->uid = r->uid;
 	learn_features(r, p->feat);
 	if (!(p->label[AUTOSYNC_BY_MODEL] = model_label(r)) ||
 	    !(p->label[AUTOSYNC_BY_CLUSTER] = cluster_label(r)) ||

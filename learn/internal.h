@@ -3,6 +3,8 @@
 #ifndef AUTOSYNC_LEARN_INTERNAL_H
 #define AUTOSYNC_LEARN_INTERNAL_H
 
+#include <stdint.h>
+
 #include "learn.h"
 
 /* What the learned correction sees of a point: the simulator's terms, the
@@ -19,6 +21,7 @@ struct point {
 	double *meas; /* medians of the pooled records */
 	size_t nmeas;
 	double measured; /* their median */
+	uint32_t uid;	 /* of the first record: whose measurement it is */
 	float feat[LEARN_NFEAT];
 };
 
@@ -27,10 +30,15 @@ struct autosync_dataset {
 	size_t n, cap, pooled;
 	unsigned min_steps;
 	double tie;
+	double user_cap; /* share of the training weight one user may have */
 	char **labels[AUTOSYNC_BY_N];
 	size_t nlabels[AUTOSYNC_BY_N];
 };
 
 void learn_features(const autosync_feedback_rec_t *r, float *feat);
+/* Training weights of the points 'use' selects (NULL: all), in order, into
+ * w[]: root's records (uid 0: the site's own trial runs) weigh 1; every
+ * other user's together at most user_cap of the total; n is returned. */
+size_t learn_weights(const autosync_dataset_t *d, const char *use, float *w);
 
 #endif

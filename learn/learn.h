@@ -33,6 +33,12 @@ int autosync_dataset_set_min_steps(autosync_dataset_t *d, unsigned n,
  * the pair is left out of the ranking metrics; 0 .. 1. */
 int autosync_dataset_set_tie(autosync_dataset_t *d, double tie,
 			     autosync_error_t *errp);
+/* Step times come from files jobs write: in training, the points of each
+ * user other than root (uid 0, the site's own trial runs) weigh together
+ * at most this share of the total (default 0.1), so that one user's forged
+ * records cannot outweigh the rest; (0, 1]. */
+int autosync_dataset_set_user_cap(autosync_dataset_t *d, double cap,
+				  autosync_error_t *errp);
 
 /*
  * Add the point of record 'r': measured = the median of its kept step

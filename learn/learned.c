@@ -69,7 +69,8 @@ static int set_params(BoosterHandle b)
 	return XGBoosterSetAttr(b, "autosync_features", FEATURES_VERSION);
 }
 
-static autosync_learned_t *fit_rows(const float *x, const float *y, size_t n,
+static autosync_learned_t *fit_rows(const float *x, const float *y,
+				    const float *w, size_t n,
 				    autosync_error_t *errp)
 {
 	autosync_learned_t *l = calloc(1, sizeof(*l));
@@ -82,6 +83,7 @@ static autosync_learned_t *fit_rows(const float *x, const float *y, size_t n,
 	}
 	if (XGDMatrixCreateFromMat(x, n, LEARN_NFEAT, NAN, &m) ||
 	    XGDMatrixSetFloatInfo(m, "label", y, n) ||
+	    XGDMatrixSetFloatInfo(m, "weight", w, n) ||
 	    XGBoosterCreate(&m, 1, &l->b) || set_params(l->b)) {
 		xgb_error(errp, "learn: XGBoost");
 		goto fail;
@@ -106,7 +108,7 @@ autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 {
 	autosync_learned_t *l = NULL;
 	char *use = NULL;
-	float *x = NULL, *y = NULL;
+	float *x = NULL, *y = NULL, *w = NULL;
 	size_t n = 0, k = 0;
 
 	if (!d || (except && (by < 0 || by >= AUTOSYNC_BY_N))) {
@@ -115,7 +117,8 @@ autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 		return NULL;
 	}
 	if (!(use = calloc(d->n + 1, 1)) ||
-	    !(y = malloc((d->n + 1) * sizeof(float))))
+	    !(y = malloc((d->n + 1) * sizeof(float))) ||
+	    !(w = malloc((d->n + 1) * sizeof(float))))
 		goto nomem;
 	for (size_t i = 0; i < d->n; i++)
 		if (!except || strcmp(d->p[i].label[by], except)) {
@@ -127,9 +130,9 @@ autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 		autosync_errprintf(errp, "learn: no points to train on");
 		goto out;
 	}
-	if (!(x = rows(d, use, &n)))
+	if (!(x = rows(d, use, &n)) || learn_weights(d, use, w) != n)
 		goto nomem;
-	l = fit_rows(x, y, n, errp);
+	l = fit_rows(x, y, w, n, errp);
 	goto out;
 nomem:
 	errno = ENOMEM;
@@ -138,6 +141,7 @@ out:
 	free(use);
 	free(x);
 	free(y);
+	free(w);
 	return l;
 }
 

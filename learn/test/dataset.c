@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "learn/learn.h"
+#include "learn/internal.h"
 #include "tap.h"
 
 static autosync_feedback_rec_t *rec(const char *model, const char *cluster,
@@ -33,6 +33,69 @@ static autosync_feedback_rec_t *rec(const char *model, const char *cluster,
 }
 
 #define C1 "nodes=2,gpus=2,nics=1x1Gbit/s"
+
+/* the held-out model's mean signed error after training on the rest:
+ * honest records of models A and B measure 1.5 x their prediction; a user
+ * adds n records of model A that measure 10 x */
+static double forged_shift(int n, double cap, float *w_forged)
+{
+	autosync_dataset_t *d = autosync_dataset_create(NULL);
+	autosync_learned_t *l;
+	autosync_eval_t e = {0};
+	float *w;
+
+	autosync_dataset_set_user_cap(d, cap, NULL);
+	for (int i = 0; i < 12; i++)
+		autosync_dataset_add(d,
+				     rec(i < 6 ? "A" : "BB", C1, i,
+					 0.1 * (1 + i % 6), 0.15 * (1 + i % 6),
+					 3),
+				     NULL);
+	for (int i = 0; i < n; i++) {
+		autosync_feedback_rec_t *r =
+		    rec("A", C1, 100 + i, 0.1 + 0.5 * i / n,
+			10 * (0.1 + 0.5 * i / n), 3);
+		r->uid = 1234;
+		autosync_dataset_add(d, r, NULL);
+	}
+	if ((w = malloc((autosync_dataset_npoints(d) + 1) * sizeof(float))) &&
+	    learn_weights(d, NULL, w) == autosync_dataset_npoints(d))
+		*w_forged = n ? w[12] : 0;
+	free(w);
+	l = autosync_learned_fit(d, AUTOSYNC_BY_MODEL, "BB", NULL);
+	autosync_learned_apply(l, d, AUTOSYNC_BY_MODEL, "BB", NULL);
+	autosync_dataset_eval(d, AUTOSYNC_BY_MODEL, "BB", &e, NULL);
+	autosync_learned_destroy(l);
+	autosync_dataset_destroy(d);
+	return e.mean_signed;
+}
+
+/* A user who writes a thousand forged records moves the held-out error by
+ * less than 25 percentage points (their weight is capped at 10 %); without
+ * the cap they would move it by more than 100. */
+static void forged(void)
+{
+	float w = 0;
+	double honest = forged_shift(0, 0.1, &w);
+	double capped = forged_shift(1000, 0.1, &w);
+	double uncapped;
+
+	near(w, 1.2 / 900, 1e-6,
+	     "1000 forged records weigh 10 %% of the total: 12 x 0.1 / 0.9 / "
+	     "1000 each (%g)",
+	     w);
+	uncapped = forged_shift(1000, 1, &w);
+	ok(fabs(honest) < 0.05,
+	   "held-out model, honest records only: mean error %+.1f %%",
+	   100 * honest);
+	ok(fabs(capped - honest) < 0.25,
+	   "1000 forged records of another user: held-out error %+.1f %% "
+	   "(moved %.1f points, bound 25)",
+	   100 * capped, 100 * (capped - honest));
+	ok(uncapped - honest > 1,
+	   "the same without the cap: %+.1f %% (the cap is what holds)",
+	   100 * uncapped);
+}
 #define C2 "nodes=2,gpus=2,nics=1x400Mbit/s"
 
 int main(void)
@@ -121,5 +184,6 @@ int main(void)
 	       autosync_dataset_set_min_steps(d, 0, NULL) == -1,
 	   "tie outside 0..1, minimum steps 0: refused (%s)", err.text);
 	autosync_dataset_destroy(d);
+	forged();
 	return done_testing();
 }

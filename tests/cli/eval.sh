@@ -43,6 +43,8 @@ out=$("$AUTOSYNC" eval --simulator "$TMP/corrupt.json" "$SLICE" 2>&1 >/dev/null 
 is "$out" "autosync eval: $TMP/corrupt.json: Invalid cast, from Null to Object" "a corrupt simulator file: named, one line"
 out=$("$AUTOSYNC" eval --cv x "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync eval: --cv: unknown value 'x'; one of model or cluster" "--cv x: refused"
+out=$("$AUTOSYNC" train --user-cap 0 -o "$TMP/x.json" "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "2:autosync train: --user-cap: '0' is not a share above 0 and at most 1" "--user-cap 0: refused"
 out=$("$AUTOSYNC" train "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync train: no output file (-o FILE)" "train without -o: refused"
 out=$("$AUTOSYNC" eval --min-steps 26 "$SLICE" 2>&1 >/dev/null)
