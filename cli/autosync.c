@@ -24,6 +24,8 @@ static const struct command {
      "score the predictions of feedback logs: ranking and error"},
     {"train", autosync_cmd_train,
      "fit a simulator file from feedback logs (learned correction)"},
+    {"promote", autosync_cmd_promote,
+     "replace the site's simulator file by a candidate not worse"},
     {"bench", autosync_cmd_bench,
      "trial run: replay training steps of a plan over MPI"},
     {"launch", autosync_cmd_launch,

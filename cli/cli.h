@@ -5,6 +5,7 @@
 #define AUTOSYNC_CLI_H
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "autosync/job.h"
@@ -18,6 +19,7 @@ int autosync_cmd_bench(int argc, char **argv);
 int autosync_cmd_launch(int argc, char **argv);
 int autosync_cmd_eval(int argc, char **argv);
 int autosync_cmd_train(int argc, char **argv);
+int autosync_cmd_promote(int argc, char **argv);
 
 /* ------------------------------------------- the shared input options */
 /*
@@ -142,6 +144,9 @@ int cli_uint(const char *cmd, const char *opt, const char *s, unsigned long min,
  * job pipeline; 'model' for the mode lines. 0, or 1 after problems. */
 int cli_config_node(const char *path, const autosync_siteconf_t *site,
 		    const struct cli_input *in, const char *model);
+/* A time for --since and --until: 2026-12-01, 2026-12-01T10:00:00Z, epoch
+ * seconds, or 30m, 12h, 7d ago. -1 on a bad value (nothing printed). */
+int cli_when(const char *s, int64_t *out);
 /* The site config installed with autosync. */
 const char *cli_site_config_path(void);
 

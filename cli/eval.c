@@ -1,61 +1,114 @@
 /* eval.c - 'autosync eval': how well the simulator's predictions rank the
  * measured strategies of feedback logs, per model and per cluster, as
  * recorded, corrected by a simulator file, or cross-validated; 'autosync
- * train': fit a simulator file (learn/learn.h; docs/dataset.md). */
+ * train': fit a simulator file, optionally on top of one trained elsewhere;
+ * 'autosync promote': replace the site's simulator file with a candidate
+ * only when it is not worse on records given (learn/learn.h;
+ * docs/dataset.md). */
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "autosync/feedback.h"
 #include "cli.h"
 #include "common/text.h"
 #include "learn/learn.h"
 
-enum { OPT_MIN_STEPS = CLI_OPT_OWN, OPT_TIE, OPT_SIMULATOR, OPT_CV, OPT_CAP };
+enum { EVAL, TRAIN, PROMOTE };
+static const char *const cmd_name[] = {"eval", "train", "promote"};
+
+enum {
+	OPT_MIN_STEPS = CLI_OPT_OWN,
+	OPT_TIE,
+	OPT_SIMULATOR,
+	OPT_CV,
+	OPT_CAP,
+	OPT_SINCE,
+	OPT_UNTIL,
+	OPT_BASE,
+	OPT_CANDIDATE,
+	OPT_SITE,
+};
+
+#define COMMON_OPTIONS                                         \
+	{"min-steps", required_argument, NULL, OPT_MIN_STEPS}, \
+	    {"since", required_argument, NULL, OPT_SINCE},     \
+	    {"until", required_argument, NULL, OPT_UNTIL},     \
+	    {"user-cap", required_argument, NULL, OPT_CAP},    \
+	{                                                      \
+		"help", no_argument, NULL, 'h'                 \
+	}
 
 static const struct option eval_opts[] = {
-    {"min-steps", required_argument, NULL, OPT_MIN_STEPS},
+    COMMON_OPTIONS,
     {"tie", required_argument, NULL, OPT_TIE},
     {"simulator", required_argument, NULL, OPT_SIMULATOR},
     {"cv", required_argument, NULL, OPT_CV},
-    {"user-cap", required_argument, NULL, OPT_CAP},
-    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 static const struct option train_opts[] = {
-    {"min-steps", required_argument, NULL, OPT_MIN_STEPS},
+    COMMON_OPTIONS,
     {"output", required_argument, NULL, 'o'},
-    {"user-cap", required_argument, NULL, OPT_CAP},
-    {"help", no_argument, NULL, 'h'},
+    {"base", required_argument, NULL, OPT_BASE},
     {NULL, 0, NULL, 0},
 };
+static const struct option promote_opts[] = {
+    COMMON_OPTIONS,
+    {"tie", required_argument, NULL, OPT_TIE},
+    {"candidate", required_argument, NULL, OPT_CANDIDATE},
+    {"site", required_argument, NULL, OPT_SITE},
+    {NULL, 0, NULL, 0},
+};
+static const struct option *const mode_opts[] = {eval_opts, train_opts,
+						 promote_opts};
 
-static void usage(FILE *fp, int train)
+static void usage_head(FILE *fp, int mode)
 {
-	if (train)
-		fprintf(fp, "usage: autosync train [OPTIONS] -o FILE "
-			    "FEEDBACK...\n\nFit a simulator file: boosted "
-			    "trees that correct the analytic simulator's "
-			    "predictions\n(docs/dataset.md).\n\n");
-	else
-		fprintf(fp, "usage: autosync eval [OPTIONS] FEEDBACK...\n\n"
-			    "Rank the measured strategies of the records by "
-			    "the prediction they hold (or\na simulator "
-			    "file's) and score it, per model and per cluster "
-			    "(docs/dataset.md).\n\n");
+	static const char *const head[] = {
+	    "usage: autosync eval [OPTIONS] FEEDBACK...\n\nRank the "
+	    "measured strategies of the records by the prediction they hold "
+	    "(or\na simulator file's) and score it, per model and per "
+	    "cluster (docs/dataset.md).\n\n",
+	    "usage: autosync train [OPTIONS] -o FILE FEEDBACK...\n\nFit a "
+	    "simulator file: boosted trees that correct the analytic "
+	    "simulator's predictions\n(docs/dataset.md).\n\n",
+	    "usage: autosync promote --candidate FILE --site FILE [OPTIONS] "
+	    "FEEDBACK...\n\nReplace the site's simulator file with the "
+	    "candidate when, on these records, it\nranks at least as well and "
+	    "errs no more (docs/dataset.md).\n\n",
+	};
+	fputs(head[mode], fp);
+}
+
+static void usage(FILE *fp, int mode)
+{
+	usage_head(fp, mode);
 	cli_help(fp, "    --min-steps N",
 		 "records with fewer timed steps are left out (default 3)");
-	if (train) {
+	cli_help(fp, "    --since WHEN, --until WHEN",
+		 "only records from this time on / before it (2026-12-01, "
+		 "epoch seconds, or 7d, 12h, 30m ago)");
+	cli_help(fp, "    --user-cap X",
+		 "in training, each user but root weighs at most this share "
+		 "(default 0.1): step times come from files jobs write");
+	if (mode == TRAIN) {
 		cli_help(fp, "-o, --output FILE",
 			 "the simulator file to write");
-	} else {
+		cli_help(fp, "    --base FILE",
+			 "keep this file's trees and fit 50 more to these "
+			 "records (transfer to a new cluster)");
+	}
+	if (mode != TRAIN)
 		cli_help(fp, "    --tie X",
 			 "measurements closer than this share are a tie, "
 			 "left out of the ranking (default 0.02)");
+	if (mode == EVAL) {
 		cli_help(fp, "    --simulator FILE",
 			 "score the predictions corrected by this "
 			 "simulator file");
@@ -64,16 +117,22 @@ static void usage(FILE *fp, int train)
 			 "model (cluster) on that model (cluster): "
 			 "leave-one-out cross-validation");
 	}
-	cli_help(fp, "    --user-cap X",
-		 "in training, each user but root weighs at most this share "
-		 "(default 0.1): step times come from files jobs write");
+	if (mode == PROMOTE) {
+		cli_help(fp, "    --candidate FILE",
+			 "the new simulator file (autosync train -o)");
+		cli_help(fp, "    --site FILE",
+			 "the one the site plans with; replaced atomically "
+			 "(absent: compared with the analytic simulator)");
+	}
 	cli_help(fp, "-h, --help", "this help");
 }
 
 struct ctx {
 	autosync_dataset_t *d;
-	unsigned long records, skipped, bad;
-	const char *simulator, *output;
+	int mode;
+	unsigned long records, skipped, bad, outside;
+	int64_t since, until; /* 0: no bound */
+	const char *simulator, *output, *base, *candidate, *site;
 	int cv; /* -1 none, else enum autosync_by */
 	autosync_error_t err;
 };
@@ -81,9 +140,15 @@ struct ctx {
 static int each(const autosync_feedback_rec_t *r, void *arg)
 {
 	struct ctx *c = arg;
-	int rv = autosync_dataset_add(c->d, r, &c->err);
+	int rv;
 
 	c->records++;
+	if ((c->since && r->time < c->since) ||
+	    (c->until && r->time >= c->until)) {
+		c->outside++;
+		return 0;
+	}
+	rv = autosync_dataset_add(c->d, r, &c->err);
 	if (rv == 0)
 		c->skipped++;
 	return rv < 0 ? -1 : 0;
@@ -146,83 +211,115 @@ static int report(const autosync_dataset_t *d, autosync_error_t *err)
 	return 0;
 }
 
-static int parse(int argc, char **argv, struct ctx *c, int train)
+static int share(struct ctx *c, const char *opt, const char *arg,
+		 int (*set)(autosync_dataset_t *, double, autosync_error_t *),
+		 const char *what)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || set(c->d, v, NULL) < 0) {
+		fprintf(stderr, "autosync %s: %s: '%s' is not %s\n",
+			cmd_name[c->mode], opt, arg, what);
+		return 2;
+	}
+	return 0;
+}
+
+static int when(struct ctx *c, const char *opt, const char *arg, int64_t *out)
+{
+	if (cli_when(arg, out) < 0) {
+		fprintf(stderr,
+			"autosync %s: %s: bad time '%s' (2026-12-01, "
+			"2026-12-01T10:00:00Z, epoch seconds, or 30m, 12h, 7d "
+			"ago)\n",
+			cmd_name[c->mode], opt, arg);
+		return 2;
+	}
+	return 0;
+}
+
+/* one option; 0, 2 (usage, printed) or -1 (help printed) */
+static int option(struct ctx *c, int o, char **argv)
 {
 	static const char *const cvs[] = {"model", "cluster"};
-	const char *cmd = train ? "train" : "eval";
-	const struct option *lo = train ? train_opts : eval_opts;
+	const char *cmd = cmd_name[c->mode];
 	unsigned long n;
-	char *end;
-	double tie;
-	int o;
+
+	switch (o) {
+	case 'o':
+		c->output = optarg;
+		return 0;
+	case OPT_SIMULATOR:
+		c->simulator = optarg;
+		return 0;
+	case OPT_BASE:
+		c->base = optarg;
+		return 0;
+	case OPT_CANDIDATE:
+		c->candidate = optarg;
+		return 0;
+	case OPT_SITE:
+		c->site = optarg;
+		return 0;
+	case OPT_SINCE:
+		return when(c, "--since", optarg, &c->since);
+	case OPT_UNTIL:
+		return when(c, "--until", optarg, &c->until);
+	case OPT_CAP:
+		return share(c, "--user-cap", optarg,
+			     autosync_dataset_set_user_cap,
+			     "a share above 0 and at most 1");
+	case OPT_TIE:
+		return share(c, "--tie", optarg, autosync_dataset_set_tie,
+			     "a share from 0 to 1");
+	case OPT_CV:
+		if (!strcmp(optarg, "model"))
+			c->cv = AUTOSYNC_BY_MODEL;
+		else if (!strcmp(optarg, "cluster"))
+			c->cv = AUTOSYNC_BY_CLUSTER;
+		else
+			return cli_bad_value(cmd, "--cv", optarg, cvs, 2);
+		return 0;
+	case OPT_MIN_STEPS:
+		if (cli_uint(cmd, "--min-steps", optarg, 1, 1000000, &n) < 0)
+			return 2;
+		autosync_dataset_set_min_steps(c->d, (unsigned)n, NULL);
+		return 0;
+	case 'h':
+		usage(stdout, c->mode);
+		return -1;
+	default:
+		return cli_bad_option(cmd, o, argv, mode_opts[c->mode]);
+	}
+}
+
+static int parse(int argc, char **argv, struct ctx *c)
+{
+	const char *cmd = cmd_name[c->mode];
+	int o, rv;
 
 	optind = 1;
 	opterr = 0;
 	c->cv = -1;
-	while ((o = getopt_long(argc, argv, train ? ":ho:" : ":h", lo, NULL)) !=
-	       -1) {
-		switch (o) {
-		case 'o':
-			c->output = optarg;
-			break;
-		case OPT_SIMULATOR:
-			c->simulator = optarg;
-			break;
-		case OPT_CAP:
-			errno = 0;
-			tie = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    autosync_dataset_set_user_cap(c->d, tie, NULL) <
-				0) {
-				fprintf(
-				    stderr,
-				    "autosync %s: --user-cap: '%s' is not a "
-				    "share above 0 and at most 1\n",
-				    cmd, optarg);
-				return 2;
-			}
-			break;
-		case OPT_CV:
-			if (!strcmp(optarg, "model"))
-				c->cv = AUTOSYNC_BY_MODEL;
-			else if (!strcmp(optarg, "cluster"))
-				c->cv = AUTOSYNC_BY_CLUSTER;
-			else
-				return cli_bad_value("eval", "--cv", optarg,
-						     cvs, 2);
-			break;
-		case OPT_MIN_STEPS:
-			if (cli_uint(cmd, "--min-steps", optarg, 1, 1000000,
-				     &n) < 0)
-				return 2;
-			autosync_dataset_set_min_steps(c->d, (unsigned)n, NULL);
-			break;
-		case OPT_TIE:
-			errno = 0;
-			tie = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    autosync_dataset_set_tie(c->d, tie, NULL) < 0) {
-				fprintf(stderr,
-					"autosync eval: --tie: '%s' is not a "
-					"share from 0 to 1\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout, train);
-			return -1;
-		default:
-			return cli_bad_option(cmd, o, argv, lo);
-		}
-	}
+	while ((o = getopt_long(argc, argv, c->mode == TRAIN ? ":ho:" : ":h",
+				mode_opts[c->mode], NULL)) != -1)
+		if ((rv = option(c, o, argv)) != 0)
+			return rv;
 	if (optind >= argc) {
 		fprintf(stderr, "autosync %s: no feedback file given\n", cmd);
-		usage(stderr, train);
+		usage(stderr, c->mode);
 		return 2;
 	}
-	if (train && !c->output) {
+	if (c->mode == TRAIN && !c->output) {
 		fprintf(stderr, "autosync train: no output file (-o FILE)\n");
+		return 2;
+	}
+	if (c->mode == PROMOTE && (!c->candidate || !c->site)) {
+		fprintf(stderr, "autosync promote: give --candidate FILE and "
+				"--site FILE\n");
 		return 2;
 	}
 	return 0;
@@ -286,24 +383,108 @@ static int evaluate(struct ctx *c)
 
 static int train(struct ctx *c)
 {
-	autosync_learned_t *m = autosync_learned_fit(c->d, 0, NULL, &c->err);
-	int rv = m ? autosync_learned_save(m, c->output, &c->err) : -1;
+	autosync_learned_t *b = NULL, *m = NULL;
+	int rv = -1;
 
+	if (c->base && !(b = autosync_learned_load(c->base, &c->err)))
+		return -1;
+	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)))
+		rv = autosync_learned_save(m, c->output, &c->err);
 	autosync_learned_destroy(m);
+	autosync_learned_destroy(b);
 	return rv;
 }
 
-static int run(int argc, char **argv, int training)
+/* the metrics over all groups with 'l' applied (NULL: as recorded) */
+static int score(struct ctx *c, const autosync_learned_t *l, autosync_eval_t *e)
 {
-	const char *cmd = training ? "train" : "eval";
-	struct ctx c = {0};
+	autosync_dataset_reset(c->d);
+	if (l && autosync_learned_apply(l, c->d, 0, NULL, &c->err) < 0)
+		return -1;
+	return autosync_dataset_eval(c->d, AUTOSYNC_BY_MODEL, NULL, e, &c->err);
+}
+
+/* not worse: ranks at least as well, errs no more (NaN: no groups) */
+static int not_worse(const autosync_eval_t *n, const autosync_eval_t *o)
+{
+	int rank = !isfinite(o->pairwise) ||
+		   (isfinite(n->pairwise) && n->pairwise >= o->pairwise);
+	return rank && n->mean_abs <= o->mean_abs;
+}
+
+/* the candidate as the site's file: written beside it, renamed; XGBoost
+ * picks the format by the name's end, so the temporary name keeps it */
+static int install(struct ctx *c, const autosync_learned_t *cand)
+{
+	size_t n = strlen(c->site);
+	int json = n > 5 && !strcmp(c->site + n - 5, ".json");
+	char tmp[4096];
+
+	if (snprintf(tmp, sizeof(tmp), "%s.new%s", c->site,
+		     json ? ".json" : "") >= (int)sizeof(tmp))
+		return autosync_errprintf(&c->err, "%s: name too long",
+					  c->site);
+	if (autosync_learned_save(cand, tmp, &c->err) < 0)
+		return -1;
+	if (rename(tmp, c->site) < 0) {
+		int e = errno;
+		unlink(tmp);
+		errno = e;
+		return autosync_errprintf(&c->err, "%s: %s", c->site,
+					  strerror(e));
+	}
+	return 0;
+}
+
+static int promote(struct ctx *c)
+{
+	autosync_learned_t *cand, *cur = NULL;
+	autosync_eval_t en, eo;
+	int rv = -1, have_site = access(c->site, F_OK) == 0;
+	autosync_error_t e2 = {.text = ""};
+
+	if (!(cand = autosync_learned_load(c->candidate, &c->err)))
+		return -1;
+	if (have_site && !(cur = autosync_learned_load(c->site, &e2)))
+		fprintf(stderr,
+			"autosync promote: %s; compared with the analytic "
+			"simulator\n",
+			e2.text);
+	if (score(c, cur, &eo) < 0 || score(c, cand, &en) < 0)
+		goto out;
+	if (!en.points) {
+		printf("kept %s: no records to compare on\n", c->site);
+		rv = 0;
+		goto out;
+	}
+	printf("candidate %s: pairwise %.3f, mean abs. error %.1f %% on %zu "
+	       "points; %s: pairwise %.3f, %.1f %%\n",
+	       c->candidate, en.pairwise, 100 * en.mean_abs, en.points,
+	       cur ? c->site : "the analytic simulator", eo.pairwise,
+	       100 * eo.mean_abs);
+	if (!not_worse(&en, &eo)) {
+		printf("kept %s: the candidate is worse\n", c->site);
+		rv = 0;
+	} else if ((rv = install(c, cand)) == 0) {
+		printf("promoted: %s is the candidate now\n", c->site);
+	}
+out:
+	autosync_learned_destroy(cur);
+	autosync_learned_destroy(cand);
+	return rv;
+}
+
+static int run(int argc, char **argv, int mode)
+{
+	const char *cmd = cmd_name[mode];
+	struct ctx c = {.mode = mode};
 	int rv = 1, p;
 
 	if (!(c.d = autosync_dataset_create(&c.err))) {
 		fprintf(stderr, "autosync %s: %s\n", cmd, c.err.text);
 		return 1;
 	}
-	if ((p = parse(argc, argv, &c, training)) != 0) {
+	if ((p = parse(argc, argv, &c)) != 0) {
 		autosync_dataset_destroy(c.d);
 		return p < 0 ? 0 : p;
 	}
@@ -317,9 +498,11 @@ static int run(int argc, char **argv, int training)
 		"autosync %s: %lu records: %zu points (%zu pooled with "
 		"the same model, cluster and plan), %lu left out (fewer "
 		"steps, no measurement or no cluster), %lu unreadable\n",
-		cmd, c.records, autosync_dataset_npoints(c.d),
+		cmd, c.records - c.outside, autosync_dataset_npoints(c.d),
 		autosync_dataset_npooled(c.d), c.skipped, c.bad);
-	if ((training ? train(&c) : evaluate(&c)) < 0) {
+	if ((mode == TRAIN     ? train(&c)
+	     : mode == PROMOTE ? promote(&c)
+			       : evaluate(&c)) < 0) {
 		fprintf(stderr, "autosync %s: %s\n", cmd, c.err.text);
 		goto out;
 	}
@@ -331,10 +514,15 @@ out:
 
 int autosync_cmd_eval(int argc, char **argv)
 {
-	return run(argc, argv, 0);
+	return run(argc, argv, EVAL);
 }
 
 int autosync_cmd_train(int argc, char **argv)
 {
-	return run(argc, argv, 1);
+	return run(argc, argv, TRAIN);
+}
+
+int autosync_cmd_promote(int argc, char **argv)
+{
+	return run(argc, argv, PROMOTE);
 }

@@ -70,51 +70,6 @@ static void usage(FILE *fp)
 	cli_help(fp, "-h, --help", "this help");
 }
 
-/* Parse --since; returns -1 on a bad value. */
-static int parse_since(const char *s, int64_t *out)
-{
-	struct tm tm;
-	const char *end;
-	char *e;
-	long long v;
-
-	memset(&tm, 0, sizeof(tm));
-	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end) {
-		*out = (int64_t)timegm(&tm);
-		return 0;
-	}
-	memset(&tm, 0, sizeof(tm));
-	if ((end = strptime(s, "%Y-%m-%d", &tm)) && !*end) {
-		*out = (int64_t)timegm(&tm);
-		return 0;
-	}
-	errno = 0;
-	v = strtoll(s, &e, 10);
-	if (errno || e == s || v < 0)
-		return -1;
-	if (!*e) {
-		*out = v;
-		return 0;
-	}
-	if (e[1])
-		return -1;
-	switch (*e) {
-	case 'm':
-		v *= 60;
-		break;
-	case 'h':
-		v *= 3600;
-		break;
-	case 'd':
-		v *= 86400;
-		break;
-	default:
-		return -1;
-	}
-	*out = (int64_t)time(NULL) - v;
-	return 0;
-}
-
 static int each(const autosync_feedback_rec_t *r, void *arg)
 {
 	struct ctx *c = arg;
@@ -273,7 +228,7 @@ int autosync_cmd_feedback(int argc, char **argv)
 			config = optarg;
 			break;
 		case 's':
-			if (parse_since(optarg, &c->since) < 0) {
+			if (cli_when(optarg, &c->since) < 0) {
 				fprintf(
 				    stderr,
 				    "autosync feedback: --since: bad "

@@ -4,8 +4,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <hwloc.h>
 
@@ -441,4 +443,48 @@ int cli_input_to_job(const struct cli_input *in, autosync_job_t *j,
 			    j, (unsigned)in->gpus_per_node, err) < 0)
 		   ? -1
 		   : 0;
+}
+
+int cli_when(const char *s, int64_t *out)
+{
+	struct tm tm;
+	const char *end;
+	char *e;
+	long long v;
+
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end) {
+		*out = (int64_t)timegm(&tm);
+		return 0;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(s, "%Y-%m-%d", &tm)) && !*end) {
+		*out = (int64_t)timegm(&tm);
+		return 0;
+	}
+	errno = 0;
+	v = strtoll(s, &e, 10);
+	if (errno || e == s || v < 0)
+		return -1;
+	if (!*e) {
+		*out = v;
+		return 0;
+	}
+	if (e[1])
+		return -1;
+	switch (*e) {
+	case 'm':
+		v *= 60;
+		break;
+	case 'h':
+		v *= 3600;
+		break;
+	case 'd':
+		v *= 86400;
+		break;
+	default:
+		return -1;
+	}
+	*out = (int64_t)time(NULL) - v;
+	return 0;
 }

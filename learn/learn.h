@@ -100,6 +100,13 @@ typedef struct autosync_learned autosync_learned_t;
 autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 					 const char *except,
 					 autosync_error_t *errp);
+/* The same on top of 'base' (a file trained elsewhere): its trees are kept
+ * and 50 more are fitted to what it still gets wrong here, so that a few
+ * trials on a new cluster adapt it (transfer). */
+autosync_learned_t *autosync_learned_adapt(const autosync_learned_t *base,
+					   const autosync_dataset_t *d, int by,
+					   const char *except,
+					   autosync_error_t *errp);
 /* Replace the prediction of every point (or of those whose 'by' label is
  * 'only') with the corrected one; autosync_dataset_reset() goes back to the
  * records' own predictions. */

@@ -19,6 +19,8 @@
  * another layout is refused rather than misread. */
 #define FEATURES_VERSION "1"
 #define ROUNDS 200
+/* on top of a base file: fewer trees, fitted to the target's residuals */
+#define BASE_ROUNDS 50
 
 struct autosync_learned {
 	BoosterHandle b;
@@ -69,12 +71,27 @@ static int set_params(BoosterHandle b)
 	return XGBoosterSetAttr(b, "autosync_features", FEATURES_VERSION);
 }
 
+/* a copy of the base's trees in booster 'b' (XGBoost's JSON) */
+static int copy_base(BoosterHandle b, const autosync_learned_t *base)
+{
+	const char *buf = NULL;
+	bst_ulong len = 0;
+
+	return XGBoosterSaveModelToBuffer(base->b, "{\"format\": \"json\"}",
+					  &len, &buf) ||
+		       XGBoosterLoadModelFromBuffer(b, buf, len)
+		   ? -1
+		   : 0;
+}
+
 static autosync_learned_t *fit_rows(const float *x, const float *y,
 				    const float *w, size_t n,
+				    const autosync_learned_t *base,
 				    autosync_error_t *errp)
 {
 	autosync_learned_t *l = calloc(1, sizeof(*l));
 	DMatrixHandle m = NULL;
+	int rounds = base ? BASE_ROUNDS : ROUNDS, first = 0;
 
 	if (!l) {
 		errno = ENOMEM;
@@ -84,11 +101,14 @@ static autosync_learned_t *fit_rows(const float *x, const float *y,
 	if (XGDMatrixCreateFromMat(x, n, LEARN_NFEAT, NAN, &m) ||
 	    XGDMatrixSetFloatInfo(m, "label", y, n) ||
 	    XGDMatrixSetFloatInfo(m, "weight", w, n) ||
-	    XGBoosterCreate(&m, 1, &l->b) || set_params(l->b)) {
+	    XGBoosterCreate(&m, 1, &l->b) || (base && copy_base(l->b, base)) ||
+	    set_params(l->b)) {
 		xgb_error(errp, "learn: XGBoost");
 		goto fail;
 	}
-	for (int it = 0; it < ROUNDS; it++)
+	if (base)
+		first = ROUNDS; /* iteration numbers go on from the base's */
+	for (int it = first; it < first + rounds; it++)
 		if (XGBoosterUpdateOneIter(l->b, it, m)) {
 			xgb_error(errp, "learn: XGBoost training");
 			goto fail;
@@ -105,6 +125,14 @@ fail:
 autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 					 const char *except,
 					 autosync_error_t *errp)
+{
+	return autosync_learned_adapt(NULL, d, by, except, errp);
+}
+
+autosync_learned_t *autosync_learned_adapt(const autosync_learned_t *base,
+					   const autosync_dataset_t *d, int by,
+					   const char *except,
+					   autosync_error_t *errp)
 {
 	autosync_learned_t *l = NULL;
 	char *use = NULL;
@@ -132,7 +160,7 @@ autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 	}
 	if (!(x = rows(d, use, &n)) || learn_weights(d, use, w) != n)
 		goto nomem;
-	l = fit_rows(x, y, w, n, errp);
+	l = fit_rows(x, y, w, n, base, errp);
 	goto out;
 nomem:
 	errno = ENOMEM;

@@ -45,6 +45,31 @@ out=$("$AUTOSYNC" eval --cv x "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync eval: --cv: unknown value 'x'; one of model or cluster" "--cv x: refused"
 out=$("$AUTOSYNC" train --user-cap 0 -o "$TMP/x.json" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync train: --user-cap: '0' is not a share above 0 and at most 1" "--user-cap 0: refused"
+# promotion: a candidate replaces the site's file only when not worse
+out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.json" --site "$TMP/site.json" "$SLICE" 2>/dev/null); rc=$?
+is "$rc:$out" "0:candidate $TMP/sim1.json: pairwise 1.000, mean abs. error 0.1 % on 14 points; the analytic simulator: pairwise 0.814, 36.1 %
+promoted: $TMP/site.json is the candidate now" "promote: no site file yet, the candidate beats the analytic simulator"
+cmp -s "$TMP/site.json" "$TMP/sim1.json"; is "$?" 0 "  the site's file is the candidate's, byte for byte"
+# a candidate trained on records that measure 3x or 0.5x their prediction
+sed 's/"measured_step_s": \[[^]]*\]/"measured_step_s": [9, 0.1, 9]/; s/"measured_median_s": [0-9.e-]*, "measured_spread": [0-9.e-]*, //' "$SLICE" > "$TMP/odd.jsonl"
+"$AUTOSYNC" train -o "$TMP/odd.json" "$TMP/odd.jsonl" 2>/dev/null
+out=$("$AUTOSYNC" promote --candidate "$TMP/odd.json" --site "$TMP/site.json" "$SLICE" 2>/dev/null | tail -1)
+is "$out" "kept $TMP/site.json: the candidate is worse" "promote: a worse candidate is not installed"
+cmp -s "$TMP/site.json" "$TMP/sim1.json"; is "$?" 0 "  the site's file is unchanged"
+out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.json" --site "$TMP/site.json" --since 2030-01-01 "$SLICE" 2>/dev/null)
+is "$out" "kept $TMP/site.json: no records to compare on" "promote --since after every record: nothing to compare on, kept"
+# transfer: the base's trees kept, more fitted on top; deterministic
+"$AUTOSYNC" train --base "$TMP/site.json" -o "$TMP/t1.json" "$SLICE" 2>/dev/null &&
+  "$AUTOSYNC" train --base "$TMP/site.json" -o "$TMP/t2.json" "$SLICE" 2>/dev/null
+is "$?:$(cmp "$TMP/t1.json" "$TMP/t2.json" 2>&1)" "0:" "train --base: deterministic"
+like "$(wc -c < "$TMP/t1.json")" "^[0-9]+$" "  and writes a file"
+[ "$(wc -c < "$TMP/t1.json")" -gt "$(wc -c < "$TMP/site.json")" ]; is "$?" 0 "  larger than its base (its trees and 50 more)"
+out=$("$AUTOSYNC" train --base "$TMP/corrupt.json" -o "$TMP/t3.json" "$SLICE" 2>&1 | tail -1)
+is "$out" "autosync train: $TMP/corrupt.json: Invalid cast, from Null to Object" "train --base with a corrupt file: named"
+out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.json" "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "2:autosync promote: give --candidate FILE and --site FILE" "promote without --site: refused"
+out=$("$AUTOSYNC" eval --since yesterday "$SLICE" 2>&1 | head -1); rc=$?
+like "$out" "^autosync eval: --since: bad time 'yesterday'" "--since with a bad time: refused"
 out=$("$AUTOSYNC" train "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync train: no output file (-o FILE)" "train without -o: refused"
 out=$("$AUTOSYNC" eval --min-steps 26 "$SLICE" 2>&1 >/dev/null)
