@@ -657,6 +657,18 @@ static void finish_step(void)
 	snprintf(r->node, sizeof(r->node), "%s", context.node);
 	snprintf(r->source, sizeof(r->source), "plugin");
 	read_report(r);
+	/* steps the job says ran with another plan are not this one's */
+	if (r->report_plan_hash[0] &&
+	    strcmp(r->report_plan_hash, r->plan_hash)) {
+		plog(AUTOSYNC_LOG_INFO,
+		     "autosync: job %u step %u: the report's steps ran with "
+		     "plan %s, not this step's %s: not recorded",
+		     context.job_id, context.step, r->report_plan_hash,
+		     r->plan_hash);
+		r->nmeasured = 0;
+		r->measured_count = 0;
+		r->measured_mean = 0;
+	}
 	/* the report is a file the job writes */
 	if (r->measured_count)
 		r->influenced |= AUTOSYNC_FEEDBACK_F_MEASUREMENTS;

@@ -1,6 +1,8 @@
 /* report.c - what a job reports of its own steps (AUTOSYNC_REPORT), read
- * into a feedback record: one step time in seconds per line. The file is
- * the user's: every line is checked, and a long report streams. */
+ * into a feedback record: one step time in seconds per line, and "plan_hash
+ * HEX16" lines naming the plan the steps ran with (the PyTorch adapter
+ * writes one). The file is the user's: every line is checked, and a long
+ * report streams. */
 #include "config.h"
 
 #include <errno.h>
@@ -26,9 +28,35 @@ static void acc_start(struct acc *a, autosync_feedback_rec_t *r)
 	a->r = r;
 	a->sum = 0;
 	a->line = 0;
+	r->report_plan_hash[0] = '\0';
 	r->nmeasured = 0;
 	r->measured_count = 0;
 	r->measured_mean = 0;
+}
+
+/* "plan_hash HEX16": every such line names the same plan */
+static int plan_hash_line(struct acc *a, const char *v, autosync_error_t *errp)
+{
+	char *dst = a->r->report_plan_hash;
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (strlen(v) != 16 || strspn(v, "0123456789abcdef") != 16) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "line %lu: plan_hash: '%.20s' is "
+					  "not 16 hex digits",
+					  a->line, v);
+	}
+	if (dst[0] && strcmp(dst, v)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "line %lu: plan_hash %s after "
+					  "plan_hash %s",
+					  a->line, v, dst);
+	}
+	memcpy(dst, v, 17);
+	return 0;
 }
 
 /* One line (not NUL-terminated, no newline). */
@@ -59,6 +87,8 @@ static int acc_line(struct acc *a, const char *p, size_t n,
 	}
 	memcpy(tmp, p, n);
 	tmp[n] = '\0';
+	if (!strncmp(tmp, "plan_hash", 9))
+		return plan_hash_line(a, tmp + 9, errp);
 	errno = 0;
 	v = strtod(tmp, &end);
 	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e6) {

@@ -135,6 +135,10 @@ typedef struct autosync_feedback_rec {
 	double measured[AUTOSYNC_FEEDBACK_MAX_MEASURED]; /* s per step */
 	uint64_t measured_count; /* all reported steps */
 	double measured_mean;	 /* over all reported steps, 0 none */
+	/* the plan the report says its steps ran with ("" not said); read
+	 * from the report, never written to a record: the plugin drops a
+	 * measurement of another plan */
+	char report_plan_hash[17];
 	/* the analytic simulator's breakdown of 'predicted' (enum
 	 * autosync_term), when have_terms: every value finite and >= 0 */
 	double terms[AUTOSYNC_TERM_N];
@@ -210,8 +214,9 @@ int autosync_feedback_append(const char *path, const char *line, size_t len,
  * Parse what a job wrote to its report file (AUTOSYNC_REPORT): one step
  * time in seconds per line ("# ..." comments and blank lines ignored) into
  * r's measured fields: the first AUTOSYNC_FEEDBACK_MAX_MEASURED values, the
- * count and the mean of all. Returns the number of values, or -1 (EINVAL)
- * on a malformed line ("line N: ...").
+ * count and the mean of all; a line "plan_hash HEX16" (the plan the steps
+ * ran with; every such line the same) into r->report_plan_hash. Returns the
+ * number of values, or -1 (EINVAL) on a malformed line ("line N: ...").
  */
 int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
 				   autosync_error_t *errp);

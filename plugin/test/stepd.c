@@ -282,10 +282,13 @@ static void run_task(struct step *s, unsigned t, int ac, char **av)
 				dprintf(p[1], "%s\n", H.env[i]);
 		if (s->task_cmd) {
 			/* the task's own work, with the environment it got */
-			snprintf(cmd, sizeof(cmd), "env -i %s sh -c '%s'",
+			snprintf(cmd, sizeof(cmd), "env -i %s %s sh -c '%s'",
 				 find(&H, "AUTOSYNC_REPORT")
 				     ? *find(&H, "AUTOSYNC_REPORT")
 				     : "X=1",
+				 find(&H, "AUTOSYNC_PLAN_HASH")
+				     ? *find(&H, "AUTOSYNC_PLAN_HASH")
+				     : "Y=1",
 				 s->task_cmd);
 			if ((fp = popen(cmd, "r"))) {
 				char *l = NULL;
@@ -436,6 +439,42 @@ static void test_normal(void)
 	       has(s.tasks[0], "NCCL_TOPO_FILE=") &&
 	       !has(s.tasks[0], "NCCL_IB_HCA"),
 	   "one task for 2 GPUs: the plan and topology file, no per-rank NIC");
+}
+
+/* the last line of the feedback log */
+static void last_record(char *last, size_t len)
+{
+	FILE *fp = fopen(feedback, "r");
+	char l[65536];
+
+	last[0] = '\0';
+	while (fp && fgets(l, sizeof(l), fp))
+		snprintf(last, len, "%s", l);
+	if (fp)
+		fclose(fp);
+}
+
+/* A report that names its plan (the PyTorch adapter's): recorded when it
+ * is this step's, dropped when the steps ran with another plan. */
+static void test_report_plan(void)
+{
+	struct step s = {.model = "resnet50", .ntasks = 1};
+	static char last[65536];
+
+	s.task_cmd = "printf \"plan_hash %s\\n0.25\\n0.5\\n\" "
+		     "\"$AUTOSYNC_PLAN_HASH\" > \"$AUTOSYNC_REPORT\"";
+	run_step(&s);
+	last_record(last, sizeof(last));
+	ok(has(last, "\"measured_count\": 2"),
+	   "a report of this step's plan: its two steps recorded");
+	s.task_cmd = "printf \"plan_hash 0123456789abcdef\\n0.25\\n\" "
+		     "> \"$AUTOSYNC_REPORT\"";
+	run_step(&s);
+	last_record(last, sizeof(last));
+	ok(has(last, "\"measured_count\": 0") &&
+	       has(logbuf, "the report's steps ran with plan 0123456789abcdef, "
+			   "not this step's "),
+	   "a report of another plan: logged, not recorded");
 }
 
 static void test_unasked(void)
@@ -993,6 +1032,7 @@ int main(void)
 		  sizeof(budget_site));
 	load_plugin(so);
 	test_normal();
+	test_report_plan();
 	test_unasked();
 	test_hostile_models();
 	test_hostile_env();

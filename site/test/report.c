@@ -35,6 +35,15 @@ int main(void)
 	ok(autosync_feedback_parse_report(good, r, &err) == 3 &&
 	       r->measured_count == 3 && r->measured_mean == 0.5,
 	   "a buffer: three steps, mean 0.5");
+	ok(autosync_feedback_parse_report("plan_hash 0123456789abcdef\n0.5\n"
+					  "plan_hash\t0123456789abcdef\n0.25\n",
+					  r, &err) == 2 &&
+	       !strcmp(r->report_plan_hash, "0123456789abcdef"),
+	   "the plan the steps ran with (said twice, the same): %s",
+	   r->report_plan_hash);
+	ok(autosync_feedback_parse_report(good, r, &err) == 3 &&
+	       !r->report_plan_hash[0],
+	   "a report without one: none");
 	fd = memfile(good, strlen(good));
 	ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) == 3 &&
 	       !cut && r->measured[2] == 0.75,
@@ -70,6 +79,13 @@ int main(void)
 	    {"-1\n", "line 1: not a step time in seconds: '-1'"},
 	    {"1e7\n", "line 1: not a step time in seconds: '1e7'"},
 	    {"nan\n", "line 1: not a step time in seconds: 'nan'"},
+	    {"plan_hash 12345\n",
+	     "line 1: plan_hash: '12345' is not 16 hex digits"},
+	    {"plan_hash 0123456789ABCDEF\n",
+	     "line 1: plan_hash: '0123456789ABCDEF' is not 16 hex digits"},
+	    {"plan_hash 0123456789abcdef\n0.5\nplan_hash 1123456789abcdef\n",
+	     "line 3: plan_hash 1123456789abcdef after plan_hash "
+	     "0123456789abcdef"},
 	    {"0."
 	     "1234567890123456789012345678901234567890123456789012345678901234"
 	     "\n",

@@ -22,9 +22,24 @@ wrap() applies:
 Without a plan and without the variables, wrap() is DDP with its defaults.
 NCCL variables (NCCL_ALGO, the tuner plugin) are set by autosync in the
 environment; this module does not touch NCCL.
+
+Step times: when AUTOSYNC_REPORT is set (the SPANK plugin sets it), wrap()
+also times the steps -- the interval between one forward call and the next
+-- and appends them to that file with the plan's hash ("plan_hash HEX16",
+then one step time in seconds per line; autosync-feedback(5)), so that a
+plain DDP job leaves a feedback record with both the prediction and the
+measurement. Like the NCCL profiler plugin: only local rank 0 writes
+(AUTOSYNC_REPORT_ALL_RANKS=1: every rank), the first AUTOSYNC_REPORT_SKIP (1)
+intervals are warm-up, and it writes every AUTOSYNC_REPORT_EVERY (100) steps
+and at exit, in one write under flock. On the NCCL backend the profiler
+plugin is the measurement and the adapter stays quiet, unless
+AUTOSYNC_ADAPTER_REPORT=1 (=0: never).
 """
+import atexit
+import fcntl
 import os
 import sys
+import time
 
 from autosync.plan import MiB, compare, load_plan, settings  # noqa: F401
 
@@ -121,6 +136,74 @@ def _register(model, s, group, layout):
     return hook
 
 
+def _local_rank():
+    for k in ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMIX_LOCAL_RANK"):
+        v = os.environ.get(k, "")
+        if v.isdigit():
+            return int(v)
+    return 0
+
+
+class StepTimer:
+    """The interval between successive forward calls of a model, written
+    to a report file (the format site/report.c reads)."""
+
+    def __init__(self, path, plan_hash="", skip=1, every=100):
+        self.path, self.plan_hash, self.skip, self.every = path, plan_hash, skip, every
+        self.last, self.seen, self.pending = None, 0, []
+
+    def __call__(self, module, inputs):  # a forward pre-hook
+        now = time.perf_counter()
+        if self.last is not None:
+            self.seen += 1
+            if self.seen > self.skip:
+                self.pending.append(now - self.last)
+                if len(self.pending) >= self.every:
+                    self.flush()
+        self.last = now
+
+    def flush(self):
+        if not self.pending:
+            return
+        text = ("plan_hash %s\n" % self.plan_hash if self.plan_hash else "") + \
+            "".join("%.9g\n" % t for t in self.pending)
+        self.pending = []
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+        except OSError as e:
+            _warn("cannot write the step report %s: %s" % (self.path, e))
+
+
+def _plan_hash(s):
+    h = os.environ.get("AUTOSYNC_PLAN_HASH", "") or s.get("hash", "")
+    return h if len(h) == 16 and all(c in "0123456789abcdef" for c in h) else ""
+
+
+def _attach_timer(model, s, group):
+    """Time the steps for AUTOSYNC_REPORT (see the module's doc)."""
+    import torch.distributed as dist
+    path = os.environ.get("AUTOSYNC_REPORT", "")
+    want = os.environ.get("AUTOSYNC_ADAPTER_REPORT", "")
+    if not path or want == "0":
+        return None
+    if want != "1" and dist.is_initialized() and dist.get_backend(group) == "nccl":
+        return None  # the NCCL profiler plugin measures GPU jobs
+    if _local_rank() != 0 and os.environ.get("AUTOSYNC_REPORT_ALL_RANKS") != "1":
+        return None
+    skip = os.environ.get("AUTOSYNC_REPORT_SKIP", "1")
+    every = os.environ.get("AUTOSYNC_REPORT_EVERY", "100")
+    t = StepTimer(path, _plan_hash(s), int(skip) if skip.isdigit() else 1,
+                  max(1, int(every)) if every.isdigit() else 100)
+    model.register_forward_pre_hook(t)
+    atexit.register(t.flush)
+    return t
+
+
 def wrap(module, plan=None, layout=None, **ddp_kwargs):
     """DistributedDataParallel(module, **ddp_kwargs) with the plan's bucket
     cap, first bucket and communication hook. Explicit ddp_kwargs win over
@@ -137,6 +220,7 @@ def wrap(module, plan=None, layout=None, **ddp_kwargs):
         kw["bucket_cap_mb"] = s["bucket_cap_mb"]
     model = _construct(module, s, kw)
     model.autosync_hook = _register(model, s, kw.get("process_group"), layout)
+    model.autosync_timer = _attach_timer(model, s, kw.get("process_group"))
     model.autosync_settings = s
     model._autosync_settings = s  # the name older callers used
     return model

@@ -204,6 +204,35 @@ def sparse_cases(rank, out):
         del os.environ["AUTOSYNC_DDP_POWERSGD_START_ITER"]
 
 
+def report_case(rank, world, local, out, steps=6):
+    """the step timer: local rank 0 of each node appends its steps after
+    warm-up, with the plan's hash, in the format the plugin reads"""
+    path = "/tmp/autosync-report-test-%d" % os.getppid()
+    os.environ.update({"AUTOSYNC_REPORT": path, "AUTOSYNC_PLAN_HASH": "0123456789abcdef",
+                       "LOCAL_RANK": str(rank % local)})
+    try:
+        model = wrap(dense_model(), plan=plan())
+        train(model, rank, steps)
+        if model.autosync_timer:
+            model.autosync_timer.flush()
+        dist.barrier()
+        if rank == 0:
+            lines = open(path).read().split("\n")[:-1]
+            hashes = [ln for ln in lines if ln.startswith("plan_hash ")]
+            times = [float(ln) for ln in lines if not ln.startswith("plan_hash ")]
+            nodes = world // local
+            out.append((len(times) == nodes * (steps - 2) and all(t > 0 for t in times) and
+                        hashes == ["plan_hash 0123456789abcdef"] * nodes,
+                        "step report: %d steps from %d local rank 0s (%d forward calls, 1 warm-up), "
+                        "each with the plan hash" % (len(times), nodes, steps)))
+        dist.barrier()
+    finally:
+        for k in ("AUTOSYNC_REPORT", "AUTOSYNC_PLAN_HASH", "LOCAL_RANK"):
+            os.environ.pop(k, None)
+        if rank == 0 and os.path.exists(path):
+            os.unlink(path)
+
+
 def worker(rank, world, local, port, q):
     out = []
     try:
@@ -218,6 +247,7 @@ def worker(rank, world, local, port, q):
         compressed_cases(rank, world, out)
         powersgd_case(rank, out)
         sparse_cases(rank, out)
+        report_case(rank, world, local, out)
         dist.barrier()
         dist.destroy_process_group()
     except Exception:
