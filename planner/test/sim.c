@@ -1087,9 +1087,8 @@ static void step_compute(void)
 }
 
 /* A scaled-down trial model: every size knob is divided by the scale, so
- * the baselines keep the bucket count they have at full size (issue 14:
- * absolute knobs gave DDP 2 buckets on VGG-16/32 where the full-size job
- * has about 22). */
+ * the baselines keep the bucket count they have at full size (absolute
+ * knobs gave DDP 2 buckets on VGG-16/32 where the full-size job has 6). */
 static void scaled_knobs(void)
 {
 	autosync_error_t err = {0};
