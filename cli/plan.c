@@ -321,11 +321,21 @@ struct plan_opts {
 	int compress, ncal;
 };
 
+/* The pipeline's warnings (what it left out and why) reach the user; its
+ * info notes are the plugin's log lines, not news here. */
+static void plan_log(int level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (level <= AUTOSYNC_LOG_WARNING)
+		fprintf(stderr, "autosync plan: %s\n", msg);
+}
+
 static int setup_job(autosync_job_t *j, const struct plan_opts *o,
 		     const autosync_siteconf_t *site, autosync_error_t *err)
 {
 	char cwd[PATH_MAX];
 
+	autosync_job_set_log(j, plan_log, NULL);
 	if (autosync_job_set_site(j, site, err) < 0 ||
 	    autosync_job_set_model(j, o->model, err) < 0 ||
 	    (o->catalog &&

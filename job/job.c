@@ -578,6 +578,20 @@ static int load_plan_file(autosync_job_t *j, autosync_error_t *errp)
 /* ------------------------------------------------- phase: cluster, plan */
 
 /* defaults < site network < the job's network spec < node topology */
+/* The job's request for lossy compression, as far as the site allows. */
+static int compression(const autosync_job_t *j)
+{
+	if (!j->compress)
+		return 0;
+	if (j->site && !autosync_siteconf_allow_compression(j->site)) {
+		note(j, AUTOSYNC_LOG_WARNING,
+		     "compression: not allowed on this cluster "
+		     "(allow_compression: false); planning without");
+		return 0;
+	}
+	return 1;
+}
+
 static int build_cluster(const autosync_job_t *j, autosync_cluster_t *c,
 			 autosync_error_t *errp)
 {
@@ -656,7 +670,7 @@ static int search(autosync_job_t *j, autosync_error_t *errp)
 	    autosync_planner_set_framework(p, framework(j), &err) < 0 ||
 	    (j->budget && autosync_planner_set_budget(p, j->budget, &err) < 0))
 		goto fail;
-	autosync_planner_set_compression(p, j->compress);
+	autosync_planner_set_compression(p, compression(j));
 	autosync_planner_set_nccl_calibrate(p, ncal);
 	j->plan = j->baseline >= 0
 		      ? autosync_planner_baseline(p, j->baseline, &err)

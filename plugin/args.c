@@ -122,6 +122,25 @@ int as_args_set_model(struct as_args *a, const char *val, int src,
 	return 0;
 }
 
+int as_args_set_compression(struct as_args *a, const char *val, int src,
+			    const char *what, char *err, size_t errlen)
+{
+	char q[96];
+	int on = val ? asi_parse_bool(val) : 1;
+
+	if (on < 0) {
+		snprintf(err, errlen,
+			 "autosync: invalid %s value '%s' (expected yes or no)",
+			 what, asi_quote(val, q, sizeof(q)));
+		return -1;
+	}
+	if (src < a->compress_src)
+		return 0;
+	a->compress = on;
+	a->compress_src = src;
+	return 0;
+}
+
 int as_args_effective_mode(const struct as_args *a, int site_default)
 {
 	if (a->mode != AS_MODE_UNSET)

@@ -1,6 +1,7 @@
 /*
- * args.h - the plugin's per-job options (--autosync, --autosync-model and
- * their AUTOSYNC_* environment fallbacks). Pure C, no Slurm: unit-tested.
+ * args.h - the plugin's per-job options (--autosync, --autosync-model,
+ * --autosync-compression and their AUTOSYNC_* environment fallbacks). Pure
+ * C, no Slurm: unit-tested.
  */
 #ifndef AUTOSYNC_PLUGIN_ARGS_H
 #define AUTOSYNC_PLUGIN_ARGS_H
@@ -19,7 +20,7 @@ enum as_mode {
 /* Where a value came from; a lower rank never overrides a higher one. */
 enum as_source {
 	AS_SRC_NONE = 0,
-	AS_SRC_ENV,    /* AUTOSYNC_MODE / AUTOSYNC_MODEL */
+	AS_SRC_ENV,    /* AUTOSYNC_MODE / _MODEL / _COMPRESSION */
 	AS_SRC_OPTION, /* --autosync… (command line, #SBATCH or SPANK env) */
 };
 
@@ -31,6 +32,8 @@ struct as_args {
 	char plan_path[PATH_MAX]; /* AS_MODE_PLAN only */
 	char model[PATH_MAX];	  /* catalog name or path; "" = none */
 	int model_src;		  /* enum as_source */
+	int compress;		  /* 1: the job allows lossy compression */
+	int compress_src;	  /* enum as_source */
 };
 
 void as_args_init(struct as_args *a);
@@ -44,6 +47,10 @@ int as_args_set_mode(struct as_args *a, const char *val, int src,
 		     const char *what, char *err, size_t errlen);
 int as_args_set_model(struct as_args *a, const char *val, int src,
 		      const char *what, char *err, size_t errlen);
+/* --autosync-compression[=yes|no]: the job allows lossy gradient
+ * compression (fp16/bf16, PowerSGD); NULL = yes. */
+int as_args_set_compression(struct as_args *a, const char *val, int src,
+			    const char *what, char *err, size_t errlen);
 
 /* The mode that applies: an explicit one, else AUTO when a model was named,
  * else 'site_default' (AS_MODE_OFF or AS_MODE_AUTO). */

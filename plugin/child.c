@@ -120,6 +120,7 @@ static int run_pipeline(const struct as_child_in *in, autosync_job_t *j,
 	return autosync_job_set_site(j, in->site, err) < 0 ||
 		       autosync_job_set_model(j, in->model, err) < 0 ||
 		       autosync_job_set_plan_file(j, in->plan_file, err) < 0 ||
+		       autosync_job_set_compression(j, in->compress, err) < 0 ||
 		       autosync_job_set_nodes(j, in->nnodes ? in->nnodes : 1,
 					      err) < 0 ||
 		       autosync_job_set_tasks_per_node(j, in->ntasks, err) <

@@ -23,6 +23,7 @@ struct as_child_in {
 	const autosync_siteconf_t *site; /* NULL: built-in defaults */
 	const char *model;		 /* catalog name or path; "" none */
 	const char *plan_file;		 /* --autosync=PATH, or NULL */
+	int compress;			 /* the job allows compression */
 	unsigned nnodes;		 /* nodes in the step (>= 1) */
 	unsigned ntasks;		 /* tasks on this node, 0 unknown */
 	const char *cwd;		 /* for relative paths; may be NULL */

@@ -72,6 +72,7 @@ static struct autosync_context {
 static int cb_mode(int val, const char *optarg, int remote);
 static int cb_model(int val, const char *optarg, int remote);
 static int cb_explain(int val, const char *optarg, int remote);
+static int cb_compression(int val, const char *optarg, int remote);
 static autosync_siteconf_t *site(void);
 
 static struct spank_option options[] = {
@@ -85,6 +86,10 @@ static struct spank_option options[] = {
      "resnet50, bert-large) or the path of a model file; implies "
      "--autosync=auto",
      1, 0, (spank_opt_cb_f)cb_model},
+    {"autosync-compression", "yes|no",
+     "[autosync] allow lossy gradient compression (fp16/bf16, PowerSGD) "
+     "when the plan predicts it pays; default no",
+     2, 0, (spank_opt_cb_f)cb_compression},
     {"autosync-explain", NULL,
      "[autosync] print a summary of the chosen plan on the job's "
      "standard error (from its first task)",
@@ -173,6 +178,17 @@ static int cb_model(int val, const char *optarg, int remote)
 	    err, remote);
 }
 
+static int cb_compression(int val, const char *optarg, int remote)
+{
+	char err[MSG_MAX];
+
+	(void)val;
+	return option_result(
+	    as_args_set_compression(&context.args, optarg, AS_SRC_OPTION,
+				    "--autosync-compression", err, sizeof(err)),
+	    err, remote);
+}
+
 static int cb_explain(int val, const char *optarg, int remote)
 {
 	(void)optarg;
@@ -193,6 +209,7 @@ static int apply_env(spank_t sp, int remote)
 	} env[] = {
 	    {"AUTOSYNC_MODE", as_args_set_mode},
 	    {"AUTOSYNC_MODEL", as_args_set_model},
+	    {"AUTOSYNC_COMPRESSION", as_args_set_compression},
 	};
 	char val[PATH_MAX], err[MSG_MAX];
 
@@ -473,6 +490,7 @@ static int plan_step(spank_t sp, autosync_error_t *err)
 	in = (struct as_child_in){
 	    .site = site(),
 	    .model = context.args.model,
+	    .compress = context.args.compress,
 	    .plan_file =
 		context.mode == AS_MODE_PLAN ? context.args.plan_path : NULL,
 	    .nnodes = context.nnodes,
@@ -507,6 +525,9 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		return 0;
 	if (context.args.model[0] &&
 	    set_env(sp, "AUTOSYNC_MODEL", context.args.model) < 0)
+		return 0;
+	if (context.args.compress &&
+	    set_env(sp, "AUTOSYNC_COMPRESSION", "yes") < 0)
 		return 0;
 	context.injected = 1;
 	if (!context.plan_step || !context.jobdir[0])

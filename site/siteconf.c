@@ -55,6 +55,7 @@ struct autosync_siteconf {
 	size_t nfabric;
 	int nccl_plugins;
 	int nccl_calibrate;
+	int allow_compression;
 	char nccl_plugin_dir[PATH_MAX];
 };
 
@@ -373,6 +374,7 @@ static const struct asi_ykey top_keys[] = {
     BOOL("nccl_plugins", nccl_plugins),
     FN("nccl_plugin_dir", h_nccl_plugin_dir),
     BOOL("nccl_calibrate", nccl_calibrate),
+    BOOL("allow_compression", allow_compression),
     {.name = "network", .type = ASI_Y_MAP, .sub = network_keys},
     {.name = "feedback", .type = ASI_Y_MAP, .sub = feedback_keys},
     {.name = NULL},
@@ -393,6 +395,7 @@ static void set_defaults(autosync_siteconf_t *s)
 	s->feedback_max = 64u << 20;
 	s->feedback_keep = 3;
 	s->budget_ms = 1000;
+	s->allow_compression = 1;
 	s->keep_job_files = 86400;
 	s->max_model = 16u << 20;
 	s->plan_memory = (size_t)4 << 30;
@@ -549,6 +552,7 @@ GETTER(size_t, plan_memory, plan_memory)
 GETTER(size_t, nfabric_nics, nfabric)
 GETTER(int, nccl_plugins, nccl_plugins)
 GETTER(int, nccl_calibrate, nccl_calibrate)
+GETTER(int, allow_compression, allow_compression)
 GETTER(const char *, nccl_plugin_dir, nccl_plugin_dir)
 GETTER(unsigned, version, version)
 #undef GETTER

@@ -95,6 +95,10 @@ const char *autosync_siteconf_nccl_plugin_dir(const autosync_siteconf_t *s);
 /* 1: plans made at job start carry job.nccl_calibrate, so the tuner plugin
  * rescales NCCL's latency constants to the calibrated links (default 0). */
 int autosync_siteconf_nccl_calibrate(const autosync_siteconf_t *s);
+/* 1: a job may allow lossy gradient compression (--autosync-compression,
+ * autosync plan --allow-compression); 0: the site forbids it and jobs
+ * that ask are planned without (default 1). */
+int autosync_siteconf_allow_compression(const autosync_siteconf_t *s);
 /* The format version of the file read (AUTOSYNC_SITECONF_VERSION when
  * it said none, and for a handle with every default). */
 unsigned autosync_siteconf_version(const autosync_siteconf_t *s);

@@ -130,6 +130,38 @@ static void test_model(void)
 	   "explicit off wins over a model");
 }
 
+static void test_compression(void)
+{
+	struct as_args a;
+	char err[512];
+
+	as_args_init(&a);
+	ok(a.compress == 0, "compression is off unless asked");
+	ok(as_args_set_compression(&a, NULL, AS_SRC_OPTION,
+				   "--autosync-compression", err,
+				   sizeof(err)) == 0 &&
+	       a.compress == 1,
+	   "--autosync-compression without a value allows it");
+	ok(as_args_set_compression(&a, "no", AS_SRC_ENV, "AUTOSYNC_COMPRESSION",
+				   err, sizeof(err)) == 0 &&
+	       a.compress == 1,
+	   "the environment does not override the option");
+	ok(as_args_set_compression(&a, "No", AS_SRC_OPTION,
+				   "--autosync-compression", err,
+				   sizeof(err)) == 0 &&
+	       a.compress == 0,
+	   "=No turns it off (the one boolean dialect, case-blind)");
+	ok(as_args_set_compression(&a, "maybe\n", AS_SRC_OPTION,
+				   "--autosync-compression", err,
+				   sizeof(err)) < 0 &&
+	       a.compress == 0,
+	   "a bad value is refused and changes nothing");
+	is(err,
+	   "autosync: invalid --autosync-compression value 'maybe\\x0a' "
+	   "(expected yes or no)",
+	   "bad value message, escaped");
+}
+
 static void test_pconf(void)
 {
 	struct as_pconf pc;
@@ -173,6 +205,7 @@ int main(void)
 	plan(NO_PLAN);
 	test_mode();
 	test_model();
+	test_compression();
 	test_pconf();
 	return done_testing();
 }

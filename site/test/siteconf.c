@@ -74,6 +74,8 @@ static void test_example(void)
 	 * without them: the example leaves them commented out */
 	ok(autosync_siteconf_nfabric_nics(s) == 0,
 	   "the example names no fabric NIC");
+	ok(autosync_siteconf_allow_compression(s) == 1,
+	   "jobs may allow compression");
 	memset(&c, 0, sizeof(c));
 	autosync_siteconf_apply_network(s, &c);
 	near(c.nic_bw, 25e9, 1, "200Gbit/s = 25e9 B/s");
@@ -200,6 +202,33 @@ static void test_sizes(void)
 		   "TiB is a suffix like the others (%s)", err.text);
 		autosync_siteconf_destroy(s);
 	}
+}
+
+static void test_compression(void)
+{
+	autosync_error_t err = {.text = ""};
+	autosync_siteconf_t *s = autosync_siteconf_create(&err);
+	struct probs p = {0};
+	const char *path;
+	char want[1024];
+
+	ok(s && autosync_siteconf_allow_compression(s) == 1,
+	   "by default jobs may allow compression");
+	autosync_siteconf_destroy(s);
+	path = write_tmp("nocomp.yaml", "version: 2\nallow_compression: no\n");
+	s = autosync_siteconf_load(path, &err);
+	ok(s && autosync_siteconf_allow_compression(s) == 0,
+	   "allow_compression: no forbids it (%s)", err.text);
+	autosync_siteconf_destroy(s);
+	path = write_tmp("badcomp.yaml", "version: 2\nallow_compression: "
+					 "lossy\n");
+	ok(autosync_siteconf_check(path, collect, &p, &err) == 1,
+	   "a bad value is one problem");
+	snprintf(want, sizeof(want),
+		 "%s:2: allow_compression: bad value 'lossy' (expected true "
+		 "or false)",
+		 path);
+	is(p.text[0], want, "and says which file, line and value");
 }
 
 static void test_bad(void)
@@ -377,6 +406,7 @@ int main(void)
 		bail_out("mkdtemp");
 	test_example();
 	test_fabric_nics();
+	test_compression();
 	test_bad();
 	test_durations();
 	test_sizes();

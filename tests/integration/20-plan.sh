@@ -259,5 +259,28 @@ is "$recs" "150 0" "exactly 50 x 3 well-formed records, with the jobs' measured 
 out=$("$AUTOSYNC" feedback --file "$FEEDBACK" --model resnet50 --since "$since" --summary 2>&1)
 like "$out" "^resnet50 +150 +150 +[0-9.]+ +375.000 " "autosync feedback (the admin's view: the log is 0640) summarises those 150: mean measured 375 ms"
 
+# --- lossy compression: only when the job allows it, and the site does not forbid it
+use_site slownet "network:
+  nic_bandwidth: 1Gbit/s
+  latency: 50us"
+hook='echo "${AUTOSYNC_DDP_COMM_HOOK-none} ${AUTOSYNC_COMPRESSION-unset}"'
+out=$(as_user srun -N2 -n2 --gpus-per-node=1 --autosync-model=vgg16 bash -c "$hook" 2>&1 | sort -u)
+is "$out" "none unset" "VGG-16 at 1 Gbit/s without --autosync-compression: no lossy hook"
+out=$(as_user srun -N2 -n2 --gpus-per-node=1 --autosync-model=vgg16 --autosync-compression bash -c "$hook" 2>&1 | sort -u)
+is "$out" "powersgd yes" "with --autosync-compression: PowerSGD, and the tasks see that the job allowed it"
+out=$(as_user_env AUTOSYNC_COMPRESSION=yes -- srun -N2 -n2 --gpus-per-node=1 --autosync-model=vgg16 bash -c "$hook" 2>&1 | sort -u)
+is "$out" "powersgd yes" "AUTOSYNC_COMPRESSION=yes in the environment does the same"
+out=$(as_user srun -n1 --autosync-model=vgg16 --autosync-compression=maybe true 2>&1)
+like "$out" "autosync: invalid --autosync-compression value 'maybe' \\(expected yes or no\\)" "a bad --autosync-compression value is refused, with the reason"
+use_site nocompress "network:
+  nic_bandwidth: 1Gbit/s
+  latency: 50us
+allow_compression: false"
+out=$(as_user srun -N2 -n2 --gpus-per-node=1 --autosync-model=vgg16 --autosync-compression bash -c "$hook" 2>&1 | sort -u)
+is "$out" "none yes" "allow_compression: false: the job's request is planned without compression"
+out=$(as_user "$AUTOSYNC" plan --config "$IT_LIB/etc/nocompress.yaml" --model vgg16 --nodes 2 --gpus 0 --allow-compression 2>&1 >/dev/null)
+like "$out" "compression: not allowed on this cluster \\(allow_compression: false\\); planning without" "autosync plan says why, from the same site config"
+reset_plugin_args
+
 is "$(sinfo -h -N -o '%T' | grep -Ecv '^(idle|mixed|allocated)$')" 0 "no node drained or down"
 done_testing
