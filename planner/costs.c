@@ -56,6 +56,7 @@ static const struct asi_ykey fields[] = {
     F(nccl_channel_bw, 1e6, 1e15),
     F(nccl_max_channels, 1, 64),
     F(nccl_channel_slack, 0, 1),
+    F(gamma_half, 0, 1),
 #undef F
     {.name = NULL},
 };

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,14 @@ static char *costs_hash(const autosync_costs_t *k)
 	uint64_t h = FNV_OFFSET;
 	char buf[40], *r;
 
+	/* the constants up to nccl_channel_slack always; a later one only
+	 * when set, so that adding a constant keeps the hashes of plans made
+	 * without it */
+	size_t base = offsetof(autosync_costs_t, gamma_half) / sizeof(double);
+
 	for (size_t i = 0; i < sizeof(*k) / sizeof(double); i++) {
+		if (i >= base && v[i] == 0)
+			continue;
 		snprintf(buf, sizeof(buf), "%.17g", v[i]);
 		h = fnv1a(h, buf, strlen(buf) + 1);
 	}

@@ -433,7 +433,7 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 			double *wire, double *tm)
 {
 	const autosync_model_t *m = x->m;
-	double dense = 0, raw = 0, cast = 0, t = 0, sparse_n = 0;
+	double dense = 0, raw = 0, cast = 0, half = 0, t = 0, sparse_n = 0;
 	unsigned p = x->p;
 	int psgd = cfg->compress == AUTOSYNC_COMPRESS_POWERSGD;
 	struct psgd q = {0, 0, 0, 0, 0};
@@ -457,8 +457,11 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 		}
 		raw += (double)T->numel * sz;
 		dense += (double)T->numel * wire_size(T->dtype, cfg->compress);
-		if (wire_size(T->dtype, cfg->compress) != sz)
+		if (wire_size(T->dtype, cfg->compress) != sz) {
 			cast += (double)T->numel * sz;
+			half += (double)T->numel *
+				wire_size(T->dtype, cfg->compress);
+		}
 	}
 	*bytes = raw;
 	*wire = dense + q.unc + q.p + q.q + sparse_n * (p > 1 ? p - 1 : 0);
@@ -485,7 +488,13 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 			tm[AUTOSYNC_TERM_SPARSE] += g;
 	}
 	if (cast > 0) {
-		double c = 2.0 * (x->k.cast_launch + cast / x->k.cast_bw);
+		/* reducing 16-bit data on a CPU overlaps the transfer (the
+		 * ring's steps are pipelined): only what outlasts it shows */
+		double red = (double)(p - 1) / p * half * x->k.gamma_half;
+		double xfer =
+		    red > 0 ? planner_sim_ar_time(x, cfg->algo, dense) : 0;
+		double c = 2.0 * (x->k.cast_launch + cast / x->k.cast_bw) +
+			   (red > xfer ? red - xfer : 0);
 		t += c;
 		if (tm)
 			tm[AUTOSYNC_TERM_CAST] += c;

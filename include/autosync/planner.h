@@ -228,6 +228,9 @@ typedef struct autosync_costs {
 	double nccl_max_channels;  /* channels NCCL can use at most     32 */
 	double nccl_channel_slack; /* fewest channels within this factor
 				      of the best time                0.05 */
+	/* s per byte of 16-bit data reduced, beyond gamma: reductions on a
+	 * CPU (gloo) convert every fp16/bf16 element, GPUs do not     0 */
+	double gamma_half;
 } autosync_costs_t;
 
 void autosync_costs_default(autosync_costs_t *k);

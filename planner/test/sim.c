@@ -1406,6 +1406,96 @@ static void powersgd(void)
 	autosync_model_destroy(m);
 }
 
+/* gamma_half: reducing 16-bit data overlaps the transfer, so a compressed
+ * bucket's cast term grows by what the reduction, (p - 1)/p x its 16-bit
+ * bytes x gamma_half, outlasts the transfer: nothing when small, almost
+ * all of it when huge (the transfer is part of the bucket's time without
+ * it). Nothing but the cast term and the timeline's sums changes: the same
+ * random plans under every constant (random plans ignore the costs). */
+static void gamma_half(void)
+{
+	static const double g[] = {1e-13, 1e-6};
+	autosync_error_t err = {0};
+	autosync_model_t *m = autosync_model_open("resnet50", catalog, &err);
+	autosync_costs_t k0 = default_costs();
+	autosync_planner_t *p0;
+	int good[2] = {1, 1}, compressed = 0, n = 0;
+
+	if (!m) {
+		ok(0, "resnet50: %s", err.text);
+		return;
+	}
+	p0 = planner(m, cluster(4, 8), k0, AUTOSYNC_FW_PYTORCH_DDP);
+	autosync_planner_set_compression(p0, 1);
+	for (int gi = 0; gi < 2; gi++) {
+		autosync_costs_t k1 = k0;
+		autosync_planner_t *p1;
+
+		k1.gamma_half = g[gi];
+		p1 = planner(m, cluster(4, 8), k1, AUTOSYNC_FW_PYTORCH_DDP);
+		autosync_planner_set_compression(p1, 1);
+		for (uint64_t seed = 0; seed < 40; seed++) {
+			autosync_plan_t *a =
+			    autosync_planner_random(p0, seed, NULL);
+			autosync_plan_t *b =
+			    autosync_planner_random(p1, seed, NULL);
+			double ta[AUTOSYNC_TERM_N], tb[AUTOSYNC_TERM_N];
+			double red = 0, comm = 0, d;
+
+			if (!a || !b || autosync_plan_terms(a, ta) < 0 ||
+			    autosync_plan_terms(b, tb) < 0) {
+				good[gi] = 0;
+				goto next;
+			}
+			for (size_t i = 0; i < autosync_plan_nbuckets(a); i++) {
+				const autosync_bucket_t *bk =
+				    autosync_plan_bucket(a, i);
+				if (bk->compress != AUTOSYNC_COMPRESS_FP16 &&
+				    bk->compress != AUTOSYNC_COMPRESS_BF16)
+					continue;
+				red += 31.0 / 32 * bk->bytes / 2 * g[gi];
+				comm += bk->comm;
+			}
+			d = tb[AUTOSYNC_TERM_CAST] - ta[AUTOSYNC_TERM_CAST];
+			if (gi == 0) {
+				compressed += red > 0;
+				n++;
+			}
+			if (gi == 0 ? d != 0
+				    : red > 0 && (d > red * (1 + 1e-12) ||
+						  d < red - comm)) {
+				good[gi] = 0;
+				diag("seed %d: cast grew %g s, reduction %g s, "
+				     "comm %g s",
+				     (int)seed, d, red, comm);
+			}
+			for (int t = 0; t < AUTOSYNC_TERM_N; t++)
+				if (t != AUTOSYNC_TERM_CAST &&
+				    t != AUTOSYNC_TERM_COMM &&
+				    t != AUTOSYNC_TERM_EXPOSED &&
+				    t != AUTOSYNC_TERM_HIDDEN && ta[t] != tb[t])
+					good[gi] = 0;
+			if (fabs(tb[AUTOSYNC_TERM_EXPOSED] +
+				 tb[AUTOSYNC_TERM_HIDDEN] -
+				 tb[AUTOSYNC_TERM_COMM]) >
+			    1e-12 * (1 + tb[AUTOSYNC_TERM_COMM]))
+				good[gi] = 0;
+		next:
+			autosync_plan_destroy(a);
+			autosync_plan_destroy(b);
+		}
+		autosync_planner_destroy(p1);
+	}
+	ok(good[0] && n == 40 && compressed > 5,
+	   "gamma_half 1e-13 s/B: the reduction hides under the transfer in "
+	   "all %d random plans with fp16/bf16 buckets (of %d)",
+	   compressed, n);
+	ok(good[1], "gamma_half 1e-6 s/B: the cast term grows by the "
+		    "reduction less at most the buckets' time without it");
+	autosync_planner_destroy(p0);
+	autosync_model_destroy(m);
+}
+
 int main(void)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR");
@@ -1427,5 +1517,6 @@ int main(void)
 	scaled_knobs();
 	terms();
 	powersgd();
+	gamma_half();
 	return done_testing();
 }

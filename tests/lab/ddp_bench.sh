@@ -17,6 +17,10 @@
 #        WARMUP (2); PLAN_ARGS (extra `autosync bench`
 #        planning arguments, e.g. --allow-compression)
 #        CLUSTER_BASE as in bench.sh
+#        CALIBRATION: a calibration file for the planner, or "cpu": measure
+#        the lab's CPU constants (calibrate_cpu.py, cast and 16-bit
+#        reduction costs) with as many processes as each layout runs, before
+#        its runs, into OUTDIR/raw/LAYOUT/calibration.yaml
 # Needs root. Tears the lab down on exit. Then ddp_summary.py writes
 # OUTDIR/summary.md.
 set -u
@@ -50,7 +54,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "torch: $(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "layouts: $LAYOUTS; rates: $RATES; models: $MODELS"
-	echo "rounds $ROUNDS, steps $STEPS, warmup $WARMUP; plan args: ${PLAN_ARGS:-none}"
+	echo "rounds $ROUNDS, steps $STEPS, warmup $WARMUP; plan args: ${PLAN_ARGS:-none}; calibration: ${CALIBRATION:-none}"
 	echo "cluster: ${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us},nics=1x<rate>"
 } > "$OUT/setup.txt"
 
@@ -85,6 +89,15 @@ print(" ".join("%.0f" % v for v in out))' "$LAB_NET.1" $port "$1"
 for lay in $LAYOUTS; do
 	H=${lay%x*}; PPN=${lay#*x}; NP=$((H * PPN))
 	export LAB_PPN=$PPN
+	calib=""
+	case ${CALIBRATION:-} in
+	"") ;;
+	cpu)	mkdir -p "$OUT/raw/$lay"
+		calib="$OUT/raw/$lay/calibration.yaml"
+		/usr/bin/python3 "$HERE/calibrate_cpu.py" "$NP" > "$calib" || exit 1
+		log "calibration for $lay: $(grep -v '^#' "$calib" | tr '\n' ' ')" ;;
+	*)	calib=$CALIBRATION ;;
+	esac
 	for rate in $RATES; do
 		"$LAB" up "$H" "$rate" || exit 1
 		nic=$(echo "$rate" | sed 's/gbit$/Gbit\/s/; s/mbit$/Mbit\/s/')
@@ -98,6 +111,7 @@ for lay in $LAYOUTS; do
 			p="$OUT/plans/$lay/$rate/$m"
 			timeout 300 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
 				--network "$CLUSTER" --framework pytorch-ddp ${PLAN_ARGS:-} \
+				${calib:+--calibration "$calib"} \
 				--strategies autosync,ddp-default --steps 0 --warmup 0 \
 				--write-plans "$p" > "$d/$m-plan.txt" 2>&1
 			log "  $m/$sc: plan rc $? ($(grep -m1 '^strategy:' "$p/autosync.yaml" 2>/dev/null))"
