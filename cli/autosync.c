@@ -30,6 +30,8 @@ static const struct command {
      "trial run: replay training steps of a plan over MPI"},
     {"launch", autosync_cmd_launch,
      "apply a plan without the SPANK plugin, then exec a command"},
+    {"init", autosync_cmd_init,
+     "plan before the ranks start and write the files (init container)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -46,7 +48,7 @@ static void usage(FILE *fp)
 		"options (the same as COMMAND --help)");
 	fprintf(fp, "  %-9s %s\n", "version", "print the version");
 	fprintf(fp,
-		"\ntopo, plan, bench and launch share the topology "
+		"\ntopo, plan, bench, launch and init share the topology "
 		"options (-T/--topology,\n-g/--gpus, --network, -N/--nodes); "
 		"see autosync(1).\n");
 }

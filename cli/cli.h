@@ -17,6 +17,7 @@ int autosync_cmd_config(int argc, char **argv);
 int autosync_cmd_feedback(int argc, char **argv);
 int autosync_cmd_bench(int argc, char **argv);
 int autosync_cmd_launch(int argc, char **argv);
+int autosync_cmd_init(int argc, char **argv);
 int autosync_cmd_eval(int argc, char **argv);
 int autosync_cmd_train(int argc, char **argv);
 int autosync_cmd_promote(int argc, char **argv);
@@ -149,5 +150,25 @@ int cli_config_node(const char *path, const autosync_siteconf_t *site,
 int cli_when(const char *s, int64_t *out);
 /* The site config installed with autosync. */
 const char *cli_site_config_path(void);
+
+/* ------------------------------------------- the launchers' variables */
+/* An integer variable of the environment (a launcher's: "4", "4(x2)"),
+ * or -1 when unset or not a count. */
+long cli_env_num(const char *name);
+/* Nodes of the job: SLURM_NNODES / SLURM_JOB_NUM_NODES, Open MPI's world
+ * over local size, PET_NNODES, WORLD_SIZE over LOCAL_WORLD_SIZE,
+ * AUTOSYNC_NNODES (a webhook's, from the workload object); else 0
+ * (unknown: --network or --nodes may say, else 1). */
+unsigned cli_job_nodes(void);
+/* The nodes a launched job plans for: cli_job_nodes(), else 0 when
+ * --nodes or a --network naming the nodes will say, else 1. */
+unsigned cli_launch_nodes(const struct cli_input *in);
+/* Where the NCCL plugins are: 'option', $AUTOSYNC_NCCL_PLUGIN_DIR, the
+ * site's nccl_plugin_dir when it enables them, the installed ones. */
+const char *cli_plugin_dir(const char *option, const autosync_siteconf_t *site);
+/* --config: "none" = no site config (NULL); a path; NULL = the installed
+ * one when it exists. 0, or -1 with 'err'. The caller destroys *site. */
+int cli_load_site(const char *config, autosync_siteconf_t **site,
+		  autosync_error_t *err);
 
 #endif

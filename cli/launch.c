@@ -18,6 +18,7 @@
 #include "autosync/job.h"
 #include "autosync/siteconf.h"
 #include "cli.h"
+#include "common/text.h"
 
 #define WHICH (CLI_IN_TOPOLOGY | CLI_IN_NETWORK | CLI_IN_NODES)
 
@@ -26,6 +27,7 @@ struct opts {
 	const char *plan_file, *model, *catalog, *config, *dir, *plugin_dir;
 	int local_rank; /* -1 = from the environment */
 	int plugins;	/* AUTOSYNC_JOB_TUNER | AUTOSYNC_JOB_PROFILER */
+	int compress;	/* the job allows lossy compression */
 	FILE *log;	/* messages; NULL = quiet */
 	FILE *explain;	/* the plan summary; NULL = not */
 };
@@ -77,6 +79,9 @@ static void usage(FILE *fp)
 		 "it enables them, or %s)",
 		 AUTOSYNC_LIBDIR);
 	cli_help(fp, "    --plugin-dir DIR", text);
+	cli_help(fp, "    --allow-compression",
+		 "allow lossy gradient compression (default: "
+		 "$AUTOSYNC_COMPRESSION, as the SPANK plugin sets it)");
 	cli_help(fp, "    --no-tuner", "do not set NCCL_TUNER_PLUGIN");
 	cli_help(fp, "    --no-profiler", "do not set NCCL_PROFILER_PLUGIN");
 	cli_help(fp, "-s, --strict",
@@ -112,22 +117,6 @@ static void job_log(int level, const char *msg, void *arg)
 
 /* ---------------------------------------------- the launchers' variables */
 
-static long env_num(const char *name)
-{
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || (*end && *end != ':' && *end != '(') ||
-	    v < 0 || v > (1L << 24))
-		return -1;
-	return v;
-}
-
 /* The local rank: the first of these that is set, else 0. A per-node
  * launcher's own numbering (torchrun's LOCAL_RANK) comes before Slurm's:
  * its workers all inherit the task's SLURM_LOCALID. */
@@ -140,38 +129,11 @@ static int local_rank(void)
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		long v = env_num(vars[i]);
+		long v = cli_env_num(vars[i]);
 		if (v >= 0)
 			return (int)v;
 	}
 	return 0;
-}
-
-static unsigned ratio(const char *all, const char *local)
-{
-	long a = env_num(all), l = env_num(local);
-
-	if (a > 0 && l > 0)
-		return (unsigned)((a + l - 1) / l);
-	return 0;
-}
-
-/* Nodes of the job from Slurm's, Open MPI's, torchrun's variables; 1. */
-static unsigned job_nodes(void)
-{
-	long v;
-	unsigned r;
-
-	if ((v = env_num("SLURM_NNODES")) > 0 ||
-	    (v = env_num("SLURM_JOB_NUM_NODES")) > 0)
-		return (unsigned)v;
-	if ((r = ratio("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE")))
-		return r;
-	if ((v = env_num("PET_NNODES")) > 0)
-		return (unsigned)v;
-	if ((r = ratio("WORLD_SIZE", "LOCAL_WORLD_SIZE")))
-		return r;
-	return 1;
 }
 
 /* A key shared by the ranks of one job on one node, for the directory. */
@@ -249,39 +211,6 @@ static int make_dir(const struct opts *o, const autosync_siteconf_t *site,
 
 /* --------------------------------------------------------- the pipeline */
 
-static const char *plugin_dir(const struct opts *o,
-			      const autosync_siteconf_t *site)
-{
-	const char *d = getenv("AUTOSYNC_NCCL_PLUGIN_DIR");
-
-	if (o->plugin_dir && o->plugin_dir[0])
-		return o->plugin_dir;
-	if (d && d[0])
-		return d;
-	if (site && autosync_siteconf_nccl_plugins(site))
-		return autosync_siteconf_nccl_plugin_dir(site);
-	return AUTOSYNC_LIBDIR;
-}
-
-static int load_site(const struct opts *o, autosync_siteconf_t **site,
-		     autosync_error_t *err)
-{
-	char conf[PATH_MAX];
-
-	*site = NULL;
-	if (o->config && !strcmp(o->config, "none"))
-		return 0;
-	if (o->config && o->config[0])
-		return (*site = autosync_siteconf_load(o->config, err)) ? 0
-									: -1;
-	snprintf(conf, sizeof(conf), "%s/autosync/autosync.yaml",
-		 AUTOSYNC_SYSCONFDIR);
-	if (access(conf, R_OK) == 0 &&
-	    !(*site = autosync_siteconf_load(conf, err)))
-		return -1;
-	return 0;
-}
-
 static int plan_job(const struct opts *o, const autosync_siteconf_t *site,
 		    const char *dir, autosync_job_t *j, autosync_error_t *err)
 {
@@ -293,12 +222,16 @@ static int plan_job(const struct opts *o, const autosync_siteconf_t *site,
 		       (o->catalog &&
 			autosync_job_set_catalog_dir(j, o->catalog, err) < 0) ||
 		       autosync_job_set_plan_file(j, o->plan_file, err) < 0 ||
-		       autosync_job_set_nodes(j, job_nodes(), err) < 0 ||
+		       autosync_job_set_compression(j, o->compress, err) < 0 ||
+		       (cli_launch_nodes(&o->in) &&
+			autosync_job_set_nodes(j, cli_launch_nodes(&o->in),
+					       err) < 0) ||
 		       cli_input_to_job(&o->in, j, 0, err) < 0 ||
 		       (getcwd(cwd, sizeof(cwd)) &&
 			autosync_job_set_cwd(j, cwd, err) < 0) ||
-		       autosync_job_set_nccl_plugins(j, plugin_dir(o, site),
-						     o->plugins, err) < 0 ||
+		       autosync_job_set_nccl_plugins(
+			   j, cli_plugin_dir(o->plugin_dir, site), o->plugins,
+			   err) < 0 ||
 		       autosync_job_set_dir(j, dir, err) < 0 ||
 		       autosync_job_run(j, err) < 0 ||
 		       autosync_job_write_files(j, err) < 0
@@ -341,7 +274,7 @@ static int prepare(const struct opts *o, autosync_error_t *err)
 	char dir[PATH_MAX];
 	int rank = o->local_rank >= 0 ? o->local_rank : local_rank(), rv = -1;
 
-	if (load_site(o, &site, err) < 0 ||
+	if (cli_load_site(o->config, &site, err) < 0 ||
 	    make_dir(o, site, rank, dir, sizeof(dir), err) < 0 ||
 	    !(j = autosync_job_create(err)))
 		goto out;
@@ -379,6 +312,7 @@ enum {
 	OPT_PLUGIN_DIR,
 	OPT_NO_TUNER,
 	OPT_NO_PROFILER,
+	OPT_COMPRESS,
 };
 
 int autosync_cmd_launch(int argc, char **argv)
@@ -396,6 +330,7 @@ int autosync_cmd_launch(int argc, char **argv)
 	    {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
 	    {"no-tuner", no_argument, NULL, OPT_NO_TUNER},
 	    {"no-profiler", no_argument, NULL, OPT_NO_PROFILER},
+	    {"allow-compression", no_argument, NULL, OPT_COMPRESS},
 	    {"strict", no_argument, NULL, 's'},
 	    {"explain", no_argument, NULL, 'e'},
 	    {"quiet", no_argument, NULL, 'q'},
@@ -451,6 +386,9 @@ int autosync_cmd_launch(int argc, char **argv)
 		case OPT_NO_PROFILER:
 			o.plugins &= ~AUTOSYNC_JOB_PROFILER;
 			break;
+		case OPT_COMPRESS:
+			o.compress = 1;
+			break;
 		case 's':
 			strict = 1;
 			break;
@@ -469,6 +407,10 @@ int autosync_cmd_launch(int argc, char **argv)
 	}
 	if (cli_input_check("launch", &o.in, 1, ""))
 		return 2;
+	/* the SPANK plugin passes the job's --autosync-compression on */
+	if (!o.compress && getenv("AUTOSYNC_COMPRESSION") &&
+	    asi_parse_bool(getenv("AUTOSYNC_COMPRESSION")) == 1)
+		o.compress = 1;
 	if (optind >= argc) {
 		fprintf(stderr, "autosync launch: no command (autosync launch "
 				"[options] -- COMMAND ARGS...)\n");

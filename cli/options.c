@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <hwloc.h>
 
+#include "autosync/cluster.h"
 #include "autosync/planner.h"
+#include "autosync/siteconf.h"
 #include "common/text.h"
 #include "cli.h"
 
@@ -39,6 +42,95 @@ static void keep_hwloc_plugins(void)
 const char *cli_site_config_path(void)
 {
 	return AUTOSYNC_SYSCONFDIR "/autosync/autosync.yaml";
+}
+
+/* ------------------------------------------- the launchers' variables */
+
+long cli_env_num(const char *name)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || (*end && *end != ':' && *end != '(') ||
+	    v < 0 || v > (1L << 24))
+		return -1;
+	return v;
+}
+
+static unsigned ratio(const char *all, const char *local)
+{
+	long a = cli_env_num(all), l = cli_env_num(local);
+
+	if (a > 0 && l > 0)
+		return (unsigned)((a + l - 1) / l);
+	return 0;
+}
+
+unsigned cli_job_nodes(void)
+{
+	long v;
+	unsigned r;
+
+	if ((v = cli_env_num("SLURM_NNODES")) > 0 ||
+	    (v = cli_env_num("SLURM_JOB_NUM_NODES")) > 0)
+		return (unsigned)v;
+	if ((r = ratio("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE")))
+		return r;
+	if ((v = cli_env_num("PET_NNODES")) > 0)
+		return (unsigned)v;
+	if ((r = ratio("WORLD_SIZE", "LOCAL_WORLD_SIZE")))
+		return r;
+	if ((v = cli_env_num("AUTOSYNC_NNODES")) > 0)
+		return (unsigned)v;
+	return 0;
+}
+
+unsigned cli_launch_nodes(const struct cli_input *in)
+{
+	unsigned n = cli_job_nodes();
+	autosync_cluster_t c;
+
+	if (n || in->nodes)
+		return n;
+	/* a --network that names the nodes is the user's word */
+	autosync_cluster_default(&c);
+	c.nodes = 0;
+	if (in->network &&
+	    autosync_cluster_update(&c, in->network, NULL) == 0 && c.nodes)
+		return 0;
+	return 1;
+}
+
+const char *cli_plugin_dir(const char *option, const autosync_siteconf_t *site)
+{
+	const char *d = getenv("AUTOSYNC_NCCL_PLUGIN_DIR");
+
+	if (option && option[0])
+		return option;
+	if (d && d[0])
+		return d;
+	if (site && autosync_siteconf_nccl_plugins(site))
+		return autosync_siteconf_nccl_plugin_dir(site);
+	return AUTOSYNC_LIBDIR;
+}
+
+int cli_load_site(const char *config, autosync_siteconf_t **site,
+		  autosync_error_t *err)
+{
+	*site = NULL;
+	if (config && !strcmp(config, "none"))
+		return 0;
+	if (config && config[0])
+		return (*site = autosync_siteconf_load(config, err)) ? 0 : -1;
+	if (access(cli_site_config_path(), R_OK) == 0 &&
+	    !(*site = autosync_siteconf_load(cli_site_config_path(), err)))
+		return -1;
+	return 0;
 }
 
 /* ------------------------------------------------------------ messages */

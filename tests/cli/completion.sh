@@ -20,7 +20,7 @@ complete_line() {
 . "$SRCDIR/cli/bash-completion/autosync"
 is "$(complete -p autosync)" "complete -F _autosync autosync" "registered for the autosync command"
 
-is "$(complete_line 'autosync ')" "bench config eval feedback help launch plan promote topo train version" "every command"
+is "$(complete_line 'autosync ')" "bench config eval feedback help init launch plan promote topo train version" "every command"
 is "$(complete_line 'autosync pl')" "plan" "a command from its prefix"
 is "$(complete_line 'autosync help f')" "feedback" "help COMMAND"
 is "$(complete_line 'autosync config ')" "check" "config check"

@@ -26,9 +26,9 @@ for c in plan bench launch; do
   like "$("$AUTOSYNC" help $c)" "^      --network SPEC  " "$c --help: the shared --network"
 done
 out=$("$AUTOSYNC" help lanch 2>&1); rc=$?
-is "$rc:$out" "2:autosync: unknown command 'lanch' (did you mean 'launch'?); one of topo, plan, config, feedback, eval, train, promote, bench, launch, help or version" "help with an unknown command: did you mean"
+is "$rc:$out" "2:autosync: unknown command 'lanch' (did you mean 'launch'?); one of topo, plan, config, feedback, eval, train, promote, bench, launch, init, help or version" "help with an unknown command: did you mean"
 out=$("$AUTOSYNC" plna 2>&1); rc=$?
-is "$rc:$out" "2:autosync: unknown command 'plna' (did you mean 'plan'?); one of topo, plan, config, feedback, eval, train, promote, bench, launch, help or version" "an unknown command: did you mean (a swap is one edit)"
+is "$rc:$out" "2:autosync: unknown command 'plna' (did you mean 'plan'?); one of topo, plan, config, feedback, eval, train, promote, bench, launch, init, help or version" "an unknown command: did you mean (a swap is one edit)"
 
 # unknown options, missing values, enumerated values
 out=$("$AUTOSYNC" plan --netwrok x 2>&1); rc=$?

@@ -17,7 +17,7 @@ section, then its job section.
 import os
 import sys
 
-__all__ = ["load_plan", "settings", "compare", "HOOKS", "ALLREDUCES"]
+__all__ = ["load_plan", "load_env_file", "settings", "compare", "HOOKS", "ALLREDUCES"]
 
 MiB = 1024 * 1024
 
@@ -73,10 +73,43 @@ def _loader(yaml, path):
     return Loader
 
 
+def load_env_file(path=None, environ=None):
+    """The AUTOSYNC_* variables of the env file `autosync init` wrote
+    (AUTOSYNC_ENV_FILE: lines export NAME='value', ' written as '\\''),
+    added to 'environ' (os.environ) where not set already: a pod's app
+    container then sees what the SPANK plugin would have set. A missing or
+    empty file is no plan (the init container failed open). Returns the
+    names added."""
+    env = os.environ if environ is None else environ
+    path = path or env.get("AUTOSYNC_ENV_FILE")
+    added = []
+    if not path:
+        return added
+    try:
+        with open(path) as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return added
+    for line in text.splitlines():
+        if not line.startswith("export AUTOSYNC_") or "=" not in line:
+            continue
+        name, _, value = line[len("export "):].partition("=")
+        if not (len(value) >= 2 and value[0] == value[-1] == "'"):
+            continue
+        value = value[1:-1].replace("'\\''", "'")
+        if name.replace("_", "").isalnum() and name not in env:
+            env[name] = value
+            added.append(name)
+    return added
+
+
 def load_plan(path=None):
     """Read the job and env sections of a plan file (docs/plan-format.md).
     Returns {"job": {...}, "env": {...}, "strategy": str, "framework": str}
-    or None when there is no plan (path None and AUTOSYNC_PLAN unset)."""
+    or None when there is no plan (path None and AUTOSYNC_PLAN unset, after
+    the env file of AUTOSYNC_ENV_FILE, if any, was read)."""
+    if not path and not os.environ.get("AUTOSYNC_PLAN"):
+        load_env_file()
     path = path or os.environ.get("AUTOSYNC_PLAN")
     if not path:
         return None
