@@ -23,6 +23,9 @@ pkglibexecdir=$(sed -n 's/^libexecdir = //p' "$build/Makefile" | sed "s|\${exec_
 if [ -x "$build/launcher/runtime/autosync-bench" ]; then   # built with Open MPI
   t '[ -x "$dest$pkglibexecdir/autosync-bench" ]' "the trial runs (MPI) in \$(pkglibexecdir): autosync-bench"
 fi
+if [ -x "$build/webhook/autosync-webhook" ]; then   # built with libmicrohttpd
+  t '[ -x "$dest$prefix/bin/autosync-webhook" ] && [ -f "$dest$prefix/share/man/man8/autosync-webhook.8" ]' "the Kubernetes webhook in \$(bindir), its man page"
+fi
 # the admin's command, the plugin and the library load no MPI/NCCL/CUDA/NVML
 sh "$(dirname "$0")/needed.sh" "$dest$prefix/bin/autosync" "$dest$libdir/slurm/spank_autosync.so" \
   "$dest$libdir"/libautosync.so.*.*.* >"$dest/needed.log" 2>&1

@@ -28,6 +28,8 @@ t 'zcat /usr/share/man/man5/autosync-plan.5.gz | grep -q "^\.TH AUTOSYNC-PLAN 5"
   "man pages autosync-plan(5), autosync-feedback(5), autosync-spank(8)"
 t '[ "$(cd / && /usr/bin/python3 -c "import autosync.plan as p; print(p.__file__)")" = /usr/lib/python3/dist-packages/autosync/plan.py ]' \
   "python3 imports the packaged adapter (autosync.plan; autosync.torch needs torch)"
+t '/usr/bin/autosync-webhook --help | grep -q "^usage: autosync-webhook --cert FILE --key FILE" && [ -f /usr/share/man/man8/autosync-webhook.8.gz ] && ! ldd /usr/bin/autosync-webhook | grep -Eq "libhwloc|libyaml|libautosync"' \
+  "autosync-webhook (package autosync-webhook): runs, its man page, no planner libraries loaded"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 printf '#include <autosync/common.h>\n#include <stdio.h>\nint main(void) { puts(autosync_version()); return 0; }\n' >"$work/v.c"
 t 'cc -o "$work/v" "$work/v.c" $(pkg-config --cflags --libs autosync) && [ "$("$work/v")" = "$(dpkg-query -W -f="\${Version}" libautosync0)" ]' \

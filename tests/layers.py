@@ -26,6 +26,7 @@ ALLOWED = {
     "learn": {"common", "planner", "site"},
     "cli": {"common", "topology", "planner", "site", "job", "learn"},
     "launcher": {"common", "topology", "planner", "site"},
+    "webhook": {"common"},
     "tests": set(),
 }
 # Installed headers and the module each belongs to.

@@ -9,7 +9,11 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       clang libclang-rt-14-dev clang-format
       python3 python3-torch python3-numpy python3-yaml
       git ca-certificates procps iproute2 util-linux
-      debhelper dh-python fakeroot lintian rpm cpio)
+      debhelper dh-python fakeroot lintian rpm cpio
+      libmicrohttpd-dev libgnutls28-dev curl openssl python3-jsonpatch)
+# kubectl (for kubectl kustomize): Debian's, unless the machine has one
+# (another kubectl owns /usr/bin/kubectl, and the two packages conflict)
+command -v kubectl >/dev/null 2>&1 || PKGS+=(kubernetes-client)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

@@ -1,0 +1,570 @@
+/* main.c - autosync-webhook: the Kubernetes mutating admission webhook
+ * (docs/autosync-webhook.8). HTTPS with libmicrohttpd over GnuTLS: POST
+ * /mutate answers an AdmissionReview (mutate.h decides), GET /healthz says
+ * ok. Bounded: 1 MiB per body, 1 s per request, a fixed thread pool. The
+ * certificate and key are read again when their files change (checked at
+ * most once a second, at a handshake), so a rotated secret needs no
+ * restart; a pair that does not load leaves the old one serving. One JSON
+ * line per decision on stdout. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
+
+#include "mutate.h"
+
+#define MAX_BODY (1u << 20)
+#define REQUEST_MS 1000
+#define MAX_CERTS 8
+
+struct opts {
+	const char *cert, *key, *listen;
+	unsigned port, threads, max_body, request_ms;
+	struct aswh_config cfg;
+};
+
+/* ------------------------------------------------------------ TLS pair */
+
+/* The pair in use and the files' identity when it was read. Pairs are
+ * never freed while the process runs: GnuTLS may still hold the ones it
+ * got for sessions in progress, and rotations are rare. */
+static struct {
+	pthread_mutex_t lock;
+	const char *cert_path, *key_path;
+	gnutls_pcert_st pcert[MAX_CERTS];
+	unsigned npcert;
+	gnutls_privkey_t key;
+	struct stat cert_st, key_st;
+	time_t checked;
+	unsigned loads;
+} tls = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static void log_line(const char *json)
+{
+	static pthread_mutex_t out = PTHREAD_MUTEX_INITIALIZER;
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	pthread_mutex_lock(&out);
+	/* the decision object, with the time put first */
+	if (json[0] == '{' && json[1] != '}')
+		printf("{\"time\":\"%s\",%s\n", ts, json + 1);
+	else
+		printf("{\"time\":\"%s\"}\n", ts);
+	fflush(stdout);
+	pthread_mutex_unlock(&out);
+}
+
+static void log_event(const char *event, const char *detail)
+{
+	char buf[1024], q[600];
+	size_t o = 0;
+
+	/* detail comes from GnuTLS or errno: plain, but escape anyway */
+	for (const char *s = detail; *s && o + 7 < sizeof(q); s++) {
+		if (*s == '"' || *s == '\\')
+			q[o++] = '\\', q[o++] = *s;
+		else if ((unsigned char)*s < 0x20)
+			o += (size_t)snprintf(q + o, sizeof(q) - o, "\\u%04x",
+					      *s);
+		else
+			q[o++] = *s;
+	}
+	q[o] = '\0';
+	snprintf(buf, sizeof(buf), "{\"event\":\"%s\",\"detail\":\"%s\"}",
+		 event, q);
+	log_line(buf);
+}
+
+static int load_pair(const char **why)
+{
+	gnutls_pcert_st pc[MAX_CERTS];
+	unsigned n = MAX_CERTS;
+	gnutls_datum_t kd = {NULL, 0};
+	gnutls_privkey_t key = NULL;
+	struct stat cs, ks;
+	int rc;
+
+	if (stat(tls.cert_path, &cs) < 0 || stat(tls.key_path, &ks) < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if ((rc = gnutls_pcert_list_import_x509_file(pc, &n, tls.cert_path,
+						     GNUTLS_X509_FMT_PEM, NULL,
+						     NULL, 0)) < 0) {
+		*why = gnutls_strerror(rc);
+		return -1;
+	}
+	if ((rc = gnutls_load_file(tls.key_path, &kd)) < 0 ||
+	    (rc = gnutls_privkey_init(&key)) < 0 ||
+	    (rc = gnutls_privkey_import_x509_raw(key, &kd, GNUTLS_X509_FMT_PEM,
+						 NULL, 0)) < 0) {
+		*why = gnutls_strerror(rc);
+		gnutls_free(kd.data);
+		if (key)
+			gnutls_privkey_deinit(key);
+		for (unsigned i = 0; i < n; i++)
+			gnutls_pcert_deinit(&pc[i]);
+		return -1;
+	}
+	gnutls_free(kd.data);
+	memcpy(tls.pcert, pc, sizeof(pc[0]) * n);
+	tls.npcert = n;
+	tls.key = key;
+	tls.cert_st = cs;
+	tls.key_st = ks;
+	tls.loads++;
+	return 0;
+}
+
+/* At most once a second: reload when either file changed. */
+static void maybe_reload(void)
+{
+	struct stat cs, ks;
+	time_t now = time(NULL);
+	const char *why = "";
+
+	if (now == tls.checked)
+		return;
+	tls.checked = now;
+	if (stat(tls.cert_path, &cs) < 0 || stat(tls.key_path, &ks) < 0 ||
+	    (same_file(&cs, &tls.cert_st) && same_file(&ks, &tls.key_st)))
+		return;
+	if (load_pair(&why) < 0)
+		log_event("tls-reload-failed", why);
+	else
+		log_event("tls-reloaded", tls.cert_path);
+}
+
+static int cert_cb(gnutls_session_t s, const gnutls_datum_t *req_ca, int nreqs,
+		   const gnutls_pk_algorithm_t *algos, int nalgos,
+		   gnutls_pcert_st **pcert, unsigned *npcert,
+		   gnutls_privkey_t *key)
+{
+	(void)s;
+	(void)req_ca;
+	(void)nreqs;
+	(void)algos;
+	(void)nalgos;
+	pthread_mutex_lock(&tls.lock);
+	maybe_reload();
+	*pcert = tls.pcert;
+	*npcert = tls.npcert;
+	*key = tls.key;
+	pthread_mutex_unlock(&tls.lock);
+	return 0;
+}
+
+/* ------------------------------------------------------------ requests */
+
+struct req {
+	struct timespec start;
+	char *body;
+	size_t len;
+	int too_big, too_slow;
+};
+
+static double since_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+			     const char *body, const char *type)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+	    strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result mutate(const struct opts *o, struct MHD_Connection *c,
+			      struct req *q)
+{
+	char *resp = NULL, *log = NULL;
+	enum MHD_Result ret;
+	int d;
+
+	if (q->too_big || q->too_slow) {
+		char line[160];
+		snprintf(line, sizeof(line),
+			 "{\"decision\":\"bad-request\",\"reason\":\"%s\"}",
+			 q->too_big ? "the body is over the limit"
+				    : "the request took over the time limit");
+		log_line(line);
+		return reply(c,
+			     q->too_big ? MHD_HTTP_CONTENT_TOO_LARGE
+					: MHD_HTTP_REQUEST_TIMEOUT,
+			     "{}", "application/json");
+	}
+	d = aswh_review(&o->cfg, q->body ? q->body : "", q->len, &resp, &log);
+	if (log)
+		log_line(log);
+	if (d == ASWH_BAD_REQUEST || !resp)
+		ret = reply(c, MHD_HTTP_BAD_REQUEST, "{}", "application/json");
+	else
+		ret = reply(c, MHD_HTTP_OK, resp, "application/json");
+	free(resp);
+	free(log);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
+			      const char *url, const char *method,
+			      const char *version, const char *data,
+			      size_t *size, void **ptr)
+{
+	const struct opts *o = cls;
+	struct req *q = *ptr;
+
+	(void)version;
+	if (!q) {
+		if (!(q = calloc(1, sizeof(*q))))
+			return MHD_NO;
+		clock_gettime(CLOCK_MONOTONIC, &q->start);
+		*ptr = q;
+		return MHD_YES;
+	}
+	if (!strcmp(url, "/healthz") && !strcmp(method, "GET"))
+		return reply(c, MHD_HTTP_OK, "ok\n", "text/plain");
+	if (strcmp(url, "/mutate") || strcmp(method, "POST"))
+		return reply(c, MHD_HTTP_NOT_FOUND, "not found\n",
+			     "text/plain");
+	if (*size) {
+		if (since_ms(&q->start) > o->request_ms)
+			q->too_slow = 1;
+		if (q->too_big || q->too_slow || q->len + *size > o->max_body) {
+			q->too_big = !q->too_slow;
+			free(q->body);
+			q->body = NULL;
+			q->len = 0;
+		} else {
+			char *b = realloc(q->body, q->len + *size + 1);
+			if (!b)
+				return MHD_NO;
+			memcpy(b + q->len, data, *size);
+			q->body = b;
+			q->len += *size;
+			b[q->len] = '\0';
+		}
+		*size = 0;
+		return MHD_YES;
+	}
+	return mutate(o, c, q);
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **ptr,
+		 enum MHD_RequestTerminationCode code)
+{
+	struct req *q = *ptr;
+
+	(void)cls;
+	(void)c;
+	(void)code;
+	if (q) {
+		free(q->body);
+		free(q);
+		*ptr = NULL;
+	}
+}
+
+/* ------------------------------------------------------------- options */
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: autosync-webhook --cert FILE --key FILE [options]\n"
+		"\n"
+		"The mutating admission webhook of autosync: adds the init "
+		"container that\nplans on the node (autosync init) to pods "
+		"that opt in. HTTPS only.\n\n"
+		"  --cert FILE          PEM certificate chain (reloaded when "
+		"it changes)\n"
+		"  --key FILE           PEM private key (reloaded with it)\n"
+		"  --listen ADDR        IPv4 address to listen on (default "
+		"0.0.0.0)\n"
+		"  --port N             (default 8443)\n"
+		"  --threads N          request threads (default 4)\n"
+		"  --prefix DOMAIN      annotation and label prefix (default "
+		"autosync.dev)\n"
+		"  --image IMAGE        the init container's image (default "
+		"autosync:%s)\n"
+		"  --pull-policy P      its imagePullPolicy (default "
+		"IfNotPresent)\n"
+		"  --mount PATH         the shared volume's path (default "
+		"/autosync)\n"
+		"  --site-config NAME   the site config's ConfigMap (default "
+		"autosync-site)\n"
+		"  --resource NAME      a device resource the init container "
+		"requests like\n"
+		"                       the app (repeatable; NAME/ is a "
+		"prefix; default\n"
+		"                       nvidia.com/gpu and rdma/)\n"
+		"  --max-body BYTES     (default 1048576)\n"
+		"  --request-ms MS      time limit per request (default "
+		"1000)\n"
+		"  -h, --help\n",
+		PACKAGE_VERSION);
+}
+
+static int set(char *dst, size_t len, const char *what, const char *v)
+{
+	if (!*v || strlen(v) >= len) {
+		fprintf(stderr, "autosync-webhook: %s: bad value '%.64s'\n",
+			what, v);
+		return -1;
+	}
+	snprintf(dst, len, "%s", v);
+	return 0;
+}
+
+static int number(const char *what, const char *v, unsigned long lo,
+		  unsigned long hi, unsigned *out)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || n < lo || n > hi) {
+		fprintf(stderr,
+			"autosync-webhook: %s: bad value '%.64s' (expected "
+			"%lu..%lu)\n",
+			what, v, lo, hi);
+		return -1;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"cert", required_argument, NULL, 'c'},
+	    {"key", required_argument, NULL, 'k'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"threads", required_argument, NULL, 't'},
+	    {"prefix", required_argument, NULL, 'P'},
+	    {"image", required_argument, NULL, 'i'},
+	    {"pull-policy", required_argument, NULL, 'u'},
+	    {"mount", required_argument, NULL, 'm'},
+	    {"site-config", required_argument, NULL, 's'},
+	    {"resource", required_argument, NULL, 'r'},
+	    {"max-body", required_argument, NULL, 'b'},
+	    {"request-ms", required_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c, own_res = 0;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->cert = optarg;
+			break;
+		case 'k':
+			o->key = optarg;
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'p':
+			if (number("--port", optarg, 1, 65535, &o->port) < 0)
+				return 2;
+			break;
+		case 't':
+			if (number("--threads", optarg, 1, 256, &o->threads) <
+			    0)
+				return 2;
+			break;
+		case 'P':
+			/* a DNS subdomain: it becomes label and annotation
+			 * keys, and it reaches the log lines unescaped */
+			if (strspn(optarg,
+				   "abcdefghijklmnopqrstuvwxyz0123456789"
+				   ".-") != strlen(optarg) ||
+			    set(o->cfg.prefix, sizeof(o->cfg.prefix),
+				"--prefix", optarg) < 0) {
+				fprintf(stderr,
+					"autosync-webhook: --prefix: a DNS "
+					"subdomain such as ml.example.com\n");
+				return 2;
+			}
+			break;
+		case 'i':
+			if (set(o->cfg.image, sizeof(o->cfg.image), "--image",
+				optarg) < 0)
+				return 2;
+			break;
+		case 'u':
+			if (strcmp(optarg, "Always") &&
+			    strcmp(optarg, "IfNotPresent") &&
+			    strcmp(optarg, "Never")) {
+				fprintf(stderr,
+					"autosync-webhook: --pull-policy: bad "
+					"value '%.64s' (expected Always, "
+					"IfNotPresent or Never)\n",
+					optarg);
+				return 2;
+			}
+			set(o->cfg.pull_policy, sizeof(o->cfg.pull_policy),
+			    "--pull-policy", optarg);
+			break;
+		case 'm':
+			if (optarg[0] != '/' ||
+			    set(o->cfg.mount, sizeof(o->cfg.mount), "--mount",
+				optarg) < 0) {
+				fprintf(stderr, "autosync-webhook: --mount: "
+						"an absolute path\n");
+				return 2;
+			}
+			break;
+		case 's':
+			if (set(o->cfg.site_config, sizeof(o->cfg.site_config),
+				"--site-config", optarg) < 0)
+				return 2;
+			break;
+		case 'r':
+			if (!own_res++)
+				o->cfg.nresources = 0;
+			if (o->cfg.nresources >= ASWH_MAX_RESOURCES ||
+			    set(o->cfg.resources[o->cfg.nresources],
+				sizeof(o->cfg.resources[0]), "--resource",
+				optarg) < 0)
+				return 2;
+			o->cfg.nresources++;
+			break;
+		case 'b':
+			if (number("--max-body", optarg, 1024, 64u << 20,
+				   &o->max_body) < 0)
+				return 2;
+			break;
+		case 'T':
+			if (number("--request-ms", optarg, 10, 60000,
+				   &o->request_ms) < 0)
+				return 2;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || !o->cert || !o->key) {
+		fprintf(stderr, "autosync-webhook: --cert and --key are "
+				"required (see --help)\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.listen = "0.0.0.0",
+			 .port = 8443,
+			 .threads = 4,
+			 .max_body = MAX_BODY,
+			 .request_ms = REQUEST_MS};
+	struct sockaddr_in addr = {.sin_family = AF_INET};
+	struct MHD_Daemon *d;
+	const char *why = "";
+	char line[256];
+	int rc;
+
+	aswh_config_default(&o.cfg);
+	if ((rc = parse(argc, argv, &o)))
+		return rc;
+	if (inet_pton(AF_INET, o.listen, &addr.sin_addr) != 1) {
+		fprintf(stderr,
+			"autosync-webhook: --listen: bad address '%s'\n",
+			o.listen);
+		return 2;
+	}
+	addr.sin_port = htons((uint16_t)o.port);
+	tls.cert_path = o.cert;
+	tls.key_path = o.key;
+	if (load_pair(&why) < 0) {
+		fprintf(stderr, "autosync-webhook: %s, %s: %s\n", o.cert, o.key,
+			why);
+		return 1;
+	}
+	tls.checked = time(NULL);
+	d = MHD_start_daemon(
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS,
+	    (uint16_t)o.port, NULL, NULL, handle, &o, MHD_OPTION_SOCK_ADDR,
+	    (struct sockaddr *)&addr, MHD_OPTION_HTTPS_CERT_CALLBACK, cert_cb,
+	    MHD_OPTION_THREAD_POOL_SIZE, o.threads,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+	    MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr,
+			"autosync-webhook: cannot listen on %s:%u (in use, or "
+			"TLS unavailable)\n",
+			o.listen, o.port);
+		return 1;
+	}
+	snprintf(line, sizeof(line),
+		 "{\"event\":\"listening\",\"address\":\"%s:%u\","
+		 "\"prefix\":\"%s\"}",
+		 o.listen, o.port, o.cfg.prefix);
+	log_line(line);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	while (!stop)
+		pause();
+	MHD_stop_daemon(d);
+	log_line("{\"event\":\"stopped\"}");
+	return 0;
+}
