@@ -10,7 +10,8 @@
 #      against a real Slurm cluster on this host that loads the INSTALLED
 #      plugin and runs the installed CLI, submitting as root and as an
 #      unprivileged user; then the packages are purged again,
-#   4. a small run of the emulated multi-host lab (tests/lab/ci.sh),
+#   4. a small run of the emulated multi-host lab (tests/lab/ci.sh) and
+#      the Kubernetes pod pattern played with podman (tests/k8s/podman.sh),
 #   5. the formatting check (clang-format, tests/format.sh),
 #   6. the libFuzzer targets for FUZZ_SECONDS (default 20) each.
 # Ends with the line "N passed, N failed".
@@ -143,6 +144,18 @@ else
   add 0 1; echo "not ok - no CLI was built for the lab"
 fi
 
+step "Kubernetes pods for real: the webhook's patch played with podman (tests/k8s/podman.sh)"
+if [ -x _build/plain/cli/autosync ]; then
+  timeout 600 sh tests/k8s/podman.sh _build/plain >_build/podman.log 2>&1
+  sed 's/^/  /' _build/podman.log | grep -E '^  (ok|not ok|#|1\.\.)'
+  if grep -q '^1\.\.0 # SKIP' _build/podman.log; then
+    echo "--- podman: skipped ($(grep -m1 SKIP _build/podman.log))"
+  else
+    grep -q '^1\.\.' _build/podman.log || { echo "not ok - podman test printed no plan"; add 0 1; }
+    count_tap _build/podman.log "podman"
+  fi
+fi
+
 step "formatting (.clang-format on every C file; tests/format.sh)"
 sh tests/format.sh . >_build/format.log 2>&1
 sed 's/^/  /' _build/format.log
@@ -153,7 +166,7 @@ else
 fi
 
 step "fuzzing (${FUZZ_SECONDS:-20}s per target; tests/fuzz/run.sh)"
-for t in cluster_spec nccl_xml model plan siteconf feedback report rules child; do
+for t in cluster_spec nccl_xml model plan siteconf feedback report rules child webhook; do
   if FUZZ_SECONDS=${FUZZ_SECONDS:-20} FUZZ_WORKDIR=_build/fuzz sh tests/fuzz/run.sh _build/asan "$t" >_build/fuzz-$t.log 2>&1; then
     add 1 0; echo "ok - fuzz $(grep "^run.sh: $t:" _build/fuzz-$t.log | head -1 | sed 's/^run.sh: //')"
   else
