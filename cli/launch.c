@@ -287,7 +287,14 @@ static int prepare(const struct opts *o, autosync_error_t *err)
 			       : site	  ? autosync_siteconf_catalog_dir(site)
 					  : NULL,
 			       hint, sizeof(hint));
-		snprintf(err->text + l, sizeof(err->text) - l, "%s", hint);
+		/* the message keeps what fits of the hint */
+		if (l + 1 < sizeof(err->text)) {
+			size_t n = strlen(hint);
+			if (n > sizeof(err->text) - l - 1)
+				n = sizeof(err->text) - l - 1;
+			memcpy(err->text + l, hint, n);
+			err->text[l + n] = '\0';
+		}
 		goto out;
 	}
 	apply(o, j, rank);

@@ -41,19 +41,36 @@ struct opts {
 
 /* ------------------------------------------------------------ TLS pair */
 
-/* The pair in use and the files' identity when it was read. Pairs are
- * never freed while the process runs: GnuTLS may still hold the ones it
- * got for sessions in progress, and rotations are rare. */
-static struct {
-	pthread_mutex_t lock;
-	const char *cert_path, *key_path;
+/* A certificate chain and its key. The pairs are kept until exit: GnuTLS
+ * may still hold the ones it got for sessions in progress, and rotations
+ * are rare; main() frees them all once the daemon has stopped. */
+struct pair {
 	gnutls_pcert_st pcert[MAX_CERTS];
 	unsigned npcert;
 	gnutls_privkey_t key;
+	struct pair *older;
+};
+
+/* The pair in use and the files' identity when it was read. */
+static struct {
+	pthread_mutex_t lock;
+	const char *cert_path, *key_path;
+	struct pair *cur;
 	struct stat cert_st, key_st;
 	time_t checked;
-	unsigned loads;
 } tls = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void free_pairs(void)
+{
+	while (tls.cur) {
+		struct pair *p = tls.cur;
+		tls.cur = p->older;
+		for (unsigned i = 0; i < p->npcert; i++)
+			gnutls_pcert_deinit(&p->pcert[i]);
+		gnutls_privkey_deinit(p->key);
+		free(p);
+	}
+}
 
 static int same_file(const struct stat *a, const struct stat *b)
 {
@@ -105,42 +122,46 @@ static void log_event(const char *event, const char *detail)
 
 static int load_pair(const char **why)
 {
-	gnutls_pcert_st pc[MAX_CERTS];
-	unsigned n = MAX_CERTS;
+	struct pair *p = calloc(1, sizeof(*p));
 	gnutls_datum_t kd = {NULL, 0};
-	gnutls_privkey_t key = NULL;
 	struct stat cs, ks;
 	int rc;
 
-	if (stat(tls.cert_path, &cs) < 0 || stat(tls.key_path, &ks) < 0) {
-		*why = strerror(errno);
+	if (!p) {
+		*why = "out of memory";
 		return -1;
 	}
-	if ((rc = gnutls_pcert_list_import_x509_file(pc, &n, tls.cert_path,
-						     GNUTLS_X509_FMT_PEM, NULL,
-						     NULL, 0)) < 0) {
+	p->npcert = MAX_CERTS;
+	if (stat(tls.cert_path, &cs) < 0 || stat(tls.key_path, &ks) < 0) {
+		*why = strerror(errno);
+		free(p);
+		return -1;
+	}
+	if ((rc = gnutls_pcert_list_import_x509_file(
+		 p->pcert, &p->npcert, tls.cert_path, GNUTLS_X509_FMT_PEM, NULL,
+		 NULL, 0)) < 0) {
 		*why = gnutls_strerror(rc);
+		free(p);
 		return -1;
 	}
 	if ((rc = gnutls_load_file(tls.key_path, &kd)) < 0 ||
-	    (rc = gnutls_privkey_init(&key)) < 0 ||
-	    (rc = gnutls_privkey_import_x509_raw(key, &kd, GNUTLS_X509_FMT_PEM,
-						 NULL, 0)) < 0) {
+	    (rc = gnutls_privkey_init(&p->key)) < 0 ||
+	    (rc = gnutls_privkey_import_x509_raw(
+		 p->key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
 		*why = gnutls_strerror(rc);
 		gnutls_free(kd.data);
-		if (key)
-			gnutls_privkey_deinit(key);
-		for (unsigned i = 0; i < n; i++)
-			gnutls_pcert_deinit(&pc[i]);
+		if (p->key)
+			gnutls_privkey_deinit(p->key);
+		for (unsigned i = 0; i < p->npcert; i++)
+			gnutls_pcert_deinit(&p->pcert[i]);
+		free(p);
 		return -1;
 	}
 	gnutls_free(kd.data);
-	memcpy(tls.pcert, pc, sizeof(pc[0]) * n);
-	tls.npcert = n;
-	tls.key = key;
+	p->older = tls.cur;
+	tls.cur = p;
 	tls.cert_st = cs;
 	tls.key_st = ks;
-	tls.loads++;
 	return 0;
 }
 
@@ -175,9 +196,9 @@ static int cert_cb(gnutls_session_t s, const gnutls_datum_t *req_ca, int nreqs,
 	(void)nalgos;
 	pthread_mutex_lock(&tls.lock);
 	maybe_reload();
-	*pcert = tls.pcert;
-	*npcert = tls.npcert;
-	*key = tls.key;
+	*pcert = tls.cur->pcert;
+	*npcert = tls.cur->npcert;
+	*key = tls.cur->key;
 	pthread_mutex_unlock(&tls.lock);
 	return 0;
 }
@@ -549,6 +570,7 @@ int main(int argc, char **argv)
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
 	if (!d) {
+		free_pairs();
 		fprintf(stderr,
 			"autosync-webhook: cannot listen on %s:%u (in use, or "
 			"TLS unavailable)\n",
@@ -565,6 +587,7 @@ int main(int argc, char **argv)
 	while (!stop)
 		pause();
 	MHD_stop_daemon(d);
+	free_pairs();
 	log_line("{\"event\":\"stopped\"}");
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,19 @@ void aswh_config_default(struct aswh_config *c)
 static json_t *get(const json_t *o, const char *key)
 {
 	return json_is_object(o) ? json_object_get(o, key) : NULL;
+}
+
+/* A JSON Pointer (or a path) from a format: truncated at PTR_MAX, which no
+ * object the API server accepts comes near. */
+static void pathf(char *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void pathf(char *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, PTR_MAX, fmt, ap);
+	va_end(ap);
 }
 
 static void set_str(json_t *o, const char *key, const char *v)
@@ -178,8 +192,8 @@ static void add_tmpl(struct review *r, const char *base, const json_t *tpl)
 	if (r->nt >= MAX_TEMPLATES || !json_is_object(get(tpl, "spec")))
 		return;
 	t = &r->t[r->nt++];
-	snprintf(t->base, sizeof(t->base), "%s/spec", base);
-	snprintf(t->meta, sizeof(t->meta), "%s/metadata", base);
+	pathf(t->base, "%s/spec", base);
+	pathf(t->meta, "%s/metadata", base);
 	t->spec = get(tpl, "spec");
 	t->md = get(tpl, "metadata");
 }
@@ -207,9 +221,8 @@ static int find_templates(struct review *r, const char *group, const char *kind)
 			const json_t *role = get(rs, roles[i]);
 			if (!role)
 				continue;
-			snprintf(base, sizeof(base),
-				 "/spec/pytorchReplicaSpecs/%s/template",
-				 roles[i]);
+			pathf(base, "/spec/pytorchReplicaSpecs/%s/template",
+			      roles[i]);
 			add_tmpl(r, base, get(role, "template"));
 			r->nodes += count(get(role, "replicas"), 1);
 		}
@@ -494,7 +507,7 @@ static int append(json_t *patch, const char *base, const char *key,
 	ptr(p, base, key);
 	if (!json_is_array(have))
 		return add_op(patch, p, items);
-	snprintf(path, sizeof(path), "%s/-", p);
+	pathf(path, "%s/-", p);
 	json_array_foreach(items, i, e)
 	{
 		if (add_op(patch, path, json_incref(e)) < 0) {
@@ -513,14 +526,14 @@ static int patch_containers(const struct review *r, const struct tmpl *t,
 	const json_t *ct;
 	size_t i;
 
-	snprintf(conf, sizeof(conf), "%s/nccl.conf", r->c->mount);
-	snprintf(env_file, sizeof(env_file), "%s/env", r->c->mount);
+	pathf(conf, "%s/nccl.conf", r->c->mount);
+	pathf(env_file, "%s/env", r->c->mount);
 	json_array_foreach(get(t->spec, "containers"), i, ct)
 	{
 		json_t *env = json_array(), *m = json_array();
 		const json_t *have = get(ct, "env");
 
-		snprintf(base, sizeof(base), "%s/containers/%zu", t->base, i);
+		pathf(base, "%s/containers/%zu", t->base, i);
 		/* NCCL never lets its conf file override a variable the
 		 * job sets; a container's own NCCL_CONF_FILE stays */
 		if (!named(have, "NCCL_CONF_FILE"))
@@ -603,7 +616,7 @@ static int patch_tmpl(const struct review *r, const struct tmpl *t,
 		return -1;
 	/* first, so that the app's own init containers see the plan too */
 	if (json_is_array(ics)) {
-		snprintf(p, sizeof(p), "%s/initContainers/0", t->base);
+		pathf(p, "%s/initContainers/0", t->base);
 		if (add_op(patch, p, ic) < 0)
 			return -1;
 	} else {
