@@ -166,6 +166,9 @@ unsigned cli_launch_nodes(const struct cli_input *in);
 /* Where the NCCL plugins are: 'option', $AUTOSYNC_NCCL_PLUGIN_DIR, the
  * site's nccl_plugin_dir when it enables them, the installed ones. */
 const char *cli_plugin_dir(const char *option, const autosync_siteconf_t *site);
+/* $AUTOSYNC_SIMULATOR_MODULE, when set, is the module that loads a learned
+ * simulator (a build that is not installed); else the site's. */
+int cli_simulator_module(autosync_job_t *j, autosync_error_t *err);
 /* --config: "none" = no site config (NULL); a path; NULL = the installed
  * one when it exists. 0, or -1 with 'err'. The caller destroys *site. */
 int cli_load_site(const char *config, autosync_siteconf_t **site,

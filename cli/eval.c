@@ -327,20 +327,20 @@ static int parse(int argc, char **argv, struct ctx *c)
 
 /* Leave-one-out: each label's points predicted by a correction trained
  * without them, then scored together. */
-static int cross_validate(struct ctx *c)
+static int cross_validate(struct ctx *c, int by, const autosync_learned_t *base)
 {
-	size_t n = autosync_dataset_nlabels(c->d, c->cv);
+	size_t n = autosync_dataset_nlabels(c->d, by);
 	const char **l = calloc(n + 1, sizeof(char *));
 
 	if (!l)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		l[i] = autosync_dataset_label(c->d, c->cv, i);
+		l[i] = autosync_dataset_label(c->d, by, i);
 	for (size_t i = 0; i < n; i++) {
 		autosync_learned_t *m =
-		    autosync_learned_fit(c->d, c->cv, l[i], &c->err);
+		    autosync_learned_adapt(base, c->d, by, l[i], &c->err);
 		if (!m ||
-		    autosync_learned_apply(m, c->d, c->cv, l[i], &c->err) < 0) {
+		    autosync_learned_apply(m, c->d, by, l[i], &c->err) < 0) {
 			autosync_learned_destroy(m);
 			free(l);
 			return -1;
@@ -371,12 +371,53 @@ static int evaluate(struct ctx *c)
 		autosync_dataset_reset(c->d);
 	}
 	if (c->cv >= 0) {
-		if (cross_validate(c) < 0)
+		if (cross_validate(c, c->cv, NULL) < 0)
 			return -1;
 		printf("\n# learned, leave-one-%s-out\n", by_name[c->cv]);
 		if (report(c->d, &c->err) < 0)
 			return -1;
 		autosync_dataset_reset(c->d);
+	}
+	return 0;
+}
+
+/* The planner's no-harm margins, from held-out predictions: leave one
+ * model out (else one cluster); said on stderr. */
+static int margins(struct ctx *c, autosync_learned_t *m,
+		   const autosync_learned_t *base)
+{
+	size_t counts[AUTOSYNC_FAMILY_N];
+	int by = autosync_dataset_nlabels(c->d, AUTOSYNC_BY_MODEL) > 1
+		     ? AUTOSYNC_BY_MODEL
+		 : autosync_dataset_nlabels(c->d, AUTOSYNC_BY_CLUSTER) > 1
+		     ? AUTOSYNC_BY_CLUSTER
+		     : -1;
+
+	if (by < 0) {
+		fprintf(stderr, "autosync train: one model on one cluster: no "
+				"held-out margins (the planner keeps the cost "
+				"constants')\n");
+		return 0;
+	}
+	if (cross_validate(c, by, base) < 0 ||
+	    autosync_learned_set_margins(m, c->d, counts, &c->err) < 0)
+		return -1;
+	autosync_dataset_reset(c->d);
+	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
+		double v = autosync_learned_margin(m, f);
+		if (v >= 0)
+			fprintf(stderr,
+				"autosync train: margin for %s: %.1f%% (90th "
+				"percentile of leave-one-%s-out optimism, %zu "
+				"points)\n",
+				autosync_family_name(f), v * 100, by_name[by],
+				counts[f]);
+		else
+			fprintf(stderr,
+				"autosync train: margin for %s: the cost "
+				"constants' (%zu points, fewer than %d)\n",
+				autosync_family_name(f), counts[f],
+				AUTOSYNC_LEARNED_MIN_FAMILY);
 	}
 	return 0;
 }
@@ -388,7 +429,8 @@ static int train(struct ctx *c)
 
 	if (c->base && !(b = autosync_learned_load(c->base, &c->err)))
 		return -1;
-	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)))
+	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)) &&
+	    margins(c, m, b) == 0)
 		rv = autosync_learned_save(m, c->output, &c->err);
 	autosync_learned_destroy(m);
 	autosync_learned_destroy(b);
@@ -412,16 +454,12 @@ static int not_worse(const autosync_eval_t *n, const autosync_eval_t *o)
 	return rank && n->mean_abs <= o->mean_abs;
 }
 
-/* the candidate as the site's file: written beside it, renamed; XGBoost
- * picks the format by the name's end, so the temporary name keeps it */
+/* the candidate as the site's file: written beside it, renamed */
 static int install(struct ctx *c, const autosync_learned_t *cand)
 {
-	size_t n = strlen(c->site);
-	int json = n > 5 && !strcmp(c->site + n - 5, ".json");
 	char tmp[4096];
 
-	if (snprintf(tmp, sizeof(tmp), "%s.new%s", c->site,
-		     json ? ".json" : "") >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.new", c->site) >= (int)sizeof(tmp))
 		return autosync_errprintf(&c->err, "%s: name too long",
 					  c->site);
 	if (autosync_learned_save(cand, tmp, &c->err) < 0)

@@ -329,6 +329,7 @@ static int plan(const struct iopts *o, autosync_job_t *j,
 	 * node-wide settings only, NCCL picks each rank's NIC from the
 	 * topology file */
 	return autosync_job_set_site(j, site, err) < 0 ||
+		       cli_simulator_module(j, err) < 0 ||
 		       autosync_job_set_model(j, o->model, err) < 0 ||
 		       (o->catalog &&
 			autosync_job_set_catalog_dir(j, o->catalog, err) < 0) ||

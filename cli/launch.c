@@ -218,6 +218,7 @@ static int plan_job(const struct opts *o, const autosync_siteconf_t *site,
 
 	autosync_job_set_log(j, job_log, (void *)o);
 	return autosync_job_set_site(j, site, err) < 0 ||
+		       cli_simulator_module(j, err) < 0 ||
 		       autosync_job_set_model(j, o->model, err) < 0 ||
 		       (o->catalog &&
 			autosync_job_set_catalog_dir(j, o->catalog, err) < 0) ||

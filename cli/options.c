@@ -119,6 +119,13 @@ const char *cli_plugin_dir(const char *option, const autosync_siteconf_t *site)
 	return AUTOSYNC_LIBDIR;
 }
 
+int cli_simulator_module(autosync_job_t *j, autosync_error_t *err)
+{
+	const char *m = getenv("AUTOSYNC_SIMULATOR_MODULE");
+
+	return m && m[0] ? autosync_job_set_simulator_module(j, m, err) : 0;
+}
+
 int cli_load_site(const char *config, autosync_siteconf_t **site,
 		  autosync_error_t *err)
 {

@@ -56,6 +56,9 @@ static void usage(FILE *fp)
 	cli_help(fp, "    --calibration FILE",
 		 "cost-model constants (YAML, "
 		 "docs/planner.md)");
+	cli_help(fp, "    --simulator FILE|none",
+		 "a learned simulator (autosync train) that re-ranks the "
+		 "search's best\ncandidates (default: the site's simulator)");
 	cli_help(fp, "    --allow-compression",
 		 "let the planner choose "
 		 "fp16/bf16 gradients");
@@ -224,6 +227,15 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 		autosync_plan_nbuckets(plan), s.bound * 1e3,
 		s.step_time > 0 ? s.bound / s.step_time : 0,
 		autosync_plan_hash(plan));
+	/* the breakdown and the bound are the analytic model's */
+	if (s.simulator_hash && s.simulator_hash[0])
+		fprintf(out,
+			"%slearned simulator %s: the analytic model predicts "
+			"%.3f ms (efficiency %.2f against its bound)\n",
+			pfx, s.simulator_hash, s.analytic_step_time * 1e3,
+			s.analytic_step_time > 0
+			    ? s.bound / s.analytic_step_time
+			    : 0);
 	fprintf(out, "%s\n%s%-22s %12s %10s  %s\n", pfx, pfx, "plan",
 		"step (ms)", "vs plan", "applicable");
 	fprintf(out, "%s%-22s %12.3f %10s  %s\n", pfx, "this plan",
@@ -314,7 +326,7 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 /* The job pipeline's inputs from the command line. */
 struct plan_opts {
 	struct cli_input in;
-	const char *model, *catalog, *calib, *dir;
+	const char *model, *catalog, *calib, *dir, *simulator;
 	int fw, baseline; /* -1: not given */
 	unsigned long budget, batch;
 	double compute_ms;
@@ -344,6 +356,9 @@ static int setup_job(autosync_job_t *j, const struct plan_opts *o,
 	     autosync_job_set_cwd(j, cwd, err) < 0) ||
 	    autosync_job_set_framework(j, o->fw, err) < 0 ||
 	    (o->calib && autosync_job_set_calibration(j, o->calib, err) < 0) ||
+	    (o->simulator &&
+	     autosync_job_set_simulator(j, o->simulator, err) < 0) ||
+	    cli_simulator_module(j, err) < 0 ||
 	    autosync_job_set_compression(j, o->compress, err) < 0 ||
 	    (o->ncal && autosync_job_set_nccl_calibrate(j, 1, err) < 0) ||
 	    autosync_job_set_budget(j, o->budget, err) < 0 ||
@@ -393,6 +408,7 @@ enum {
 	OPT_CATALOG = CLI_OPT_OWN,
 	OPT_LIST,
 	OPT_CALIB,
+	OPT_SIMULATOR,
 	OPT_COMPRESS,
 	OPT_NCAL,
 	OPT_BUDGET,
@@ -414,6 +430,7 @@ int autosync_cmd_plan(int argc, char **argv)
 	    CLI_GPN_OPTIONS,
 	    {"framework", required_argument, NULL, 'f'},
 	    {"calibration", required_argument, NULL, OPT_CALIB},
+	    {"simulator", required_argument, NULL, OPT_SIMULATOR},
 	    {"allow-compression", no_argument, NULL, OPT_COMPRESS},
 	    {"nccl-calibrate", no_argument, NULL, OPT_NCAL},
 	    {"budget", required_argument, NULL, OPT_BUDGET},
@@ -467,6 +484,9 @@ int autosync_cmd_plan(int argc, char **argv)
 			break;
 		case OPT_CALIB:
 			o.calib = optarg;
+			break;
+		case OPT_SIMULATOR:
+			o.simulator = optarg;
 			break;
 		case OPT_COMPRESS:
 			o.compress = 1;

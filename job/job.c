@@ -30,6 +30,7 @@ struct autosync_job {
 	autosync_siteconf_t *defaults; /* when no site config is given */
 	char *model_spec, *catalog_dir, *plan_file, *cwd, *topo_src, *gpus;
 	char *network, *calibration, *dir, *plugin_dir;
+	char *simulator, *sim_module; /* NULL: the site's */
 	int plugins, plugins_set;
 	int baseline;
 	unsigned nodes, gpus_per_node, tasks;
@@ -125,6 +126,8 @@ void autosync_job_destroy(autosync_job_t *j)
 	free(j->gpus);
 	free(j->network);
 	free(j->calibration);
+	free(j->simulator);
+	free(j->sim_module);
 	free(j->dir);
 	free(j->plugin_dir);
 	free(j->inherited);
@@ -314,6 +317,18 @@ int autosync_job_set_framework(autosync_job_t *j, int fw,
 	}
 	j->fw = fw;
 	return 0;
+}
+
+int autosync_job_set_simulator(autosync_job_t *j, const char *path,
+			       autosync_error_t *errp)
+{
+	return set_str(j, &j->simulator, path, errp);
+}
+
+int autosync_job_set_simulator_module(autosync_job_t *j, const char *path,
+				      autosync_error_t *errp)
+{
+	return set_str(j, &j->sim_module, path, errp);
 }
 
 int autosync_job_set_calibration(autosync_job_t *j, const char *path,
@@ -743,12 +758,36 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The learned simulator, when the job or the site names one: the planner
+ * corrects its best candidates with it. Fail-open: a warning, and the
+ * analytic model alone. */
+static void use_simulator(autosync_job_t *j, autosync_planner_t *p,
+			  struct job_simulator *s)
+{
+	const char *path =
+	    j->simulator ? j->simulator : autosync_siteconf_simulator(j->site);
+	const char *mod = j->sim_module
+			      ? j->sim_module
+			      : autosync_siteconf_simulator_module(j->site);
+	char why[AUTOSYNC_ERROR_LEN];
+
+	if (!path[0] || !strcmp(path, "none"))
+		return;
+	if (!job_simulator_load(s, path, mod, why, sizeof(why)) ||
+	    autosync_planner_set_corrector(p, &s->corr, NULL) < 0) {
+		note(j, AUTOSYNC_LOG_WARNING,
+		     "simulator: %s; planning with the analytic model", why);
+		job_simulator_unload(s);
+	}
+}
+
 static int search(autosync_job_t *j, autosync_error_t *errp)
 {
 	autosync_error_t err = {.text = ""};
 	autosync_planner_t *p = NULL;
 	autosync_cluster_t c;
 	autosync_costs_t k;
+	struct job_simulator sim = {0};
 	double t0;
 	int ncal =
 	    j->ncal >= 0 ? j->ncal : autosync_siteconf_nccl_calibrate(j->site);
@@ -765,6 +804,8 @@ static int search(autosync_job_t *j, autosync_error_t *errp)
 		goto fail;
 	autosync_planner_set_compression(p, compression(j));
 	autosync_planner_set_nccl_calibrate(p, ncal);
+	if (j->baseline < 0)
+		use_simulator(j, p, &sim);
 	j->plan = j->baseline >= 0
 		      ? autosync_planner_baseline(p, j->baseline, &err)
 		      : autosync_planner_run(p, &err);
@@ -772,9 +813,11 @@ static int search(autosync_job_t *j, autosync_error_t *errp)
 		goto fail;
 	j->plan_ms = now_ms() - t0;
 	autosync_planner_destroy(p);
+	job_simulator_unload(&sim);
 	return 0;
 fail:
 	autosync_planner_destroy(p);
+	job_simulator_unload(&sim);
 	return autosync_errprintf(errp, "planner: %s", err.text);
 }
 

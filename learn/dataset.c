@@ -269,6 +269,7 @@ int autosync_dataset_add(autosync_dataset_t *d,
 	p->pred = p->pred0 = r->predicted;
 	p->uid = r->uid;
 	learn_features(r, p->feat);
+	p->family = learn_family(r);
 	if (!(p->label[AUTOSYNC_BY_MODEL] = model_label(r)) ||
 	    !(p->label[AUTOSYNC_BY_CLUSTER] = cluster_label(r)) ||
 	    pool(d, p, m) < 0) {

@@ -11,33 +11,88 @@
 #include "autosync/cluster.h"
 #include "internal.h"
 
+void learn_features_of(const double *t, double pred, unsigned nodes,
+		       unsigned gpus_per_node, const autosync_cluster_t *c,
+		       float *f)
+{
+	size_t k = 0;
+
+	for (int i = 0; i < AUTOSYNC_TERM_N; i++)
+		f[k++] = t ? (float)t[i] : NAN;
+	/* where the predicted step goes */
+	f[k++] = t ? (float)(t[AUTOSYNC_TERM_COMM] / pred) : NAN;
+	f[k++] = t ? (float)(t[AUTOSYNC_TERM_EXPOSED] / pred) : NAN;
+	f[k++] = t ? (float)((t[AUTOSYNC_TERM_LAT_INTRA] +
+			      t[AUTOSYNC_TERM_LAT_INTER]) /
+			     pred)
+		   : NAN;
+	f[k++] = t ? (float)(t[AUTOSYNC_TERM_LAUNCH] * 1.0 / pred) : NAN;
+	/* the cluster */
+	f[k++] = (float)nodes;
+	f[k++] = (float)gpus_per_node;
+	f[k++] = c ? (float)c->nics_per_node : NAN;
+	f[k++] = c ? (float)c->nic_bw : NAN;
+	f[k++] = c ? (float)c->inter_lat : NAN;
+	f[k++] = c ? (float)c->intra_bw : NAN;
+	f[k++] = c ? (float)c->intra_lat : NAN;
+	f[k++] = (float)log(pred);
+}
+
 void learn_features(const autosync_feedback_rec_t *r, float *f)
 {
-	const double *t = r->terms;
-	double pred = r->predicted;
 	autosync_cluster_t c;
-	size_t k = 0;
 	int have_c =
 	    r->cluster[0] && autosync_cluster_parse(&c, r->cluster, NULL) == 0;
 
-	for (int i = 0; i < AUTOSYNC_TERM_N; i++)
-		f[k++] = r->have_terms ? (float)t[i] : NAN;
-	/* where the predicted step goes */
-	f[k++] = r->have_terms ? (float)(t[AUTOSYNC_TERM_COMM] / pred) : NAN;
-	f[k++] = r->have_terms ? (float)(t[AUTOSYNC_TERM_EXPOSED] / pred) : NAN;
-	f[k++] = r->have_terms ? (float)((t[AUTOSYNC_TERM_LAT_INTRA] +
-					  t[AUTOSYNC_TERM_LAT_INTER]) /
-					 pred)
-			       : NAN;
-	f[k++] =
-	    r->have_terms ? (float)(t[AUTOSYNC_TERM_LAUNCH] * 1.0 / pred) : NAN;
-	/* the cluster */
-	f[k++] = (float)r->nodes;
-	f[k++] = (float)r->gpus_per_node;
-	f[k++] = have_c ? (float)c.nics_per_node : NAN;
-	f[k++] = have_c ? (float)c.nic_bw : NAN;
-	f[k++] = have_c ? (float)c.inter_lat : NAN;
-	f[k++] = have_c ? (float)c.intra_bw : NAN;
-	f[k++] = have_c ? (float)c.intra_lat : NAN;
-	f[k++] = (float)log(pred);
+	learn_features_of(r->have_terms ? r->terms : NULL, r->predicted,
+			  r->nodes, r->gpus_per_node, have_c ? &c : NULL, f);
+}
+
+/* The planner's families (autosync_family) of a record's strategy, as
+ * planner/search.c assigns them; the one with the widest default margin
+ * is the record's (that is the margin the planner applied to it). */
+int learn_family(const autosync_feedback_rec_t *r)
+{
+	autosync_costs_t k;
+	size_t small = 0, ar = 0;
+	unsigned mask = 1u << AUTOSYNC_FAMILY_ALLREDUCE;
+	int fam = AUTOSYNC_FAMILY_ALLREDUCE;
+	double m[AUTOSYNC_FAMILY_N], widest;
+	double scale = r->scale > 0 ? r->scale : 1;
+
+	autosync_costs_default(&k);
+	for (size_t i = 0; i < r->nbuckets; i++) {
+		const autosync_feedback_bucket_t *b = &r->buckets[i];
+		if (!(b->bytes > 0))
+			continue;
+		if (b->compress[0] && strcmp(b->compress, "none"))
+			mask |= 1u << AUTOSYNC_FAMILY_COMPRESSION;
+		if (!strcmp(b->kind, "ps")) {
+			mask |= 1u << AUTOSYNC_FAMILY_PS;
+			continue;
+		}
+		if (!strcmp(b->algo, "tree"))
+			mask |= 1u << AUTOSYNC_FAMILY_TREE;
+		if (!strcmp(b->algo, "hier") &&
+		    !strcmp(r->framework, "pytorch-ddp"))
+			mask |= 1u << AUTOSYNC_FAMILY_DDP_HIER;
+		ar++;
+		if (b->bytes * scale < k.small_bucket_bytes)
+			small++;
+	}
+	if (small > 8 && small * 4 > ar)
+		mask |= 1u << AUTOSYNC_FAMILY_SMALL_BUCKETS;
+	m[AUTOSYNC_FAMILY_ALLREDUCE] = k.uncertainty;
+	m[AUTOSYNC_FAMILY_COMPRESSION] = k.margin_compression;
+	m[AUTOSYNC_FAMILY_PS] = k.margin_ps;
+	m[AUTOSYNC_FAMILY_TREE] = k.margin_tree;
+	m[AUTOSYNC_FAMILY_DDP_HIER] = k.margin_tree;
+	m[AUTOSYNC_FAMILY_SMALL_BUCKETS] = k.margin_small_buckets;
+	widest = m[fam];
+	for (int f = 1; f < AUTOSYNC_FAMILY_N; f++)
+		if ((mask & (1u << f)) && m[f] > widest) {
+			widest = m[f];
+			fam = f;
+		}
+	return fam;
 }

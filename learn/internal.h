@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "autosync/cluster.h"
 #include "learn.h"
 
 /* What the learned correction sees of a point: the simulator's terms, the
@@ -22,6 +23,7 @@ struct point {
 	size_t nmeas;
 	double measured; /* their median */
 	uint32_t uid;	 /* of the first record: whose measurement it is */
+	int family;	 /* enum autosync_family of its strategy */
 	float feat[LEARN_NFEAT];
 };
 
@@ -36,6 +38,14 @@ struct autosync_dataset {
 };
 
 void learn_features(const autosync_feedback_rec_t *r, float *feat);
+/* The same from a breakdown t[AUTOSYNC_TERM_N] (NULL: unknown), the
+ * analytic prediction and the cluster (NULL: unknown): a planner's
+ * candidate. */
+void learn_features_of(const double *t, double pred, unsigned nodes,
+		       unsigned gpus_per_node, const autosync_cluster_t *c,
+		       float *feat);
+/* The family (enum autosync_family) a record's strategy belongs to. */
+int learn_family(const autosync_feedback_rec_t *r);
 /* Training weights of the points 'use' selects (NULL: all), in order, into
  * w[]: root's records (uid 0: the site's own trial runs) weigh 1; every
  * other user's together at most user_cap of the total; n is returned. */

@@ -113,12 +113,45 @@ autosync_learned_t *autosync_learned_adapt(const autosync_learned_t *base,
 int autosync_learned_apply(const autosync_learned_t *l, autosync_dataset_t *d,
 			   int by, const char *only, autosync_error_t *errp);
 void autosync_dataset_reset(autosync_dataset_t *d);
-/* XGBoost's JSON model with autosync's feature layout as an attribute;
- * a file of another layout is refused on loading. */
+/* XGBoost's JSON model (whatever the name's end) with autosync's feature
+ * layout as an attribute; a file of another layout is refused on loading. */
 int autosync_learned_save(const autosync_learned_t *l, const char *path,
 			  autosync_error_t *errp);
 autosync_learned_t *autosync_learned_load(const char *path,
 					  autosync_error_t *errp);
+/* The same from a file's bytes ('name' for messages). */
+autosync_learned_t *autosync_learned_load_buffer(const void *buf, size_t len,
+						 const char *name,
+						 autosync_error_t *errp);
 void autosync_learned_destroy(autosync_learned_t *l);
+
+/*
+ * Corrected step times of planner candidates (autosync_corrector_t's
+ * correct()): candidate i has the analytic breakdown
+ * terms[i * AUTOSYNC_TERM_N ...] and prediction step[i] on cluster 'c'.
+ */
+int autosync_learned_correct(const autosync_learned_t *l,
+			     const autosync_cluster_t *c, size_t n,
+			     const double *terms, const double *step,
+			     double *out, autosync_error_t *errp);
+
+/*
+ * The no-harm margin of each strategy family (enum autosync_family), kept
+ * in the file: the 90th percentile of how much more optimistic the points'
+ * current predictions are than their group's (1 - r / the median r of the
+ * point's model and cluster, r = predicted / measured; after a leave-one-
+ * out autosync_learned_apply, held-out predictions): the planner compares
+ * strategies of one model on one cluster, so a bias they share cannot make
+ * it choose wrongly. Within [0.02, 0.9], for
+ * each family with at least AUTOSYNC_LEARNED_MIN_FAMILY points. Families
+ * with fewer keep the cost constants' margin. The number of points of
+ * each family goes to counts[AUTOSYNC_FAMILY_N] when not NULL.
+ */
+#define AUTOSYNC_LEARNED_MIN_FAMILY 5
+int autosync_learned_set_margins(autosync_learned_t *l,
+				 const autosync_dataset_t *d, size_t *counts,
+				 autosync_error_t *errp);
+/* A family's margin from the file, or -1 when it has none. */
+double autosync_learned_margin(const autosync_learned_t *l, int family);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <xgboost/c_api.h>
 
@@ -228,17 +229,61 @@ int autosync_learned_save(const autosync_learned_t *l, const char *path,
 		errno = EINVAL;
 		return autosync_errprintf(errp, "learn: invalid argument");
 	}
-	if (XGBoosterSaveModel(l->b, path))
+	const char *buf = NULL;
+	bst_ulong len = 0;
+	FILE *fp;
+
+	/* always XGBoost's JSON (XGBoosterSaveModel would pick the format by
+	 * the name's end): the planner's module reads JSON only */
+	if (XGBoosterSaveModelToBuffer(l->b, "{\"format\": \"json\"}", &len,
+				       &buf))
 		return xgb_error(errp, path);
+	if (!(fp = fopen(path, "w")))
+		return autosync_errprintf(errp, "%s: %s", path,
+					  strerror(errno));
+	if (fwrite(buf, 1, len, fp) != len || fflush(fp) != 0 ||
+	    fsync(fileno(fp)) != 0) {
+		int e = errno;
+		fclose(fp);
+		errno = e;
+		return autosync_errprintf(errp, "%s: %s", path, strerror(e));
+	}
+	if (fclose(fp) != 0)
+		return autosync_errprintf(errp, "%s: %s", path,
+					  strerror(errno));
 	return 0;
+}
+
+/* the feature layout must be ours; prediction on one thread, so that
+ * planning never starts an OpenMP pool */
+static autosync_learned_t *checked(autosync_learned_t *l, const char *name,
+				   autosync_error_t *errp)
+{
+	const char *v = NULL;
+	int ok = 0;
+
+	if (XGBoosterGetAttr(l->b, "autosync_features", &v, &ok) || !ok || !v ||
+	    strcmp(v, FEATURES_VERSION)) {
+		errno = EINVAL;
+		autosync_errprintf(errp,
+				   "%s: not an autosync simulator file of "
+				   "feature layout %s",
+				   name, FEATURES_VERSION);
+		autosync_learned_destroy(l);
+		return NULL;
+	}
+	if (XGBoosterSetParam(l->b, "nthread", "1")) {
+		xgb_error(errp, name);
+		autosync_learned_destroy(l);
+		return NULL;
+	}
+	return l;
 }
 
 autosync_learned_t *autosync_learned_load(const char *path,
 					  autosync_error_t *errp)
 {
 	autosync_learned_t *l = calloc(1, sizeof(*l));
-	const char *v = NULL;
-	int ok = 0;
 
 	if (!l) {
 		errno = ENOMEM;
@@ -250,17 +295,192 @@ autosync_learned_t *autosync_learned_load(const char *path,
 		autosync_learned_destroy(l);
 		return NULL;
 	}
-	if (XGBoosterGetAttr(l->b, "autosync_features", &v, &ok) || !ok || !v ||
-	    strcmp(v, FEATURES_VERSION)) {
+	return checked(l, path, errp);
+}
+
+autosync_learned_t *autosync_learned_load_buffer(const void *buf, size_t len,
+						 const char *name,
+						 autosync_error_t *errp)
+{
+	autosync_learned_t *l = calloc(1, sizeof(*l));
+
+	if (!l || !buf) {
+		errno = l ? EINVAL : ENOMEM;
+		autosync_errprintf(errp, "learn: %s",
+				   l ? "invalid argument" : "out of memory");
+		free(l);
+		return NULL;
+	}
+	/* XGBoost takes a JSON model by its first byte; anything else would
+	 * be read as its binary format, which it does not check as well */
+	if (len == 0 || ((const char *)buf)[0] != '{') {
 		errno = EINVAL;
-		autosync_errprintf(errp,
-				   "%s: not an autosync simulator file of "
-				   "feature layout %s",
-				   path, FEATURES_VERSION);
+		autosync_errprintf(errp, "%s: not a JSON XGBoost model", name);
+		free(l);
+		return NULL;
+	}
+	if (XGBoosterCreate(NULL, 0, &l->b) ||
+	    XGBoosterLoadModelFromBuffer(l->b, buf, len)) {
+		xgb_error(errp, name);
 		autosync_learned_destroy(l);
 		return NULL;
 	}
-	return l;
+	return checked(l, name, errp);
+}
+
+int autosync_learned_correct(const autosync_learned_t *l,
+			     const autosync_cluster_t *c, size_t n,
+			     const double *terms, const double *step,
+			     double *out, autosync_error_t *errp)
+{
+	DMatrixHandle m = NULL;
+	const float *y = NULL;
+	bst_ulong len = 0;
+	float *x;
+	int rv = -1;
+
+	if (!l || !terms || !step || !out || !n) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "learn: invalid argument");
+	}
+	if (!(x = malloc(n * LEARN_NFEAT * sizeof(float)))) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "learn: out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		learn_features_of(terms + i * AUTOSYNC_TERM_N, step[i],
+				  c ? c->nodes : 0, c ? c->gpus_per_node : 0, c,
+				  x + i * LEARN_NFEAT);
+	if (XGDMatrixCreateFromMat(x, n, LEARN_NFEAT, NAN, &m) ||
+	    XGBoosterPredict(l->b, m, 0, 0, 0, &len, &y) || len != n) {
+		xgb_error(errp, "learn: XGBoost prediction");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = step[i] * exp(y[i]);
+	rv = 0;
+out:
+	if (m)
+		XGDMatrixFree(m);
+	free(x);
+	return rv;
+}
+
+/* the file's attribute of a family's margin */
+static void margin_key(char *key, size_t len, int family)
+{
+	static const char *const short_name[AUTOSYNC_FAMILY_N] = {
+	    [AUTOSYNC_FAMILY_ALLREDUCE] = "allreduce",
+	    [AUTOSYNC_FAMILY_COMPRESSION] = "compression",
+	    [AUTOSYNC_FAMILY_PS] = "ps",
+	    [AUTOSYNC_FAMILY_TREE] = "tree",
+	    [AUTOSYNC_FAMILY_DDP_HIER] = "ddp_hier",
+	    [AUTOSYNC_FAMILY_SMALL_BUCKETS] = "small_buckets",
+	};
+	snprintf(key, len, "autosync_margin_%s", short_name[family]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* the 90th percentile of v[0..n-1] (sorted in place), interpolated */
+static double p90(double *v, size_t n)
+{
+	double pos = 0.9 * (double)(n - 1);
+	size_t i = (size_t)pos;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[i];
+}
+
+/* The median of predicted / measured over each point's group: what the
+ * prediction is for that model on that cluster whatever the strategy. The
+ * planner compares strategies of one group, so only optimism beyond it
+ * can make it choose wrongly. */
+static int group_ratios(const autosync_dataset_t *d, double *ref)
+{
+	double *v = malloc((d->n + 1) * sizeof(double));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < d->n; i++) {
+		size_t n = 0;
+		for (size_t k = 0; k < d->n; k++)
+			if (!strcmp(d->p[k].group, d->p[i].group))
+				v[n++] = d->p[k].pred / d->p[k].measured;
+		qsort(v, n, sizeof(*v), cmp_double);
+		ref[i] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	}
+	free(v);
+	return 0;
+}
+
+int autosync_learned_set_margins(autosync_learned_t *l,
+				 const autosync_dataset_t *d, size_t *counts,
+				 autosync_error_t *errp)
+{
+	double *v, *ref;
+	int given = 0;
+
+	if (!l || !d) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "learn: invalid argument");
+	}
+	v = malloc((d->n + 1) * sizeof(double));
+	ref = malloc((d->n + 1) * sizeof(double));
+	if (!v || !ref || group_ratios(d, ref) < 0) {
+		free(v);
+		free(ref);
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "learn: out of memory");
+	}
+	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
+		char key[40], val[32];
+		size_t n = 0;
+		for (size_t i = 0; i < d->n; i++)
+			if (d->p[i].family == f)
+				v[n++] = 1 - d->p[i].pred / d->p[i].measured /
+						 ref[i];
+		if (counts)
+			counts[f] = n;
+		margin_key(key, sizeof(key), f);
+		if (n < AUTOSYNC_LEARNED_MIN_FAMILY) {
+			if (XGBoosterSetAttr(l->b, key, NULL))
+				goto fail;
+			continue;
+		}
+		snprintf(val, sizeof(val), "%.4f",
+			 fmin(0.9, fmax(0.02, p90(v, n))));
+		if (XGBoosterSetAttr(l->b, key, val))
+			goto fail;
+		given++;
+	}
+	free(v);
+	free(ref);
+	return given;
+fail:
+	free(v);
+	free(ref);
+	return xgb_error(errp, "learn: XGBoost");
+}
+
+double autosync_learned_margin(const autosync_learned_t *l, int family)
+{
+	const char *v = NULL;
+	char key[40], *end;
+	int ok = 0;
+	double m;
+
+	if (!l || family < 0 || family >= AUTOSYNC_FAMILY_N)
+		return -1;
+	margin_key(key, sizeof(key), family);
+	if (XGBoosterGetAttr(l->b, key, &v, &ok) || !ok || !v)
+		return -1;
+	m = strtod(v, &end);
+	return *end || !(m >= 0 && m <= 0.99) ? -1 : m;
 }
 
 void autosync_learned_destroy(autosync_learned_t *l)

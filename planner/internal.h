@@ -72,6 +72,7 @@ struct autosync_plan {
 	unsigned format; /* the file's format version, 0 = made here */
 	char *model, *model_hash, *framework, *strategy, *reason, *topo_hash;
 	char *costs_hash;
+	char *simulator_hash; /* the learned simulator's file, NULL none */
 	double terms[AUTOSYNC_TERM_N];
 	int have_terms; /* made here, not read from a file */
 	size_t nb;
@@ -137,8 +138,7 @@ struct simres {
 	double *ready, *start, *end, *comm, *bytes, *wire;
 	size_t *border;		    /* timeline order -> bucket */
 	size_t *cnt, *first, *list; /* CSR bucket -> tensors (ready order) */
-	double *lfree, *nodet,
-	    *busy; /* per node: link free, bucket time, PS busy */
+	double *nodet;		    /* per node: a PS bucket's time there */
 	unsigned nnodes;
 	double terms[AUTOSYNC_TERM_N]; /* planner_simulate(..., detail = 1) */
 };

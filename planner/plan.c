@@ -68,6 +68,7 @@ void autosync_plan_destroy(autosync_plan_t *plan)
 	free(plan->reason);
 	free(plan->topo_hash);
 	free(plan->costs_hash);
+	free(plan->simulator_hash);
 	free(plan->nccl);
 	free(plan);
 }
@@ -81,6 +82,8 @@ void planner_plan_sync(autosync_plan_t *plan)
 	plan->s.reason = plan->reason;
 	plan->s.topo_hash = plan->topo_hash;
 	plan->s.costs_hash = plan->costs_hash ? plan->costs_hash : "";
+	plan->s.simulator_hash =
+	    plan->simulator_hash ? plan->simulator_hash : "";
 	for (size_t i = 0; i < plan->nb; i++) {
 		plan->b[i].b.tensors = (const char *const *)plan->b[i].names;
 		plan->b[i].b.server = plan->b[i].server;
@@ -419,6 +422,11 @@ unsigned autosync_plan_format_version(const autosync_plan_t *plan)
 	return plan && plan->format ? plan->format : AUTOSYNC_PLAN_VERSION;
 }
 
+void autosync_hash_hex(const void *buf, size_t len, char *hex)
+{
+	snprintf(hex, 17, "%016" PRIx64, fnv1a(FNV_OFFSET, buf, len));
+}
+
 const char *autosync_plan_hash(const autosync_plan_t *plan)
 {
 	return plan ? plan->hash : NULL;
@@ -468,6 +476,13 @@ int planner_plan_compute_hash(autosync_plan_t *plan)
 	if (plan->s.nccl_calibrate) /* hashed only when set: older plans keep
 				       theirs */
 		h = fnv1a(h, "nccl_calibrate", sizeof("nccl_calibrate"));
+	/* a plan of a learned simulator: nodes that loaded different files
+	 * get different hashes, which the ranks compare */
+	if (plan->simulator_hash && *plan->simulator_hash) {
+		snprintf(buf, sizeof(buf), "simulator %s",
+			 plan->simulator_hash);
+		h = fnv1a(h, buf, strlen(buf) + 1);
+	}
 	for (size_t i = 0; i < plan->nnccl; i++) {
 		const autosync_nccl_rule_t *r = &plan->nccl[i];
 		snprintf(buf, sizeof(buf), "n %d %d %d %u %" PRIu64 " %" PRIu64,

@@ -155,6 +155,27 @@ static int cb_framework(asi_yreader_t *r, yaml_node_t *v, const char *key,
 	return 0;
 }
 
+/* 16 lowercase hex digits: it is hashed, logged and compared */
+static int cb_simhash(asi_yreader_t *r, yaml_node_t *v, const char *key,
+		      void *base)
+{
+	autosync_plan_t *plan = base;
+	const char *h = NULL;
+	char q[64];
+
+	if (asi_yget_str(r, v, key, &h) < 0)
+		return -1;
+	if (strlen(h) != 16 || strspn(h, "0123456789abcdef") != 16)
+		return asi_yproblem(r, v,
+				    "%s: bad value '%s' (expected 16 hex "
+				    "digits)",
+				    key, asi_quote(h, q, sizeof(q)));
+	free(plan->simulator_hash);
+	if (!(plan->simulator_hash = strdup(h)))
+		return asi_ynomem(r);
+	return 0;
+}
+
 #define CL(f) PLAN(s.cluster.f)
 static const struct asi_ykey cluster_keys[] = {
     UNS("nodes", CL(nodes), 1, 1000000, REQ),
@@ -177,6 +198,7 @@ static const struct asi_ykey inputs_keys[] = {
     {.name = "framework", .type = ASI_Y_NODE, .flags = REQ, .cb = cb_framework},
     STR("topology_hash", PLAN(topo_hash), REQ),
     STR("costs_hash", PLAN(costs_hash), 0),
+    {.name = "simulator_hash", .type = ASI_Y_NODE, .cb = cb_simhash},
     {.name = "cluster", .type = ASI_Y_MAP, .flags = REQ, .sub = cluster_keys},
     {.name = NULL},
 };
@@ -208,6 +230,12 @@ static const struct asi_ykey job_keys[] = {
 
 static const struct asi_ykey prediction_keys[] = {
     DBL("step_time", PLAN(s.step_time), 0, 1e300),
+    /* plans of a learned simulator only */
+    {.name = "analytic_step_time",
+     .type = ASI_Y_DOUBLE,
+     .off = PLAN(s.analytic_step_time),
+     .dmin = 0,
+     .dmax = 1e300},
     DBL("forward", PLAN(s.fwd_time), 0, 1e300),
     DBL("backward", PLAN(s.bwd_time), 0, 1e300),
     DBL("optimizer", PLAN(s.opt_time), 0, 1e300),

@@ -41,6 +41,9 @@ static void inputs(asi_emit_t *e, const autosync_plan_t *plan)
 	if (plan->costs_hash && *plan->costs_hash)
 		asi_emit_key(e, "costs_hash"),
 		    asi_emit_str(e, plan->costs_hash);
+	if (plan->simulator_hash && *plan->simulator_hash)
+		asi_emit_key(e, "simulator_hash"),
+		    asi_emit_str(e, plan->simulator_hash);
 	cluster(e, &plan->s.cluster);
 	asi_emit_end(e);
 }
@@ -64,6 +67,9 @@ static void job_and_prediction(asi_emit_t *e, const autosync_plan_summary_t *s)
 	asi_emit_end(e);
 	asi_emit_key(e, "prediction"), asi_emit_map(e, ASI_EMIT_BLOCK);
 	asi_emit_key(e, "step_time"), asi_emit_num(e, s->step_time, 9);
+	if (s->simulator_hash && *s->simulator_hash)
+		asi_emit_key(e, "analytic_step_time"),
+		    asi_emit_num(e, s->analytic_step_time, 9);
 	asi_emit_key(e, "forward"), asi_emit_num(e, s->fwd_time, 9);
 	asi_emit_key(e, "backward"), asi_emit_num(e, s->bwd_time, 9);
 	asi_emit_key(e, "optimizer"), asi_emit_num(e, s->opt_time, 9);

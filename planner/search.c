@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ struct autosync_planner {
 	unsigned long budget, evals;
 	autosync_log_f log;
 	void *logarg;
+	autosync_corrector_t corr;
+	int have_corr;
 };
 
 /* The simulation context of the planner's inputs. */
@@ -289,6 +292,22 @@ void autosync_planner_set_nccl_calibrate(autosync_planner_t *p, int on)
 		p->nccl_calibrate = !!on;
 }
 
+int autosync_planner_set_corrector(autosync_planner_t *p,
+				   const autosync_corrector_t *c,
+				   autosync_error_t *errp)
+{
+	if (!p || (c && (!c->correct || strlen(c->hash) != 16 ||
+			 strspn(c->hash, "0123456789abcdef") != 16))) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "planner_set_corrector: "
+						"invalid corrector");
+	}
+	p->have_corr = c != NULL;
+	if (c)
+		p->corr = *c;
+	return 0;
+}
+
 void autosync_planner_set_scaled_knobs(autosync_planner_t *p, int scaled)
 {
 	if (p)
@@ -373,13 +392,52 @@ out:
 struct margin {
 	double m;
 	const char *family;
+	unsigned mask; /* 1 << enum autosync_family of every family */
+	int fam;       /* the one whose margin is 'm' */
 };
 
-static void widen(struct margin *M, double m, const char *family)
+static const char *const family_names[AUTOSYNC_FAMILY_N] = {
+    [AUTOSYNC_FAMILY_ALLREDUCE] = "bucketed all-reduce",
+    [AUTOSYNC_FAMILY_COMPRESSION] = "compression",
+    [AUTOSYNC_FAMILY_PS] = "parameter server",
+    [AUTOSYNC_FAMILY_TREE] = "tree all-reduce",
+    [AUTOSYNC_FAMILY_DDP_HIER] = "DDP hierarchical hook",
+    [AUTOSYNC_FAMILY_SMALL_BUCKETS] = "many small buckets",
+};
+
+const char *autosync_family_name(int family)
 {
+	return family >= 0 && family < AUTOSYNC_FAMILY_N ? family_names[family]
+							 : NULL;
+}
+
+/* the cost constants' margin of one family */
+static double cost_margin(const autosync_costs_t *k, int fam)
+{
+	switch (fam) {
+	case AUTOSYNC_FAMILY_COMPRESSION:
+		return k->margin_compression;
+	case AUTOSYNC_FAMILY_PS:
+		return k->margin_ps;
+	case AUTOSYNC_FAMILY_TREE:
+	case AUTOSYNC_FAMILY_DDP_HIER:
+		return k->margin_tree;
+	case AUTOSYNC_FAMILY_SMALL_BUCKETS:
+		return k->margin_small_buckets;
+	default:
+		return k->uncertainty;
+	}
+}
+
+static void widen(struct margin *M, const autosync_costs_t *k, int fam)
+{
+	double m = cost_margin(k, fam);
+
+	M->mask |= 1u << fam;
 	if (m > M->m) {
 		M->m = m;
-		M->family = family;
+		M->family = family_names[fam];
+		M->fam = fam;
 	}
 }
 
@@ -390,30 +448,32 @@ static void family_margin(const struct simctx *x, const struct strategy *s,
 	size_t small = 0, ar = 0;
 
 	M->m = k->uncertainty;
-	M->family = "bucketed all-reduce";
+	M->family = family_names[AUTOSYNC_FAMILY_ALLREDUCE];
+	M->fam = AUTOSYNC_FAMILY_ALLREDUCE;
+	M->mask = 1u << AUTOSYNC_FAMILY_ALLREDUCE;
 	for (size_t b = 0; b < s->nb && b < r->nb; b++) {
 		if (!(r->bytes[b] > 0))
 			continue;
 		if (s->cfg[b].compress != AUTOSYNC_COMPRESS_NONE)
-			widen(M, k->margin_compression, "compression");
+			widen(M, k, AUTOSYNC_FAMILY_COMPRESSION);
 		if (s->cfg[b].kind == AUTOSYNC_SYNC_PS) {
-			widen(M, k->margin_ps, "parameter server");
+			widen(M, k, AUTOSYNC_FAMILY_PS);
 			continue;
 		}
 		if (s->cfg[b].algo == AUTOSYNC_ALGO_TREE)
-			widen(M, k->margin_tree, "tree all-reduce");
+			widen(M, k, AUTOSYNC_FAMILY_TREE);
 		/* DDP's hierarchical all-reduce is the adapter's comm hook,
 		 * not yet measured against the simulator: as wide as tree */
 		if (x->fw == AUTOSYNC_FW_PYTORCH_DDP &&
 		    s->cfg[b].algo == AUTOSYNC_ALGO_HIER)
-			widen(M, k->margin_tree, "DDP hierarchical hook");
+			widen(M, k, AUTOSYNC_FAMILY_DDP_HIER);
 		ar++;
 		if (r->bytes[b] < k->small_bucket_bytes * x->knob)
 			small++;
 	}
 	/* per-call costs dominate once a quarter of the buckets are small */
 	if (small > 8 && small * 4 > ar)
-		widen(M, k->margin_small_buckets, "many small buckets");
+		widen(M, k, AUTOSYNC_FAMILY_SMALL_BUCKETS);
 }
 
 static double score(double t, const struct margin *M)
@@ -421,8 +481,18 @@ static double score(double t, const struct margin *M)
 	return M->m < 1 ? t / (1.0 - M->m) : INFINITY;
 }
 
+/* With a learned simulator, the best few strategies of each family (by
+ * the analytic prediction) go on to be ranked by their corrected times. */
+#define ELITES 4
+struct elite {
+	struct strategy s;
+	double t;
+	int used;
+};
+
 struct search {
 	autosync_planner_t *p;
+	struct elite (*el)[ELITES]; /* [AUTOSYNC_FAMILY_N], with a corrector */
 	struct simctx x;
 	struct simres r;
 	struct strategy best;
@@ -432,6 +502,28 @@ struct search {
 	const struct caps *cap;
 	int exhausted;
 };
+
+/* keep 's' among the best ELITES of its family (ties keep the earlier) */
+static int keep_elite(struct search *S, const struct strategy *s, double t,
+		      int fam)
+{
+	struct elite *E = S->el[fam], last;
+	int j;
+
+	for (j = 0; j < ELITES; j++)
+		if (!E[j].used || t < E[j].t)
+			break;
+	if (j == ELITES)
+		return 0;
+	last = E[ELITES - 1]; /* its strategy's memory is reused */
+	memmove(&E[j + 1], &E[j], (size_t)(ELITES - 1 - j) * sizeof(*E));
+	E[j] = last;
+	if (planner_strategy_copy(&E[j].s, s, S->x.m->n) < 0)
+		return -1;
+	E[j].t = t;
+	E[j].used = 1;
+	return 0;
+}
 
 /* simulate 's'; keep it when its margin-widened time is strictly better
  * (ties keep the earlier one, which keeps the search deterministic) */
@@ -447,6 +539,8 @@ static int consider(struct search *S, struct strategy *s)
 	if (planner_simulate(&S->x, s, &S->r, 0) < 0)
 		return -1;
 	family_margin(&S->x, s, &S->r, &m);
+	if (S->el && keep_elite(S, s, S->r.step, m.fam) < 0)
+		return -1;
 	if (score(S->r.step, &m) < S->best_score) {
 		if (planner_strategy_copy(&S->best, s, S->x.m->n) < 0)
 			return -1;
@@ -1018,6 +1112,148 @@ static int choose(struct search *S, const double *base_t,
 	return pick;
 }
 
+/* ------------------------------------------------ the learned ranking */
+/* The candidates a learned simulator ranks: every baseline, then the
+ * elites of each family, with their analytic terms and corrected times. */
+struct ranked {
+	size_t n;
+	const struct strategy **s;
+	double *terms, *step, *corr;
+	struct margin *m;
+};
+
+static void ranked_free(struct ranked *R)
+{
+	free(R->s);
+	free(R->terms);
+	free(R->step);
+	free(R->corr);
+	free(R->m);
+}
+
+/* the widest margin over a candidate's families, each the corrector's
+ * held-out margin where it gives one */
+static void learned_margin(const autosync_planner_t *p, struct margin *M)
+{
+	M->m = -1;
+	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
+		double m = -1;
+		if (!(M->mask & (1u << f)))
+			continue;
+		if (p->corr.margin)
+			m = p->corr.margin(p->corr.arg, f);
+		if (!(m >= 0 && m <= 0.99))
+			m = cost_margin(&p->k, f);
+		if (m > M->m) {
+			M->m = m;
+			M->fam = f;
+			M->family = family_names[f];
+		}
+	}
+}
+
+static int rank_candidates(struct search *S, struct strategy *base,
+			   struct ranked *R)
+{
+	size_t cap = AUTOSYNC_BASELINE_N + AUTOSYNC_FAMILY_N * ELITES, n = 0;
+
+	if (!(R->s = calloc(cap, sizeof(*R->s))) ||
+	    !(R->terms = calloc(cap * AUTOSYNC_TERM_N, sizeof(double))) ||
+	    !(R->step = calloc(cap, sizeof(double))) ||
+	    !(R->corr = calloc(cap, sizeof(double))) ||
+	    !(R->m = calloc(cap, sizeof(*R->m))))
+		return -1;
+	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++)
+		R->s[n++] = &base[b];
+	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++)
+		for (int j = 0; j < ELITES && S->el[f][j].used; j++)
+			R->s[n++] = &S->el[f][j].s;
+	for (size_t i = 0; i < n; i++) {
+		if (planner_simulate(&S->x, R->s[i], &S->r, 1) < 0)
+			return -1;
+		memcpy(R->terms + i * AUTOSYNC_TERM_N, S->r.terms,
+		       sizeof(S->r.terms));
+		R->step[i] = S->r.step;
+		family_margin(&S->x, R->s[i], &S->r, &R->m[i]);
+		learned_margin(S->p, &R->m[i]);
+	}
+	R->n = n;
+	return 0;
+}
+
+/* A learned simulator's choice among the ranked candidates: the framework's
+ * default stays unless another candidate the framework can run is
+ * corrected faster by more than its margin. Returns its index. */
+static size_t choose_learned(const struct search *S, const struct ranked *R,
+			     char *reason, size_t len)
+{
+	const autosync_planner_t *p = S->p;
+	size_t inc = (size_t)autosync_baseline_default(p->fw), pick = inc;
+	double best = INFINITY;
+
+	for (size_t i = 0; i < R->n; i++) {
+		double sc = score(R->corr[i], &R->m[i]);
+		if (i == inc || (i < AUTOSYNC_BASELINE_N &&
+				 !autosync_baseline_applicable((int)i, p->fw)))
+			continue;
+		if (sc < best) {
+			best = sc;
+			pick = i;
+		}
+	}
+	if (pick == inc || !(best < R->corr[inc])) {
+		snprintf(reason, len,
+			 "kept %s, the framework's default (%.6g s learned, "
+			 "%.6g s analytic): the best other plan, %s (%.6g s "
+			 "learned), is within the %.3g%% margin for %s; "
+			 "simulator %s; %lu evaluations",
+			 autosync_baseline_name((int)inc), R->corr[inc],
+			 R->step[inc], R->s[pick]->name, R->corr[pick],
+			 R->m[pick].m * 100, R->m[pick].family, p->corr.hash,
+			 p->evals);
+		return inc;
+	}
+	snprintf(reason, len,
+		 "%s: predicted %.6g s by the learned simulator %s (%.6g s "
+		 "analytic), %.4gx the speed of the framework's default %s "
+		 "(%.6g s learned), beyond the %.3g%% margin for %s; %lu "
+		 "evaluations",
+		 R->s[pick]->name, R->corr[pick], p->corr.hash, R->step[pick],
+		 R->corr[pick] > 0 ? R->corr[inc] / R->corr[pick] : 0,
+		 autosync_baseline_name((int)inc), R->corr[inc],
+		 R->m[pick].m * 100, R->m[pick].family, p->evals);
+	return pick;
+}
+
+/* rank with the corrector; 1 when it chose (*pick), 0 when it failed and
+ * the analytic choice stands (logged), -1 out of memory */
+static int learned(struct search *S, struct strategy *base, struct ranked *R,
+		   size_t *pick, char *reason, size_t len)
+{
+	autosync_planner_t *p = S->p;
+
+	if (rank_candidates(S, base, R) < 0)
+		return -1;
+	if (p->corr.correct(p->corr.arg, &p->c, R->n, R->terms, R->step,
+			    R->corr) < 0) {
+		plog(p, AUTOSYNC_LOG_WARNING,
+		     "planner: the learned simulator failed (%s); planning "
+		     "with the analytic model",
+		     strerror(errno));
+		return 0;
+	}
+	for (size_t i = 0; i < R->n; i++)
+		if (!(R->corr[i] > 0 && R->corr[i] < 1e300)) {
+			plog(p, AUTOSYNC_LOG_WARNING,
+			     "planner: the learned simulator predicted %g s; "
+			     "planning with the analytic model",
+			     R->corr[i]);
+			return 0;
+		}
+	*pick = choose_learned(S, R, reason, len);
+	return 1;
+}
+
 /* the comparison table every plan carries */
 static int add_baselines(autosync_plan_t *plan, const double *base_t, int fw)
 {
@@ -1056,6 +1292,77 @@ static void compute_note(const autosync_model_t *m, char *reason, size_t len)
 		    "the model with autosync_export to measure them");
 }
 
+/* elites for a learned simulator: ELITES strategies per family */
+static int elites_init(struct search *S)
+{
+	if (!S->p->have_corr)
+		return 0;
+	if (!(S->el = calloc(AUTOSYNC_FAMILY_N, sizeof(*S->el))))
+		return -1;
+	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++)
+		for (int j = 0; j < ELITES; j++)
+			if (planner_strategy_init(&S->el[f][j].s, S->x.m->n) <
+			    0)
+				return -1;
+	return 0;
+}
+
+static void elites_free(struct search *S)
+{
+	for (int f = 0; S->el && f < AUTOSYNC_FAMILY_N; f++)
+		for (int j = 0; j < ELITES; j++)
+			planner_strategy_free(&S->el[f][j].s);
+	free(S->el);
+	S->el = NULL;
+}
+
+/* what a learned choice changes in the plan: the corrected prediction,
+ * the corrected baselines, the simulator's hash (part of the plan hash) */
+static int mark_learned(autosync_plan_t *plan, const autosync_planner_t *p,
+			const struct ranked *R, size_t pick)
+{
+	plan->s.analytic_step_time = plan->s.step_time;
+	plan->s.step_time = R->corr[pick];
+	for (size_t b = 0; b < plan->nbase && b < R->n; b++)
+		plan->base[b].step_time = R->corr[b];
+	free(plan->simulator_hash);
+	if (!(plan->simulator_hash = planner_xstrdup(p->corr.hash)))
+		return -1;
+	planner_plan_sync(plan);
+	return planner_plan_compute_hash(plan);
+}
+
+/* the search and the choice: analytic, then re-ranked by the corrector */
+static int search_and_choose(struct search *S, struct strategy *base,
+			     double *base_t, struct margin *base_m,
+			     struct ranked *R, size_t *lpick, char *reason,
+			     size_t len, autosync_error_t *errp)
+{
+	autosync_planner_t *p = S->p;
+	int pick, rv;
+
+	if (run_baselines(S, base, base_t, base_m, errp) < 0)
+		return -1;
+	if (run_search(S) < 0)
+		goto nomem;
+	if ((pick = choose(S, base_t, base_m, reason, len)) >= 0 &&
+	    planner_strategy_copy(&S->best, &base[pick], p->m->n) < 0)
+		goto nomem;
+	if (S->el) {
+		if ((rv = learned(S, base, R, lpick, reason, len)) < 0)
+			goto nomem;
+		if (rv == 0)
+			*lpick = SIZE_MAX;
+		else if (planner_strategy_copy(&S->best, R->s[*lpick],
+					       p->m->n) < 0)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	errno = ENOMEM;
+	return autosync_errprintf(errp, "planner: out of memory");
+}
+
 autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 				      autosync_error_t *errp)
 {
@@ -1063,13 +1370,16 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 	struct strategy base[AUTOSYNC_BASELINE_N];
 	double base_t[AUTOSYNC_BASELINE_N];
 	struct margin base_m[AUTOSYNC_BASELINE_N];
+	struct ranked R;
 	autosync_plan_t *plan = NULL;
-	char reason[768];
-	int ok = 0, pick;
+	char reason[1024];
+	size_t lpick = SIZE_MAX;
+	int ok = 0;
 
 	if (ready_check(p, errp) < 0)
 		return NULL;
 	memset(&S, 0, sizeof(S));
+	memset(&R, 0, sizeof(R));
 	memset(base, 0, sizeof(base));
 	p->evals = 0;
 	S.p = p;
@@ -1077,15 +1387,11 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 	S.best_t = S.best_score = INFINITY;
 	if (sim_context(p, &S.x, errp) < 0)
 		return NULL;
-	if (planner_strategy_init(&S.best, p->m->n) < 0)
+	if (planner_strategy_init(&S.best, p->m->n) < 0 || elites_init(&S) < 0)
 		goto nomem;
-	if (run_baselines(&S, base, base_t, base_m, errp) < 0)
+	if (search_and_choose(&S, base, base_t, base_m, &R, &lpick, reason,
+			      sizeof(reason), errp) < 0)
 		goto out;
-	if (run_search(&S) < 0)
-		goto nomem;
-	if ((pick = choose(&S, base_t, base_m, reason, sizeof(reason))) >= 0 &&
-	    planner_strategy_copy(&S.best, &base[pick], p->m->n) < 0)
-		goto nomem;
 	compute_note(p->m, reason, sizeof(reason));
 	plog(p, AUTOSYNC_LOG_INFO, "planner: %s", reason);
 	if (planner_simulate(&S.x, &S.best, &S.r, 1) < 0)
@@ -1099,6 +1405,8 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 	plan->s.nccl_calibrate = p->nccl_calibrate;
 	if (autosync_plan_derive_nccl(plan, &p->k, errp) < 0)
 		goto out;
+	if (lpick != SIZE_MAX && mark_learned(plan, p, &R, lpick) < 0)
+		goto nomem;
 	ok = 1;
 	goto out;
 nomem:
@@ -1111,6 +1419,8 @@ out:
 	}
 	for (int b = 0; b < AUTOSYNC_BASELINE_N; b++)
 		planner_strategy_free(&base[b]);
+	ranked_free(&R);
+	elites_free(&S);
 	planner_strategy_free(&S.best);
 	planner_simres_free(&S.r);
 	planner_simctx_free(&S.x);

@@ -725,9 +725,7 @@ void planner_simres_free(struct simres *r)
 	free(r->cnt);
 	free(r->first);
 	free(r->list);
-	free(r->lfree);
 	free(r->nodet);
-	free(r->busy);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -750,9 +748,7 @@ static int simres_reserve(struct simres *r, size_t nb, size_t nt,
 	    !(r->cnt = malloc(nb * sizeof(size_t))) ||
 	    !(r->first = malloc((nb + 1) * sizeof(size_t))) ||
 	    !(r->list = malloc((nt ? nt : 1) * sizeof(size_t))) ||
-	    !(r->lfree = malloc((nodes + 1) * sizeof(double))) ||
-	    !(r->nodet = malloc((nodes + 1) * sizeof(double))) ||
-	    !(r->busy = malloc((nodes + 1) * sizeof(double)))) {
+	    !(r->nodet = malloc((nodes + 1) * sizeof(double)))) {
 		planner_simres_free(r);
 		errno = ENOMEM;
 		return -1;
@@ -809,8 +805,8 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 		     struct simres *r, int detail)
 {
 	size_t nt = x->m->n, nb = s->nb;
-	double t, gfree = 0, comp_end = x->t_fwd + x->t_bwd, first_ready = -1,
-		  sum = 0, ar_sum = 0;
+	double t, comp_end = x->t_fwd + x->t_bwd, first_ready = -1, sum = 0,
+		  ar_sum = 0;
 
 	if (simres_reserve(r, nb, nt, x->nodes) < 0)
 		return -1;
@@ -850,13 +846,11 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 		r->border[b] = b;
 	}
 	qsort_r(r->border, nb, sizeof(size_t), cmp_bucket_r, r);
-	/* Links: an all-reduce bucket occupies every node's NIC (and the
-	 * intra-node links), so it waits for all of them; a PS bucket occupies
-	 * each node's NIC for that node's share, so PS buckets on different
-	 * servers overlap (bytes accounted per link). */
+	/* One bucket at a time, as the runtimes run them: an all-reduce
+	 * bucket occupies every node's NIC, and a PS bucket ends when its
+	 * slowest node has pushed and pulled (every rank pulls what every
+	 * other pushed), so the next bucket starts after it. */
 	t = 0;
-	memset(r->lfree, 0, x->nodes * sizeof(double));
-	memset(r->busy, 0, x->nodes * sizeof(double));
 	for (size_t o = 0; o < nb; o++) {
 		size_t b = r->border[o];
 		double st, en;
@@ -864,34 +858,15 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 			r->start[b] = r->end[b] = r->ready[b];
 			continue;
 		}
-		if (s->cfg[b].kind == AUTOSYNC_SYNC_PS) {
+		if (s->cfg[b].kind == AUTOSYNC_SYNC_PS)
 			r->comm[b] = ps_bucket(
 			    x, &s->cfg[b], r->list + r->first[b], r->cnt[b],
 			    s->server, &r->bytes[b], &r->wire[b], r->nodet,
 			    detail ? r->terms : NULL);
-			st = INFINITY;
-			en = 0;
-			for (unsigned j = 0; j < x->nodes; j++) {
-				double sj = r->ready[b];
-				if (gfree > sj)
-					sj = gfree;
-				if (r->lfree[j] > sj)
-					sj = r->lfree[j];
-				r->lfree[j] = sj + r->nodet[j];
-				r->busy[j] += r->nodet[j];
-				if (sj < st)
-					st = sj;
-				if (r->lfree[j] > en)
-					en = r->lfree[j];
-			}
-			if (en > t)
-				t = en;
-		} else {
-			st = r->ready[b] > t ? r->ready[b] : t;
-			en = st + r->comm[b];
-			gfree = t = en;
-			ar_sum += r->comm[b];
-		}
+		st = r->ready[b] > t ? r->ready[b] : t;
+		en = st + r->comm[b];
+		t = en;
+		ar_sum += r->comm[b];
 		r->start[b] = st;
 		r->end[b] = en;
 		sum += r->comm[b];
@@ -900,17 +875,13 @@ int planner_simulate(const struct simctx *x, const struct strategy *s,
 	}
 	r->comm_total = sum;
 	r->step = (t > comp_end ? t : comp_end) + x->t_opt;
-	/* cost-models.md section 6 bound, with links: nothing starts before
-	 * the first bucket is ready; an all-reduce bucket needs every link, a
-	 * PS bucket node j's link for its share; the last bucket cannot start
-	 * before it is ready. */
+	/* cost-models.md section 6 bound: nothing starts before the first
+	 * bucket is ready, the buckets run one at a time, and the last cannot
+	 * start before it is ready. */
 	{
-		double b1 = comp_end, b2 = 0, b3 = 0, psmax = 0;
-		for (unsigned j = 0; j < x->nodes; j++)
-			if (r->busy[j] > psmax)
-				psmax = r->busy[j];
+		double b1 = comp_end, b2 = 0, b3 = 0;
 		if (first_ready >= 0)
-			b2 = first_ready + ar_sum + psmax;
+			b2 = first_ready + ar_sum;
 		for (size_t o = nb; o-- > 0;) {
 			size_t last = r->border[o];
 			if (r->cnt[last]) {

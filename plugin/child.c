@@ -29,7 +29,9 @@
 
 /* Result items: "T LEN\n" then LEN bytes. T: E (every task: NAME=VALUE),
  * R (a rank: "R NAME=VALUE"), H ("PLANHASH TOPOHASH PLAN_MS"), S (the
- * summary), F (the feedback record), X (an error message), K (done). */
+ * summary), F (the feedback record), W (a warning of the pipeline's: it
+ * planned, without something it was asked for), X (an error message), K
+ * (done). */
 
 static double now_ms(void)
 {
@@ -113,10 +115,25 @@ static void limit(const struct as_child_in *in)
 #endif
 }
 
+/* the pipeline's warnings, kept for the parent (its info notes are not) */
+struct warnings {
+	char text[AS_CHILD_MAX_WARNINGS][AUTOSYNC_ERROR_LEN];
+	size_t n;
+};
+
+static void keep_warning(int level, const char *msg, void *arg)
+{
+	struct warnings *w = arg;
+
+	if (level <= AUTOSYNC_LOG_WARNING && w->n < AS_CHILD_MAX_WARNINGS)
+		snprintf(w->text[w->n++], sizeof(w->text[0]), "%s", msg);
+}
+
 static int run_pipeline(const struct as_child_in *in, autosync_job_t *j,
-			autosync_error_t *err)
+			struct warnings *w, autosync_error_t *err)
 {
 	autosync_job_set_getenv(j, env_lookup, (void *)in->env);
+	autosync_job_set_log(j, keep_warning, w);
 	return autosync_job_set_site(j, in->site, err) < 0 ||
 		       autosync_job_set_model(j, in->model, err) < 0 ||
 		       autosync_job_set_plan_file(j, in->plan_file, err) < 0 ||
@@ -134,7 +151,8 @@ static int run_pipeline(const struct as_child_in *in, autosync_job_t *j,
 		   : 0;
 }
 
-static int send_results(int fd, const autosync_job_t *j, autosync_error_t *err)
+static int send_results(int fd, const autosync_job_t *j,
+			const struct warnings *w, autosync_error_t *err)
 {
 	autosync_feedback_rec_t *rec = calloc(1, sizeof(*rec));
 	char *line = NULL, h[80], rank[24];
@@ -170,6 +188,9 @@ static int send_results(int fd, const autosync_job_t *j, autosync_error_t *err)
 		if (send_item(fd, 'F', line, NULL) < 0)
 			goto out;
 	}
+	for (size_t i = 0; i < w->n; i++)
+		if (send_item(fd, 'W', w->text[i], NULL) < 0)
+			goto out;
 	rv = send_item(fd, 'K', "", NULL);
 out:
 	free(line);
@@ -180,6 +201,7 @@ out:
 static void child_main(int fd, const struct as_child_in *in)
 {
 	autosync_error_t err = {.text = ""};
+	static struct warnings w;
 	autosync_job_t *j = NULL;
 	int ok;
 
@@ -188,8 +210,9 @@ static void child_main(int fd, const struct as_child_in *in)
 		_exit(1);
 	}
 	limit(in);
-	ok = (j = autosync_job_create(&err)) && run_pipeline(in, j, &err) == 0;
-	if (!ok || send_results(fd, j, &err) < 0)
+	ok = (j = autosync_job_create(&err)) &&
+	     run_pipeline(in, j, &w, &err) == 0;
+	if (!ok || send_results(fd, j, &w, &err) < 0)
 		send_item(fd, 'X', err.text[0] ? err.text : "out of memory",
 			  NULL);
 	/* no atexit handlers, no stdio flush: they are slurmstepd's */
@@ -323,6 +346,12 @@ static int take_item(struct as_child_out *out, char tag, const char *p,
 	case 'F':
 		free(out->record);
 		return (out->record = strndup(p, len)) ? 0 : -1;
+	case 'W':
+		if (out->nwarnings >= AS_CHILD_MAX_WARNINGS)
+			return -1;
+		return (out->warnings[out->nwarnings] = strndup(p, len))
+			   ? (out->nwarnings++, 0)
+			   : -1;
 	case 'X':
 		autosync_errprintf(err, "%.*s", (int)(len < 400 ? len : 400),
 				   p);
@@ -502,6 +531,8 @@ void as_child_out_free(struct as_child_out *out)
 	free(out->rank_n);
 	free(out->summary);
 	free(out->record);
+	for (size_t i = 0; i < out->nwarnings; i++)
+		free(out->warnings[i]);
 	memset(out, 0, sizeof(*out));
 }
 

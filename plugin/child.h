@@ -16,6 +16,9 @@
 #include "autosync/common.h"
 #include "autosync/siteconf.h"
 
+/* The pipeline's warnings a child passes on (the first ones). */
+#define AS_CHILD_MAX_WARNINGS 4
+
 /* Largest result a child may send back (variables, summary, record). */
 #define AS_CHILD_MAX_RESULT (1u << 20)
 
@@ -50,6 +53,9 @@ struct as_child_out {
 	double total_ms; /* fork to result, as the parent saw it */
 	char *summary;	 /* for --autosync-explain */
 	char *record;	 /* the feedback record's plan side, one JSON line */
+	/* what the pipeline planned without, and why (for the node's log) */
+	size_t nwarnings;
+	char *warnings[AS_CHILD_MAX_WARNINGS];
 };
 
 /*

@@ -540,6 +540,10 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		return 0;
 	}
 	context.planned = 1;
+	for (size_t i = 0; i < context.out.nwarnings; i++)
+		plog(AUTOSYNC_LOG_WARNING,
+		     "autosync: job %u step %u node %s: %s", context.job_id,
+		     context.step, context.node, context.out.warnings[i]);
 	for (size_t i = 0; i < context.out.nenv; i++)
 		if (set_env(sp, context.out.env[i].name,
 			    context.out.env[i].value) < 0)

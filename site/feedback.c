@@ -49,6 +49,8 @@ static const char *const field_names[] = {
     "measured_count",
     "measured_mean_s",
     "terms",
+    "simulator_hash",
+    "learned_step_s",
 };
 #define NFIELDS (sizeof(field_names) / sizeof(field_names[0]))
 
@@ -155,6 +157,14 @@ static int check_plan(const autosync_feedback_rec_t *r, autosync_error_t *errp)
 			return bad_field(errp, "terms",
 					 "%s: %g is not a value >= 0",
 					 autosync_term_name(i), r->terms[i]);
+	if (!terminated(r->simulator_hash, sizeof(r->simulator_hash)) ||
+	    (r->simulator_hash[0] &&
+	     (strlen(r->simulator_hash) != 16 ||
+	      strspn(r->simulator_hash, "0123456789abcdef") != 16)))
+		return bad_field(errp, "simulator_hash", "not 16 hex digits");
+	if (r->simulator_hash[0] &&
+	    step_time("learned_step_s", r->learned, errp) < 0)
+		return -1;
 	return 0;
 }
 
@@ -331,6 +341,10 @@ static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
 	}
 	if (r->have_terms)
 		set(o, "terms", terms_json(r, bad), bad);
+	if (r->simulator_hash[0]) {
+		STRF(o, r, simulator_hash, bad);
+		set(o, "learned_step_s", json_real(r->learned), bad);
+	}
 	a = json_array();
 	for (unsigned i = 0; i < NFIELDS; i++)
 		if (r->influenced & (1u << i))
@@ -597,6 +611,7 @@ static int parse_fields(json_t *root, unsigned parts,
 	STR(framework);
 	STR(strategy);
 	STR(cluster);
+	STR(simulator_hash);
 	U64(job, "job", INT64_MAX);
 	U64(step, "step", INT64_MAX);
 	U64(uid, "uid", UINT32_MAX);
@@ -606,6 +621,7 @@ static int parse_fields(json_t *root, unsigned parts,
 	NUM(predicted, "predicted_step_s");
 	NUM(scale, "scale");
 	NUM(measured_mean, "measured_mean_s");
+	NUM(learned, "learned_step_s");
 #undef STR
 #undef U64
 #undef NUM
@@ -905,7 +921,13 @@ int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
 		 s.strategy ? s.strategy : "");
 	(void)autosync_cluster_format(&s.cluster, r->cluster,
 				      sizeof(r->cluster));
-	r->predicted = s.step_time;
+	/* the analytic prediction: what a learned simulator corrects */
+	r->predicted = s.simulator_hash && s.simulator_hash[0]
+			   ? s.analytic_step_time
+			   : s.step_time;
+	snprintf(r->simulator_hash, sizeof(r->simulator_hash), "%s",
+		 s.simulator_hash ? s.simulator_hash : "");
+	r->learned = r->simulator_hash[0] ? s.step_time : 0;
 	r->have_terms = autosync_plan_terms(plan, r->terms) == 0;
 	r->nbuckets = 0;
 	for (size_t i = 0; i < autosync_plan_nbuckets(plan) &&

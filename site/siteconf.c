@@ -57,6 +57,8 @@ struct autosync_siteconf {
 	int nccl_calibrate;
 	int allow_compression;
 	char nccl_plugin_dir[PATH_MAX];
+	char simulator[PATH_MAX];
+	char simulator_module[PATH_MAX];
 };
 
 /* ------------------------------------------------------------ value types */
@@ -89,6 +91,8 @@ PATH_KEY(runtime_dir)
 PATH_KEY(topology_xml)
 PATH_KEY(feedback_path)
 PATH_KEY(nccl_plugin_dir)
+PATH_KEY(simulator)
+PATH_KEY(simulator_module)
 #undef PATH_KEY
 
 static int h_framework(asi_yreader_t *r, yaml_node_t *v, const char *key,
@@ -364,6 +368,8 @@ static const struct asi_ykey top_keys[] = {
     FN("default_framework", h_framework),
     FN("catalog_dir", h_catalog_dir),
     FN("calibration", h_calibration),
+    FN("simulator", h_simulator),
+    FN("simulator_module", h_simulator_module),
     FN("runtime_dir", h_runtime_dir),
     FN("keep_job_files", h_duration),
     FN("topology_xml", h_topology_xml),
@@ -402,6 +408,8 @@ static void set_defaults(autosync_siteconf_t *s)
 	s->nps = UINT_MAX; /* not given */
 	snprintf(s->nccl_plugin_dir, sizeof(s->nccl_plugin_dir), "%s",
 		 AUTOSYNC_LIBDIR);
+	snprintf(s->simulator_module, sizeof(s->simulator_module), "%s",
+		 AUTOSYNC_LIBDIR "/autosync-simulator.so");
 }
 
 autosync_siteconf_t *autosync_siteconf_create(autosync_error_t *errp)
@@ -540,6 +548,8 @@ int autosync_siteconf_mode_allowed(const autosync_siteconf_t *s, int allow_bit)
 GETTER(const char *, framework, framework)
 GETTER(const char *, catalog_dir, catalog_dir)
 GETTER(const char *, calibration, calibration)
+GETTER(const char *, simulator, simulator)
+GETTER(const char *, simulator_module, simulator_module)
 GETTER(const char *, runtime_dir, runtime_dir)
 GETTER(const char *, topology_xml, topology_xml)
 GETTER(const char *, feedback_path, feedback_path)

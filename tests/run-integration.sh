@@ -25,11 +25,13 @@ if [ "${1:?$usage}" = --installed ]; then
   [ -x "$cli" ] && [ -d "$models" ] && [ -f "$ncclso" ] ||
     { echo "run-integration.sh: install the autosync and autosync-nccl-plugins packages" >&2; exit 1; }
   nccl_dir=$(dirname "$ncclso")
+  sim_module=  # the package's, where the site config's default points
 else
   installed=0
   build=$(cd "$1" && pwd)
   plugin=$build/plugin/.libs/spank_autosync.so
   cli=$lib/bin/autosync models=$src/planner/catalog nccl_dir=$lib/lib
+  sim_module=$lib/lib/autosync-simulator.so
 fi
 user=${AUTOSYNC_TEST_USER:-astest}
 site_dir=/var/lib/autosync-test/etc
@@ -41,9 +43,10 @@ id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 install -d -m 0755 $lib "$site_dir" $lib/bin $lib/models $lib/feedback
 rm -f $lib/feedback/feedback.jsonl*   # every run starts with an empty log
 install -d -m 0755 $lib/lib
-rm -f $lib/bin/autosync $lib/lib/libnccl-*-autosync.so
+rm -f $lib/bin/autosync $lib/lib/libnccl-*-autosync.so $lib/lib/autosync-simulator.so
 if [ "$installed" = 0 ]; then
   install -m 0755 "$build/cli/autosync" $lib/bin/autosync
+  install -m 0644 "$build/learn/.libs/autosync-simulator.so" "$sim_module"
   for so in libnccl-tuner-autosync.so libnccl-profiler-autosync.so; do
     [ -f "$build/launcher/nccl/.libs/$so" ] && install -m 0644 "$build/launcher/nccl/.libs/$so" $lib/lib/
   done
@@ -62,6 +65,7 @@ topology_xml: $lib/topo.xml
 plan_budget_ms: 2000
 nccl_plugins: true
 nccl_plugin_dir: $nccl_dir
+${sim_module:+simulator_module: $sim_module}
 network:
   nic_bandwidth: 200Gbit/s
   latency: 2us

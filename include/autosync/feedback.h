@@ -64,13 +64,16 @@ enum autosync_feedback_field {
 	AUTOSYNC_FEEDBACK_F_MEASURED_COUNT = 1u << 21, /* "measured_count" */
 	AUTOSYNC_FEEDBACK_F_MEASURED_MEAN = 1u << 22,  /* "measured_mean_s" */
 	AUTOSYNC_FEEDBACK_F_TERMS = 1u << 23,	       /* "terms" */
-	AUTOSYNC_FEEDBACK_F_ALL = (1u << 24) - 1,
+	AUTOSYNC_FEEDBACK_F_SIMULATOR = 1u << 24,      /* "simulator_hash" */
+	AUTOSYNC_FEEDBACK_F_LEARNED = 1u << 25,	       /* "learned_step_s" */
+	AUTOSYNC_FEEDBACK_F_ALL = (1u << 26) - 1,
 };
 /* What a plan decides, and so what a user's model file or option steers. */
 #define AUTOSYNC_FEEDBACK_F_PLANNED                                     \
 	(AUTOSYNC_FEEDBACK_F_PLAN_HASH | AUTOSYNC_FEEDBACK_F_STRATEGY | \
 	 AUTOSYNC_FEEDBACK_F_PREDICTED | AUTOSYNC_FEEDBACK_F_BUCKETS |  \
-	 AUTOSYNC_FEEDBACK_F_BASELINES | AUTOSYNC_FEEDBACK_F_TERMS)
+	 AUTOSYNC_FEEDBACK_F_BASELINES | AUTOSYNC_FEEDBACK_F_TERMS |    \
+	 AUTOSYNC_FEEDBACK_F_SIMULATOR | AUTOSYNC_FEEDBACK_F_LEARNED)
 /* The measurements: a job writes its own report file. */
 #define AUTOSYNC_FEEDBACK_F_MEASUREMENTS                                     \
 	(AUTOSYNC_FEEDBACK_F_MEASURED | AUTOSYNC_FEEDBACK_F_MEASURED_COUNT | \
@@ -143,6 +146,11 @@ typedef struct autosync_feedback_rec {
 	 * autosync_term), when have_terms: every value finite and >= 0 */
 	double terms[AUTOSYNC_TERM_N];
 	int have_terms;
+	/* a plan of a learned simulator: its file's hash and the corrected
+	 * prediction ("" and 0 otherwise); predicted stays the analytic one,
+	 * which is what a simulator learns to correct */
+	char simulator_hash[17];
+	double learned;
 	unsigned influenced; /* AUTOSYNC_FEEDBACK_F_* bits: what the job's
 			      * user could influence */
 	unsigned version;    /* the format it was read in (0: made here) */

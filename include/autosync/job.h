@@ -142,6 +142,15 @@ int autosync_job_set_gpus_per_node(autosync_job_t *j, unsigned gpus,
  * site's default_framework. */
 int autosync_job_set_framework(autosync_job_t *j, int fw,
 			       autosync_error_t *errp);
+/* A learned simulator file (autosync train): the planner ranks its best
+ * candidates by the corrected step times. Default (NULL): the site's
+ * 'simulator'; "" or "none": the analytic model alone. A file or module
+ * that cannot be loaded is a warning, and the analytic model plans. */
+int autosync_job_set_simulator(autosync_job_t *j, const char *path,
+			       autosync_error_t *errp);
+/* The module that loads it (default: the site's simulator_module). */
+int autosync_job_set_simulator_module(autosync_job_t *j, const char *path,
+				      autosync_error_t *errp);
 /* Cost constants file (default: the site's calibration). */
 int autosync_job_set_calibration(autosync_job_t *j, const char *path,
 				 autosync_error_t *errp);

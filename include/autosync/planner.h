@@ -458,6 +458,74 @@ int autosync_planner_compute_times(autosync_planner_t *p, double *forward,
 				   double *backward, double *optimizer,
 				   double *layer_fwd, double *layer_bwd,
 				   autosync_error_t *errp);
+/*
+ * Strategy families, each with its own no-harm margin: how far the
+ * simulator was seen to be optimistic for it (autosync_costs_t margin_*,
+ * or a learned simulator's held-out error). A strategy belongs to the
+ * all-reduce family and to every other family one of its buckets is in;
+ * its margin is the widest of theirs.
+ */
+enum autosync_family {
+	AUTOSYNC_FAMILY_ALLREDUCE = 0, /* "bucketed all-reduce" */
+	AUTOSYNC_FAMILY_COMPRESSION,   /* "compression" */
+	AUTOSYNC_FAMILY_PS,	       /* "parameter server" */
+	AUTOSYNC_FAMILY_TREE,	       /* "tree all-reduce" */
+	AUTOSYNC_FAMILY_DDP_HIER,      /* "DDP hierarchical hook" */
+	AUTOSYNC_FAMILY_SMALL_BUCKETS, /* "many small buckets" */
+	AUTOSYNC_FAMILY_N
+};
+/* NULL outside 0 .. AUTOSYNC_FAMILY_N - 1. */
+const char *autosync_family_name(int family);
+
+/*
+ * A learned correction of the simulator (a simulator file: learn/, loaded
+ * by the job pipeline). With one, the search still runs on the analytic
+ * model; its best few candidates of every family and the baselines are
+ * then ranked by their corrected step times, each family with the margin
+ * the corrector gives it, and the plan records the corrector's hash.
+ */
+typedef struct autosync_corrector {
+	/* Corrected step times: candidate i has the analytic breakdown
+	 * terms[i * AUTOSYNC_TERM_N ...] and the analytic prediction
+	 * step[i] on cluster 'c'; out[i] gets its corrected step (s).
+	 * 0, or -1 with errno: the planner then keeps the analytic plan. */
+	int (*correct)(void *arg, const autosync_cluster_t *c, size_t n,
+		       const double *terms, const double *step, double *out);
+	/* The no-harm margin of 'family' (0 .. 0.99) from the corrector's
+	 * held-out error; < 0: the cost constants' margin. May be NULL. */
+	double (*margin)(void *arg, int family);
+	void *arg;
+	char hash[17]; /* 16 hex digits of the simulator file */
+} autosync_corrector_t;
+/*
+ * The loadable module that turns a simulator file into a corrector
+ * (learn/'s simulator.so, linked with XGBoost). The job pipeline dlopen()s
+ * it in the planning process only, so that neither srun nor slurmstepd
+ * ever maps the learning libraries; the symbol AUTOSYNC_SIMULATOR_SYMBOL
+ * is an autosync_simulator_module_t of abi AUTOSYNC_SIMULATOR_ABI.
+ */
+#define AUTOSYNC_SIMULATOR_ABI 1
+#define AUTOSYNC_SIMULATOR_SYMBOL "autosync_simulator_module"
+typedef struct autosync_simulator_module {
+	unsigned abi;
+	/* A handle from a simulator file's bytes ('name' for messages), or
+	 * NULL with a one-line reason in err[errlen]. */
+	void *(*load)(const void *buf, size_t len, const char *name, char *err,
+		      size_t errlen);
+	/* autosync_corrector_t's, with the handle as 'arg' */
+	int (*correct)(void *h, const autosync_cluster_t *c, size_t n,
+		       const double *terms, const double *step, double *out);
+	double (*margin)(void *h, int family);
+	void (*destroy)(void *h);
+} autosync_simulator_module_t;
+
+/* Copied ('arg' stays the caller's; it must outlive the planner's use);
+ * NULL plans with the analytic model alone (the default). EINVAL on a
+ * corrector without 'correct' or without a 16-hex-digit hash. */
+int autosync_planner_set_corrector(autosync_planner_t *p,
+				   const autosync_corrector_t *c,
+				   autosync_error_t *errp);
+
 /* Simulator evaluations used by the last autosync_planner_run() call. */
 unsigned long autosync_planner_evals(const autosync_planner_t *p);
 
@@ -513,6 +581,10 @@ typedef struct autosync_plan_summary {
 	double exposed_comm;	/* step - (fwd + bwd + opt) */
 	double bound;		/* cost-models.md section 6 lower bound */
 	const char *costs_hash; /* 16 hex digits of the cost constants, "" */
+	/* a plan made with a learned simulator: its file's hash, and the
+	 * analytic prediction step_time corrects ("" and 0 without one) */
+	const char *simulator_hash;
+	double analytic_step_time;
 } autosync_plan_summary_t;
 
 int autosync_plan_summary(const autosync_plan_t *plan,
@@ -630,6 +702,10 @@ const autosync_nccl_rule_t *autosync_plan_nccl_rule(const autosync_plan_t *plan,
  */
 int autosync_plan_derive_nccl(autosync_plan_t *plan, const autosync_costs_t *k,
 			      autosync_error_t *errp);
+
+/* 16 hex digits (and a NUL) of 64-bit FNV-1a over 'len' bytes: the hash
+ * plans use, for files whose identity a plan records. */
+void autosync_hash_hex(const void *buf, size_t len, char *hex);
 
 /* 16 hex digits: hash of the decisions (buckets, env, job settings, NCCL
  * table). */

@@ -73,6 +73,12 @@ int autosync_siteconf_mode_allowed(const autosync_siteconf_t *s, int allow_bit);
 const char *autosync_siteconf_framework(const autosync_siteconf_t *s);
 const char *autosync_siteconf_catalog_dir(const autosync_siteconf_t *s);
 const char *autosync_siteconf_calibration(const autosync_siteconf_t *s);
+/* The learned simulator file planning applies ("" = the analytic model
+ * alone), and the module that loads it (default
+ * LIBDIR/autosync/autosync-simulator.so; another path for a build that is
+ * not installed). */
+const char *autosync_siteconf_simulator(const autosync_siteconf_t *s);
+const char *autosync_siteconf_simulator_module(const autosync_siteconf_t *s);
 const char *autosync_siteconf_runtime_dir(const autosync_siteconf_t *s);
 const char *autosync_siteconf_topology_xml(const autosync_siteconf_t *s);
 const char *autosync_siteconf_feedback_path(const autosync_siteconf_t *s);

@@ -17,6 +17,8 @@
 #define TAG_PS_PUSH 16
 #define TAG_PS_PULL 17
 #define TAG_GATHER 18
+#define TAG_TREE2_UP 19 /* the double tree's second tree */
+#define TAG_TREE2_DOWN 20
 #define TREE_SEG (256u * 1024u) /* bytes per pipelined tree segment */
 
 struct autosync_rt {
@@ -302,55 +304,117 @@ static int ring(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
 	return rv ? rv : ring_ag(c, buf, n, t, errp);
 }
 
-/* Binary tree (root 0, children 2r+1 and 2r+2): reduce up, then broadcast
- * down, both pipelined in TREE_SEG segments. 'tmp' holds 2 segments. */
+/* One of the two trees of a double binary tree: in tree 0, rank r has
+ * parent (r - 1) / 2 and children 2r + 1, 2r + 2 (root 0); tree 1 is tree
+ * 0 mirrored (rank r sits where P - 1 - r sits in tree 0), so that the
+ * ranks that are interior in one tree are leaves in the other, as in NCCL's
+ * double binary tree (cost-models.md: 2 log2(p) alpha + 2 n / bw). */
+struct btree {
+	int parent, ch[2], nch;
+};
+
+static void btree(int R, int P, int mirror, struct btree *T)
+{
+	int v = mirror ? P - 1 - R : R;
+
+	T->parent = v ? (v - 1) / 2 : -1;
+	if (mirror && T->parent >= 0)
+		T->parent = P - 1 - T->parent;
+	T->nch = 0;
+	for (int c = 2 * v + 1; c <= 2 * v + 2 && c < P; c++)
+		T->ch[T->nch++] = mirror ? P - 1 - c : c;
+}
+
+/* segment 's' of tree k's half: [*o, *o + *m) of the buffer */
+static void tree_seg(size_t n, size_t seg, int k, size_t s, size_t *o,
+		     size_t *m)
+{
+	size_t h0 = n / 2, base = k ? h0 : 0, len = k ? n - h0 : h0;
+
+	*o = base + s * seg;
+	*m = s * seg < len ? (len - s * seg < seg ? len - s * seg : seg) : 0;
+}
+
+/* reduce segment s of tree k: children's partial sums in, ours up */
+static int tree_up(MPI_Comm c, char *b, size_t n, size_t seg, int t, char *tm,
+		   const struct btree *T, int k, size_t s,
+		   autosync_error_t *errp)
+{
+	size_t es = esize(t), o, m;
+	MPI_Request q[2];
+	int rc;
+
+	tree_seg(n, seg, k, s, &o, &m);
+	if (!m)
+		return 0;
+	for (int i = 0; i < T->nch; i++)
+		MPI_Irecv(tm + (size_t)i * seg * es, (int)(m * es), MPI_BYTE,
+			  T->ch[i], (k ? TAG_TREE2_UP : TAG_TREE_UP), c, &q[i]);
+	if (T->nch &&
+	    (rc = MPI_Waitall(T->nch, q, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+		return mpierr(rc, errp, "tree reduce");
+	for (int i = 0; i < T->nch; i++)
+		add(b + o * es, tm + (size_t)i * seg * es, m, t);
+	if (T->parent >= 0 &&
+	    (rc = MPI_Send(b + o * es, (int)(m * es), MPI_BYTE, T->parent,
+			   (k ? TAG_TREE2_UP : TAG_TREE_UP), c)) != MPI_SUCCESS)
+		return mpierr(rc, errp, "tree reduce");
+	return 0;
+}
+
+/* broadcast segment s of tree k: the sum from the parent, on down */
+static int tree_down(MPI_Comm c, char *b, size_t n, size_t seg, int t,
+		     const struct btree *T, int k, size_t s,
+		     autosync_error_t *errp)
+{
+	size_t es = esize(t), o, m;
+	MPI_Request q[2];
+	int rc;
+
+	tree_seg(n, seg, k, s, &o, &m);
+	if (!m)
+		return 0;
+	if (T->parent >= 0 &&
+	    (rc = MPI_Recv(b + o * es, (int)(m * es), MPI_BYTE, T->parent,
+			   (k ? TAG_TREE2_DOWN : TAG_TREE_DOWN), c,
+			   MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+		return mpierr(rc, errp, "tree broadcast");
+	for (int i = 0; i < T->nch; i++)
+		MPI_Isend(b + o * es, (int)(m * es), MPI_BYTE, T->ch[i],
+			  (k ? TAG_TREE2_DOWN : TAG_TREE_DOWN), c, &q[i]);
+	if (T->nch &&
+	    (rc = MPI_Waitall(T->nch, q, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+		return mpierr(rc, errp, "tree broadcast");
+	return 0;
+}
+
+/* Double binary tree: each tree reduces up and broadcasts down half of the
+ * buffer, pipelined in TREE_SEG segments; the trees take turns segment by
+ * segment (a part (segment, tree) waits only on that tree's neighbours at
+ * the same part, so the turns cannot deadlock). 'tmp' holds 2 segments. */
 static int tree(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
 		autosync_error_t *errp)
 {
-	int P, R, rc, ch[2], nch = 0, parent;
-	char *b = buf, *tm = tmp;
-	size_t es = esize(t), seg = TREE_SEG / es;
+	int P, R;
+	size_t seg = TREE_SEG / esize(t), nseg;
+	struct btree T[2];
 
 	MPI_Comm_size(c, &P);
 	MPI_Comm_rank(c, &R);
 	if (P == 1 || n == 0)
 		return 0;
-	parent = R ? (R - 1) / 2 : -1;
-	if (2 * R + 1 < P)
-		ch[nch++] = 2 * R + 1;
-	if (2 * R + 2 < P)
-		ch[nch++] = 2 * R + 2;
-	for (size_t o = 0; o < n; o += seg) {
-		size_t m = n - o < seg ? n - o : seg;
-		MPI_Request q[2];
-		for (int i = 0; i < nch; i++)
-			MPI_Irecv(tm + (size_t)i * seg * es, (int)(m * es),
-				  MPI_BYTE, ch[i], TAG_TREE_UP, c, &q[i]);
-		if (nch && (rc = MPI_Waitall(nch, q, MPI_STATUSES_IGNORE)) !=
-			       MPI_SUCCESS)
-			return mpierr(rc, errp, "tree reduce");
-		for (int i = 0; i < nch; i++)
-			add(b + o * es, tm + (size_t)i * seg * es, m, t);
-		if (parent >= 0 &&
-		    (rc = MPI_Send(b + o * es, (int)(m * es), MPI_BYTE, parent,
-				   TAG_TREE_UP, c)) != MPI_SUCCESS)
-			return mpierr(rc, errp, "tree reduce");
-	}
-	for (size_t o = 0; o < n; o += seg) {
-		size_t m = n - o < seg ? n - o : seg;
-		MPI_Request q[2];
-		if (parent >= 0 &&
-		    (rc = MPI_Recv(b + o * es, (int)(m * es), MPI_BYTE, parent,
-				   TAG_TREE_DOWN, c, MPI_STATUS_IGNORE)) !=
-			MPI_SUCCESS)
-			return mpierr(rc, errp, "tree broadcast");
-		for (int i = 0; i < nch; i++)
-			MPI_Isend(b + o * es, (int)(m * es), MPI_BYTE, ch[i],
-				  TAG_TREE_DOWN, c, &q[i]);
-		if (nch && (rc = MPI_Waitall(nch, q, MPI_STATUSES_IGNORE)) !=
-			       MPI_SUCCESS)
-			return mpierr(rc, errp, "tree broadcast");
-	}
+	btree(R, P, 0, &T[0]);
+	btree(R, P, 1, &T[1]);
+	nseg = (n - n / 2 + seg - 1) / seg;
+	for (size_t s = 0; s < nseg; s++)
+		for (int k = 0; k < 2; k++)
+			if (tree_up(c, buf, n, seg, t, tmp, &T[k], k, s, errp) <
+			    0)
+				return -1;
+	for (size_t s = 0; s < nseg; s++)
+		for (int k = 0; k < 2; k++)
+			if (tree_down(c, buf, n, seg, t, &T[k], k, s, errp) < 0)
+				return -1;
 	return 0;
 }
 
@@ -1018,8 +1082,8 @@ void autosync_rt_plan_destroy(autosync_rt_plan_t *rp)
 }
 
 /* "auto" (NCCL's own choice) on the MPI backend: what the simulator assumes
- * NCCL picks, the faster of ring and (double) tree by alpha-beta on the
- * plan's cluster; our tree is a pipelined binary tree */
+ * NCCL picks, the faster of ring and double binary tree by alpha-beta on
+ * the plan's cluster (our tree is a double binary tree too) */
 static int resolve_auto(const autosync_cluster_t *c, unsigned p, double n)
 {
 	double a, b, r, t;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "learn/internal.h"
 #include "tap.h"
@@ -98,6 +99,80 @@ static void forged(void)
 }
 #define C2 "nodes=2,gpus=2,nics=1x400Mbit/s"
 
+/* What the planner gets (autosync_learned_correct) is what eval applies to
+ * the same records; margins go into the file and come back. PS records
+ * (model A and BB) measure 3 x their prediction, all-reduce ones 1.5 x. */
+static void planner_side(void)
+{
+	autosync_dataset_t *d = autosync_dataset_create(NULL);
+	autosync_learned_t *l, *back;
+	autosync_cluster_t c;
+	double terms[2 * AUTOSYNC_TERM_N] = {0}, step[2], out[2];
+	size_t counts[AUTOSYNC_FAMILY_N];
+	char path[] = "/tmp/autosync-learned-XXXXXX";
+	int fd = mkstemp(path), given;
+
+	for (int i = 0; i < 24; i++) {
+		autosync_feedback_rec_t *r =
+		    rec(i % 2 ? "A" : "BB", C1, i, 0.1 * (1 + i % 6),
+			(i % 3 ? 1.5 : 3) * 0.1 * (1 + i % 6), 3);
+		snprintf(r->buckets[0].kind, 16, "%s",
+			 i % 3 ? "allreduce" : "ps");
+		snprintf(r->buckets[0].compress, 8, "none");
+		r->buckets[0].tensors = 1;
+		r->buckets[0].bytes = 4e6;
+		r->nbuckets = 1;
+		r->have_terms = 1;
+		for (int t = 0; t < AUTOSYNC_TERM_N; t++)
+			r->terms[t] = 0;
+		r->terms[AUTOSYNC_TERM_PS_BUCKETS] = i % 3 ? 0 : 1;
+		r->terms[AUTOSYNC_TERM_BUCKETS] = 1;
+		r->terms[AUTOSYNC_TERM_COMM] = r->predicted / 2;
+		if (i < 2) {
+			memcpy(terms + i * AUTOSYNC_TERM_N, r->terms,
+			       sizeof(r->terms));
+			step[i] = r->predicted;
+		}
+		autosync_dataset_add(d, r, NULL);
+	}
+	l = autosync_learned_fit(d, 0, NULL, NULL);
+	autosync_cluster_parse(&c, C1, NULL);
+	ok(l && autosync_learned_correct(l, &c, 2, terms, step, out, NULL) == 0,
+	   "correct() on two candidates");
+	autosync_learned_apply(l, d, 0, NULL, NULL);
+	near(out[0], d->p[0].pred, 1e-9 * out[0],
+	     "the planner's correction = eval's on the same record (PS: %.4f "
+	     "for %.4f, measured %.4f)",
+	     out[0], step[0], d->p[0].measured);
+	near(out[1], d->p[1].pred, 1e-9 * out[1],
+	     "... and on the next (all-reduce: %.4f)", out[1]);
+	/* margins from these (in-sample) predictions */
+	given = autosync_learned_set_margins(l, d, counts, NULL);
+	ok(given == 2 && counts[AUTOSYNC_FAMILY_PS] == 8 &&
+	       counts[AUTOSYNC_FAMILY_ALLREDUCE] == 16,
+	   "margins for the two families with records (%d; PS %zu, "
+	   "all-reduce %zu)",
+	   given, counts[AUTOSYNC_FAMILY_PS],
+	   counts[AUTOSYNC_FAMILY_ALLREDUCE]);
+	ok(autosync_learned_margin(l, AUTOSYNC_FAMILY_TREE) < 0,
+	   "no margin for a family without records");
+	close(fd);
+	ok(autosync_learned_save(l, path, NULL) == 0 &&
+	       (back = autosync_learned_load(path, NULL)) != NULL,
+	   "saved and loaded");
+	if (back) {
+		double m = autosync_learned_margin(l, AUTOSYNC_FAMILY_PS);
+		ok(m >= 0.02 && m <= 0.9 &&
+		       fabs(autosync_learned_margin(back, AUTOSYNC_FAMILY_PS) -
+			    m) < 1e-4,
+		   "the PS margin survives the file (%.4f)", m);
+		autosync_learned_destroy(back);
+	}
+	unlink(path);
+	autosync_learned_destroy(l);
+	autosync_dataset_destroy(d);
+}
+
 int main(void)
 {
 	autosync_dataset_t *d = autosync_dataset_create(NULL);
@@ -185,5 +260,6 @@ int main(void)
 	   "tie outside 0..1, minimum steps 0: refused (%s)", err.text);
 	autosync_dataset_destroy(d);
 	forged();
+	planner_side();
 	return done_testing();
 }

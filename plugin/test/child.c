@@ -218,6 +218,58 @@ static void test_refusals(const autosync_siteconf_t *s)
 	   "no job directory: EINVAL");
 }
 
+/* the pipeline's warnings come back for the node's log: a site simulator
+ * that cannot be read, and the analytic plan made without it */
+static void test_warnings(const autosync_siteconf_t *base)
+{
+	char *env[] = {"SLURM_STEP_GPUS=0,1", NULL};
+	autosync_error_t err = {.text = ""};
+	autosync_siteconf_t *s;
+	struct as_child_out out, plain;
+	char jd[1100], p[1200], want[1400];
+	FILE *fp;
+	struct as_child_in in = {
+	    .model = "resnet50",
+	    .nnodes = 2,
+	    .jobdir = jd,
+	    .env = env,
+	    .uid = getuid(),
+	    .gid = getgid(),
+	    .deadline_ms = 30000,
+	};
+
+	snprintf(p, sizeof(p), "%s/site-sim.yaml", dir);
+	if (!(fp = fopen(p, "w")))
+		bail_out("%s", p);
+	fprintf(fp,
+		"catalog_dir: %s\ntopology_xml: %s/hwloc-juwels-booster-"
+		"4xA100-4xHDR.xml\nsimulator: %s/missing.json\n",
+		catalog, fixtures, dir);
+	fclose(fp);
+	if (!(s = autosync_siteconf_load(p, &err)))
+		bail_out("site: %s", err.text);
+	in.site = s;
+	jobdir("job-sim", jd, sizeof(jd));
+	memset(&out, 0, sizeof(out));
+	memset(&plain, 0, sizeof(plain));
+	ok(as_child_plan(&in, &out, &err) == 0,
+	   "a site simulator that cannot be read: planned (%s)", err.text);
+	snprintf(want, sizeof(want),
+		 "simulator: %s/missing.json: cannot open: No such file or "
+		 "directory; planning with the analytic model",
+		 dir);
+	ok(out.nwarnings == 1 && !strcmp(out.warnings[0], want),
+	   "one warning came back: %s",
+	   out.nwarnings ? out.warnings[0] : "(none)");
+	autosync_siteconf_destroy(s);
+	in.site = base;
+	jobdir("job-plain", jd, sizeof(jd));
+	ok(as_child_plan(&in, &plain, &err) == 0 && plain.nwarnings == 0,
+	   "no simulator: no warning");
+	as_child_out_free(&out);
+	as_child_out_free(&plain);
+}
+
 int main(void)
 {
 	const char *src =
@@ -238,6 +290,7 @@ int main(void)
 	test_plan(s);
 	test_deadline(s);
 	test_refusals(s);
+	test_warnings(s);
 	autosync_siteconf_destroy(s);
 	{
 		char cmd[128];

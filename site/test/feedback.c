@@ -100,6 +100,48 @@ static void test_terms(autosync_feedback_rec_t *r)
 	free(back);
 }
 
+/* A plan of a learned simulator: its hash and corrected prediction ride
+ * beside the analytic one, and are checked. */
+static void test_simulator(autosync_feedback_rec_t *r)
+{
+	autosync_feedback_rec_t *back = calloc(1, sizeof(*back));
+	autosync_error_t err = {.text = ""};
+	char *line = NULL;
+	size_t len = 0;
+
+	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
+	       !strstr(line, "simulator_hash") && !strstr(line, "learned"),
+	   "no simulator: neither field is written");
+	free(line);
+	line = NULL;
+	snprintf(r->simulator_hash, sizeof(r->simulator_hash),
+		 "0a1b2c3d4e5f6789");
+	r->learned = 0.25;
+	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
+	       strstr(line, "\"simulator_hash\": \"0a1b2c3d4e5f6789\", "
+			    "\"learned_step_s\": 0.25"),
+	   "simulator_hash and learned_step_s written (%s)", err.text);
+	ok(autosync_feedback_parse(line, len, back, &err) == 0 &&
+	       !strcmp(back->simulator_hash, r->simulator_hash) &&
+	       back->learned == 0.25 && back->predicted == r->predicted,
+	   "read back, the analytic prediction beside (%s)", err.text);
+	free(line);
+	line = NULL;
+	r->learned = -1;
+	ok(autosync_feedback_format(r, &line, &len, &err) == -1 &&
+	       strstr(err.text, "learned_step_s"),
+	   "a negative learned prediction is refused: %s", err.text);
+	r->learned = 0.25;
+	snprintf(r->simulator_hash, sizeof(r->simulator_hash),
+		 "NOTHEX\x1b[31m");
+	ok(autosync_feedback_format(r, &line, &len, &err) == -1 &&
+	       !strcmp(err.text, "field 'simulator_hash': not 16 hex digits"),
+	   "a simulator hash that is not 16 hex digits: %s", err.text);
+	r->simulator_hash[0] = '\0';
+	r->learned = 0;
+	free(back);
+}
+
 static void test_format(void)
 {
 	autosync_feedback_rec_t *r = sample(), *back = calloc(1, sizeof(*back));
@@ -160,6 +202,7 @@ static void test_format(void)
 	free(line2);
 	free(line);
 	test_terms(r);
+	test_simulator(r);
 
 	/* JSON escaping: every byte of a name comes back, on one line */
 	snprintf(r->model, sizeof(r->model),

@@ -73,22 +73,34 @@ def first_bucket_supported(torch_version=None):
     return lo <= v <= hi and hasattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES")
 
 
-def check_consistency(group=None):
-    """Gather every rank's AUTOSYNC_PLAN_HASH and AUTOSYNC_TOPO_HASH (set by
-    the SPANK plugin or 'autosync launch') and, on rank 0, print a warning
-    for each node that planned differently or has different hardware.
-    Returns the warnings (on every rank)."""
+def _gather(group=None):
     import socket
     import torch.distributed as dist
     mine = (socket.gethostname(), os.environ.get("AUTOSYNC_PLAN_HASH", ""),
             os.environ.get("AUTOSYNC_TOPO_HASH", ""))
     allr = [None] * dist.get_world_size(group)
     dist.all_gather_object(allr, mine, group=group)
+    return allr
+
+
+def _consistency(group=None):
+    """(warnings, 1 when the ranks' plan hashes differ): the same on every
+    rank, from the same gathered records."""
+    import torch.distributed as dist
+    allr = _gather(group)
     msgs = compare(allr)
     if dist.get_rank(group) == 0:
         for m in msgs:
             sys.stderr.write(m + "\n")
-    return msgs
+    return msgs, len(set(r[1] for r in allr)) > 1
+
+
+def check_consistency(group=None):
+    """Gather every rank's AUTOSYNC_PLAN_HASH and AUTOSYNC_TOPO_HASH (set by
+    the SPANK plugin or 'autosync launch') and, on rank 0, print a warning
+    for each node that planned differently or has different hardware.
+    Returns the warnings (on every rank)."""
+    return _consistency(group)[0]
 
 
 def _warn(msg):
@@ -213,14 +225,23 @@ def wrap(module, plan=None, layout=None, **ddp_kwargs):
     import torch.distributed as dist
 
     s = settings(plan if plan is not None else load_plan())
+    differ = False
     if dist.is_initialized() and os.environ.get("AUTOSYNC_PLAN_HASH"):
-        check_consistency()
+        differ = _consistency(ddp_kwargs.get("process_group"))[1]
+    if differ:
+        # nodes that planned differently (another simulator file, another
+        # topology) would bucket and hook differently: every rank falls
+        # back to DDP's defaults together, and measures nothing for a plan
+        _warn("the nodes planned differently (plan hashes above): every rank runs "
+              "DDP's defaults instead of the plan")
+        s = settings({}, environ={})
     kw = dict(ddp_kwargs)
     if "bucket_cap_mb" in s and "bucket_cap_mb" not in kw:
         kw["bucket_cap_mb"] = s["bucket_cap_mb"]
     model = _construct(module, s, kw)
     model.autosync_hook = _register(model, s, kw.get("process_group"), layout)
-    model.autosync_timer = _attach_timer(model, s, kw.get("process_group"))
+    model.autosync_timer = None if differ else _attach_timer(model, s, kw.get("process_group"))
     model.autosync_settings = s
+    model.autosync_fallback = differ  # the plan was not applied
     model._autosync_settings = s  # the name older callers used
     return model

@@ -233,6 +233,40 @@ def report_case(rank, world, local, out, steps=6):
             os.unlink(path)
 
 
+def mismatch_case(rank, world, local, out, steps=4):
+    """nodes that planned differently (here: the last node's plan hash is
+    another): every rank runs DDP's defaults and reports no step for the
+    plan; with equal hashes the plan is applied"""
+    path = "/tmp/autosync-report-mismatch-%d" % os.getppid()
+    node = rank // local
+    odd = world > 1 and node == (world - 1) // local
+    os.environ.update({"AUTOSYNC_REPORT": path, "LOCAL_RANK": str(rank % local),
+                       "AUTOSYNC_PLAN_HASH": "fedcba9876543210" if odd else "0123456789abcdef"})
+    try:
+        p = plan(AUTOSYNC_DDP_BUCKET_CAP_MB="2", AUTOSYNC_DDP_COMM_HOOK="fp16")
+        model = wrap(dense_model(), plan=p)
+        train(model, rank, steps)
+        if model.autosync_timer:
+            model.autosync_timer.flush()
+        dist.barrier()
+        if world > 1:
+            out.append((model.autosync_fallback and model.autosync_settings == {} and
+                        model.autosync_hook == "none" and model.autosync_timer is None and
+                        not os.path.exists(path),
+                        "plan hashes differ across nodes: rank %d runs DDP's defaults "
+                        "(settings %r), no step report" % (rank, model.autosync_settings)))
+        os.environ["AUTOSYNC_PLAN_HASH"] = "0123456789abcdef"
+        model = wrap(dense_model(), plan=p)
+        out.append((not model.autosync_fallback and model.autosync_settings.get("bucket_cap_mb") == 2.0,
+                    "equal plan hashes: rank %d applies the plan" % rank))
+        dist.barrier()
+    finally:
+        for k in ("AUTOSYNC_REPORT", "AUTOSYNC_PLAN_HASH", "LOCAL_RANK"):
+            os.environ.pop(k, None)
+        if rank == 0 and os.path.exists(path):
+            os.unlink(path)
+
+
 def worker(rank, world, local, port, q):
     out = []
     try:
@@ -248,6 +282,7 @@ def worker(rank, world, local, port, q):
         powersgd_case(rank, out)
         sparse_cases(rank, out)
         report_case(rank, world, local, out)
+        mismatch_case(rank, world, local, out)
         dist.barrier()
         dist.destroy_process_group()
     except Exception:

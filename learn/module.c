@@ -1,0 +1,47 @@
+/* module.c - learn/'s simulator.so: the loadable side of a learned
+ * simulator (autosync_simulator_module_t in autosync/planner.h). The job
+ * pipeline dlopen()s it in the planning process only, so XGBoost (and its
+ * OpenMP and C++ runtimes) never enter srun or slurmstepd. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "learn.h"
+
+static void *load(const void *buf, size_t len, const char *name, char *err,
+		  size_t errlen)
+{
+	autosync_error_t e = {.text = ""};
+	autosync_learned_t *l =
+	    autosync_learned_load_buffer(buf, len, name, &e);
+
+	if (!l && err && errlen)
+		snprintf(err, errlen, "%s", e.text);
+	return l;
+}
+
+static int correct(void *h, const autosync_cluster_t *c, size_t n,
+		   const double *terms, const double *step, double *out)
+{
+	return autosync_learned_correct(h, c, n, terms, step, out, NULL);
+}
+
+static double margin(void *h, int family)
+{
+	return autosync_learned_margin(h, family);
+}
+
+static void destroy(void *h)
+{
+	autosync_learned_destroy(h);
+}
+
+/* the one symbol the module exports (learn/simulator.map) */
+const autosync_simulator_module_t autosync_simulator_module = {
+    .abi = AUTOSYNC_SIMULATOR_ABI,
+    .load = load,
+    .correct = correct,
+    .margin = margin,
+    .destroy = destroy,
+};

@@ -1,0 +1,105 @@
+#!/bin/sh
+# A learned simulator at planning time: autosync train writes held-out
+# no-harm margins into the file; autosync plan --simulator (or the site's
+# 'simulator') re-ranks the search's best candidates with it, records the
+# file's hash in the plan, and plans with the analytic model alone, with a
+# one-line warning, when the file or the module cannot be loaded.
+. "${AUTOSYNC_SRCDIR:-.}/tests/cli/tap.sh"
+SLICE=$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl
+# the build's module (an installed autosync finds its own)
+AUTOSYNC_SIMULATOR_MODULE=${AUTOSYNC_SIMULATOR_MODULE:-${AUTOSYNC_BUILDDIR:-.}/learn/.libs/autosync-simulator.so}
+export AUTOSYNC_SIMULATOR_MODULE
+NET="nodes=4,gpus=2,intra=host_bridge:2.5GB/s:20us,lat=100us,nics=1x1Gbit/s"
+plan() { "$AUTOSYNC" plan --config none --catalog "$SRCDIR/planner/catalog" --network "$NET" -f generic "$@" >/dev/null; }
+field() { sed -n "s/^ *$1: \"*\([^\"]*\)\"*\$/\1/p" "$2" | head -1; }
+
+# train: the margins of each family from leave-one-model-out predictions
+"$AUTOSYNC" train -o "$TMP/sim.json" "$SLICE" 2>"$TMP/err"
+is "$(grep -c '^autosync train: margin for ' "$TMP/err")" "6" "train: one margin line per strategy family"
+like "$(cat "$TMP/err")" "margin for bucketed all-reduce: [0-9.]+% \\(90th percentile of leave-one-model-out optimism, 1[0-9] points\\)" \
+  "train: the all-reduce family's margin from held-out predictions"
+like "$(cat "$TMP/err")" "margin for tree all-reduce: the cost constants' \\(0 points, fewer than 5\\)" \
+  "train: a family without enough points keeps the cost constants' margin"
+like "$(tr ',' '\n' < "$TMP/sim.json" | grep -c autosync_margin_)" "^[1-6]$" "the margins are in the file"
+
+# plan with it: the file's hash in the plan and in the plan hash
+plan --model bert-large -o "$TMP/a.yaml" 2>"$TMP/a.err"
+plan --model bert-large --simulator "$TMP/sim.json" -o "$TMP/l.yaml" 2>"$TMP/l.err"
+is "$(cat "$TMP/l.err")" "" "--simulator: no warning"
+h=$(field simulator_hash "$TMP/l.yaml")
+like "$h" "^[0-9a-f]{16}$" "the plan records the simulator's hash ($h)"
+is "$(field simulator_hash "$TMP/a.yaml")" "" "an analytic plan records none"
+[ "$(field hash "$TMP/a.yaml")" != "$(field hash "$TMP/l.yaml")" ]
+ok $? "the simulator's hash is part of the plan hash"
+like "$(field reason "$TMP/l.yaml")" "learned simulator $h|simulator $h" "the reason names the simulator"
+# the slice's file finds every bert-large strategy ~1.7x slower than the
+# analytic model, and autosync-buckets' gain within its 16.5% margin
+is "$(field strategy "$TMP/l.yaml")" "ddp-default" "the learned ranking keeps the framework's default"
+plan --model bert-large --baseline ddp-default -o "$TMP/d.yaml" 2>/dev/null
+is "$(field analytic_step_time "$TMP/l.yaml")" "$(field step_time "$TMP/d.yaml")" \
+  "analytic_step_time: the analytic prediction of the chosen strategy"
+like "$(field step_time "$TMP/l.yaml")" "^3[0-9]\\." "step_time: the corrected one"
+plan --model bert-large --simulator "$TMP/sim.json" -o "$TMP/l2.yaml" 2>/dev/null
+check_same=$(cmp "$TMP/l.yaml" "$TMP/l2.yaml" 2>&1)
+is "$check_same" "" "deterministic: the same file, the same plan bytes"
+cp "$TMP/sim.json" "$TMP/copy.json"
+plan --model bert-large --simulator "$TMP/copy.json" -o "$TMP/l3.yaml" 2>/dev/null
+is "$(field hash "$TMP/l3.yaml")" "$(field hash "$TMP/l.yaml")" "the hash is of the bytes, not of the path"
+"$AUTOSYNC" train -o "$TMP/other.json" "$SLICE" "$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl" 2>/dev/null
+printf ' ' >> "$TMP/other.json"
+plan --model bert-large --simulator "$TMP/other.json" -o "$TMP/l4.yaml" 2>/dev/null
+[ "$(field simulator_hash "$TMP/l4.yaml")" != "$h" ]
+ok $? "another file: another simulator hash (nodes with different files disagree)"
+
+# the site config's key does the same; --simulator none turns it off
+printf 'version: 1\nsimulator: %s\n' "$TMP/sim.json" > "$TMP/site.yaml"
+"$AUTOSYNC" plan --config "$TMP/site.yaml" --catalog "$SRCDIR/planner/catalog" --network "$NET" -f generic \
+  --model bert-large -o "$TMP/s.yaml" >/dev/null 2>&1
+is "$(cmp "$TMP/s.yaml" "$TMP/l.yaml" 2>&1)" "" "site config 'simulator:': the plan --simulator makes"
+"$AUTOSYNC" plan --config "$TMP/site.yaml" --catalog "$SRCDIR/planner/catalog" --network "$NET" -f generic \
+  --model bert-large --simulator none -o "$TMP/n.yaml" >/dev/null 2>&1
+is "$(cmp "$TMP/n.yaml" "$TMP/a.yaml" 2>&1)" "" "--simulator none: the analytic plan"
+printf 'version: 1\nsimulator: relative.json\n' > "$TMP/bad-site.yaml"
+out=$("$AUTOSYNC" plan --config "$TMP/bad-site.yaml" --model bert-large 2>&1); rc=$?
+is "$rc:$out" "1:autosync plan: $TMP/bad-site.yaml:2: simulator: bad value 'relative.json' (expected an absolute path)" \
+  "site config: a relative simulator path is refused, naming file, line and value"
+
+# fail-open: the analytic plan, byte for byte, and one line saying why
+failopen() { # NAME FILE WANT-ON-STDERR
+  plan --model bert-large --simulator "$2" -o "$TMP/f.yaml" 2>"$TMP/f.err"; rc=$?
+  is "$rc:$(cat "$TMP/f.err")" "0:autosync plan: simulator: $3; planning with the analytic model" "$1: one warning"
+  is "$(cmp "$TMP/f.yaml" "$TMP/a.yaml" 2>&1)" "" "$1: the analytic plan"
+}
+failopen "a missing file" "$TMP/missing.json" "$TMP/missing.json: cannot open: No such file or directory"
+printf 'not json' > "$TMP/text.json"
+failopen "not JSON" "$TMP/text.json" "$TMP/text.json: not a JSON XGBoost model"
+head -c 2000 "$TMP/sim.json" > "$TMP/cut.json"
+plan --model bert-large --simulator "$TMP/cut.json" -o "$TMP/f.yaml" 2>"$TMP/f.err"
+like "$(cat "$TMP/f.err")" "^autosync plan: simulator: $TMP/cut.json: Expecting.*; planning with the analytic model$" \
+  "a cut file: one warning, XGBoost's reason"
+is "$(cmp "$TMP/f.yaml" "$TMP/a.yaml" 2>&1)" "" "... and the analytic plan"
+printf '{"learner": {}}' > "$TMP/other-model.json"
+plan --model bert-large --simulator "$TMP/other-model.json" -o "$TMP/f.yaml" 2>"$TMP/f.err"
+like "$(cat "$TMP/f.err")" "^autosync plan: simulator: $TMP/other-model.json: .*; planning with the analytic model$" \
+  "an XGBoost file of another kind: one warning"
+is "$(cmp "$TMP/f.yaml" "$TMP/a.yaml" 2>&1)" "" "... and the analytic plan"
+mkfifo "$TMP/fifo.json"
+failopen "a FIFO (never blocks)" "$TMP/fifo.json" "$TMP/fifo.json: not a regular file"
+AUTOSYNC_SIMULATOR_MODULE=$TMP/none.so failopen "a missing module" "$TMP/sim.json" \
+  "$TMP/sim.json: module $TMP/none.so: cannot open shared object file: No such file or directory"
+AUTOSYNC_SIMULATOR_MODULE=$(cd "${AUTOSYNC_BUILDDIR:-.}" && pwd)/.libs/libautosync.so failopen "a library that is not a simulator module" "$TMP/sim.json" \
+  "$TMP/sim.json: module $(cd "${AUTOSYNC_BUILDDIR:-.}" && pwd)/.libs/libautosync.so: not an autosync simulator module of this version"
+# baselines are not searched: the simulator is not used for them
+plan --model bert-large --baseline ddp-default --simulator "$TMP/missing.json" -o "$TMP/b.yaml" 2>"$TMP/b.err"
+is "$(cat "$TMP/b.err")" "" "--baseline: no simulator is loaded"
+
+# the no-harm margin: a file whose margins are 99% keeps the default
+sed 's/"autosync_margin_allreduce":"[0-9.]*"/"autosync_margin_allreduce":"0.9900"/' "$TMP/sim.json" > "$TMP/wide.json"
+plan --model bert-large --simulator "$TMP/wide.json" -o "$TMP/w.yaml" 2>/dev/null
+is "$(field strategy "$TMP/w.yaml")" "ddp-default" "a 99% learned margin: the framework's default stays"
+like "$(field reason "$TMP/w.yaml")" "within the 99% margin for bucketed all-reduce" "... and the reason gives the learned margin"
+
+# eval --simulator scores the file the planner uses
+like "$("$AUTOSYNC" eval --simulator "$TMP/sim.json" "$SLICE" 2>/dev/null | grep -A5 corrected | grep '^all')" "^all +- +2 +14 +43 " \
+  "eval --simulator: the same file scores on the records"
+done_testing

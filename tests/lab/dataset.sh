@@ -1,0 +1,96 @@
+#!/bin/sh
+# dataset.sh OUTDIR [AUTOSYNC_BINARY] - measured pairs for learning the
+# simulator (docs/dataset.md; not a CI test: hours on 2 cores, resumable).
+#
+# Cells: RATES x LAYOUTS x MODELS. Per cell one mpirun of `autosync bench`
+# with autosync's plan, every named baseline (ddp-default and
+# horovod-default are the frameworks' defaults) and NRANDOM random valid
+# strategies (seeded per cell), each STEPS timed steps after WARMUP, every
+# strategy's feedback record appended to OUTDIR/feedback.jsonl. A cell
+# already in OUTDIR/cells.done is skipped, so a later session appends (same
+# OUTDIR, or copy it first). REPEAT=1 times the cell's strategies a second
+# time into OUTDIR/repeat/ (the lab's repeatability: tests/lab/repeat.py).
+# DEADLINE (epoch seconds): no cell starts after it.
+#
+# env: RATES (1gbit 400mbit 200mbit) LAYOUTS (4x2 2x4 4x1)
+#      MODELS "NAME:SCALE ..." (vgg16:32 bert-large:64 gpt2:32 gpt2-xl:128
+#        ncf:8 resnet50:8 resnet101:16) - the dataset's models; others are
+#        kept out to check the result
+#      NRANDOM (24) STEPS (3) WARMUP (1) REPEAT (0) DEADLINE (none)
+#      CLUSTER_BASE (intra=host_bridge:2.5GB/s:20us,lat=100us)
+# Needs root. Tears the lab down on exit.
+set -u
+OUT=${1:?usage: dataset.sh OUTDIR [AUTOSYNC_BINARY]}
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+BIN=${2:-${AUTOSYNC_BUILDDIR:-$SRC/build}/cli/autosync}
+if [ -z "${AUTOSYNC_LIBEXECDIR:-}" ] && [ -x "${BIN%/*}/../launcher/runtime/autosync-bench" ]; then
+	AUTOSYNC_LIBEXECDIR=$(cd "${BIN%/*}/../launcher/runtime" && pwd); export AUTOSYNC_LIBEXECDIR
+fi
+RATES=${RATES:-"1gbit 400mbit 200mbit"}
+LAYOUTS=${LAYOUTS:-"4x2 2x4 4x1"}
+MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 gpt2-xl:128 ncf:8 resnet50:8 resnet101:16"}
+NRANDOM=${NRANDOM:-24}; STEPS=${STEPS:-3}; WARMUP=${WARMUP:-1}; REPEAT=${REPEAT:-0}
+DEADLINE=${DEADLINE:-0}
+BASE=${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us}
+STRATS="autosync,ddp-default,horovod-default,ps-loadbalanced,parallax,allreduce-per-tensor"
+export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
+export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
+export AUTOSYNC_CATALOG_DIR=${AUTOSYNC_CATALOG_DIR:-$SRC/planner/catalog}
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
+LAB="$HERE/lab.sh"
+mkdir -p "$OUT/raw" "$OUT/repeat"
+touch "$OUT/cells.done"
+up=0
+cleanup() { [ "$up" = 0 ] || "$LAB" down "$up" >/dev/null 2>&1; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
+{
+	echo "session: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "host: $(uname -srm), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
+	echo "cells: rates $RATES; layouts $LAYOUTS; models $MODELS"
+	echo "per cell: $STRATS + $NRANDOM random, $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT"
+} >> "$OUT/setup.txt"
+
+for rate in $RATES; do
+	nic=$(echo "$rate" | sed 's/gbit$/Gbit\/s/; s/mbit$/Mbit\/s/')
+	for lay in $LAYOUTS; do
+		hosts=${lay%x*}; ppn=${lay#*x}; np=$((hosts * ppn))
+		labup=0
+		for ms in $MODELS; do
+			m=${ms%%:*}; sc=${ms##*:}
+			cell="$rate $lay $m:$sc"
+			grep -qxF "$cell" "$OUT/cells.done" && continue
+			if [ "$DEADLINE" != 0 ] && [ "$(date +%s)" -ge "$DEADLINE" ]; then
+				log "deadline: stopping before $cell"; exit 0
+			fi
+			if [ $labup = 0 ]; then
+				[ "$up" = 0 ] || "$LAB" down "$up" >/dev/null 2>&1
+				LAB_PPN=$ppn "$LAB" up "$hosts" "$rate" >/dev/null || exit 1
+				up=$hosts labup=1
+			fi
+			# a seed per cell: the cells' random strategies differ
+			seed=$(printf '%s' "$cell" | cksum | cut -d' ' -f1)
+			tag="$rate-$lay-$m"
+			log "cell $cell: $np ranks, seed $seed"
+			LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$m" \
+				--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
+				--random "$NRANDOM" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
+				--warmup "$WARMUP" --out "$OUT/raw/$tag.jsonl" \
+				--feedback "$OUT/feedback.jsonl" > "$OUT/raw/$tag.txt" 2>&1
+			rc=$?
+			log "  rc $rc, $(wc -l < "$OUT/raw/$tag.jsonl" 2>/dev/null || echo 0) results"
+			if [ "$REPEAT" = 1 ] && [ $rc = 0 ]; then
+				LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$m" \
+					--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
+					--random "$NRANDOM" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
+					--warmup "$WARMUP" --out "$OUT/repeat/$tag.jsonl" > "$OUT/repeat/$tag.txt" 2>&1
+				log "  repeat rc $?"
+			fi
+			[ $rc = 0 ] && echo "$cell" >> "$OUT/cells.done"
+		done
+	done
+done
+log "done"
