@@ -173,6 +173,13 @@ static void check_paths(struct check *c)
 		   "the built-in cost constants");
 	check_file(c, "topology_xml", autosync_siteconf_topology_xml(s),
 		   "the node's own topology (hwloc)");
+	/* a learned simulator: said only when the site has one (whether it
+	 * loads shows in the job pipeline's lines below) */
+	if (autosync_siteconf_simulator(s)[0]) {
+		check_file(c, "simulator", autosync_siteconf_simulator(s), "");
+		check_file(c, "simulator_module",
+			   autosync_siteconf_simulator_module(s), "");
+	}
 	check_dir_of(c, "feedback.path", autosync_siteconf_feedback_path(s));
 	if (autosync_siteconf_nccl_plugins(s)) {
 		char p[PATH_MAX];
@@ -183,6 +190,14 @@ static void check_paths(struct check *c)
 }
 
 /* ----------------------------------------------------- the job pipeline */
+
+/* What the pipeline planned without (a simulator that does not load, a
+ * compression the site does not allow): a problem of the config. */
+static void pipeline_warning(int level, const char *msg, void *arg)
+{
+	if (level <= AUTOSYNC_LOG_WARNING)
+		problem(arg, "%s", msg);
+}
 
 /* A job given the whole node: no variable of the caller's shell. */
 static const char *no_env(const char *name, void *arg)
@@ -209,10 +224,9 @@ static void remove_dir(const char *dir)
 }
 
 /* What the plugin's planning child does at a step start on this node. */
-static autosync_job_t *run_job(const struct check *c,
-			       const struct cli_input *in, const char *model,
-			       const char *plan_file, char *dir, size_t len,
-			       autosync_error_t *err)
+static autosync_job_t *run_job(struct check *c, const struct cli_input *in,
+			       const char *model, const char *plan_file,
+			       char *dir, size_t len, autosync_error_t *err)
 {
 	const char *tmp = getenv("TMPDIR");
 	autosync_job_t *j = autosync_job_create(err);
@@ -228,6 +242,7 @@ static autosync_job_t *run_job(const struct check *c,
 	if (!j)
 		return NULL;
 	autosync_job_set_getenv(j, no_env, NULL);
+	autosync_job_set_log(j, pipeline_warning, c);
 	if (autosync_job_set_site(j, c->site, err) < 0 ||
 	    (plan_file ? autosync_job_set_plan_file(j, plan_file, err)
 		       : autosync_job_set_model(j, model, err)) < 0 ||

@@ -76,6 +76,17 @@ like "$out" "^$TMP/two.yaml: feedback.path: $TMP/nolog: no such directory$" "a f
 is "$rc:$(echo "$out" | grep -Ec '^(off|auto|required|plan): ')" "1:2" "  allowed_modes [off, auto]: two mode lines"
 like "$(echo "$out" | tail -1)" "^auto: fails open: .*calib.yaml" "  and auto fails open on the missing calibration"
 
+# a learned simulator that does not load: said twice, the file and what the
+# pipeline did without it (the plugin plans with the analytic model)
+{ site; echo "simulator: $TMP/sim.json"; echo "simulator_module: $TMP/none.so"; } > "$TMP/sim.yaml"
+printf '{"learner": ' > "$TMP/sim.json"
+out=$("$AUTOSYNC" config check --node -T "$JUWELS" "$TMP/sim.yaml" 2>&1); rc=$?
+like "$out" "^simulator: $TMP/sim.json: readable$" "simulator: the file is named"
+like "$out" "^$TMP/sim.yaml: simulator_module: $TMP/none.so: No such file or directory$" "a simulator module that is not there"
+like "$out" "^$TMP/sim.yaml: simulator: $TMP/sim.json: module $TMP/none.so: cannot open shared object file: No such file or directory; planning with the analytic model$" \
+  "  and the pipeline's warning"
+like "$rc:$(echo "$out" | grep '^auto: ')" "^1:auto: resnet50 on this node -> plan [0-9a-f]{16} " "  auto still plans (fails open to the analytic model)"
+
 out=$("$AUTOSYNC" config check -T "$JUWELS" "$TMP/site.yaml" 2>&1); rc=$?
 is "$rc:$out" "2:autosync config: --topology, --gpus and --model need --node
 Try 'autosync help config'." "-T without --node: a usage error"

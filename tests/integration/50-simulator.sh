@@ -44,12 +44,13 @@ sleep 1
 rec=$(tail -n +"$((before + 1))" "$FEEDBACK" 2>/dev/null | grep '"bert-large"' | tail -1)
 like "$rec" "\"simulator_hash\": ?\"$h\"" "the feedback record names the simulator"
 a=$(field analytic_step_time "$IT_WORK/plugin-sim.yaml") l=$(field step_time "$IT_WORK/plugin-sim.yaml")
-python3 - "$a" "$l" <<<"$rec" >/dev/null 2>&1 <<'PY'
+printf '%s\n' "$rec" > "$IT_WORK/rec.json"
+python3 -c '
 import json, sys
-r = json.loads(sys.stdin.readline())
-a, l = float(sys.argv[1]), float(sys.argv[2])
+r = json.load(open(sys.argv[1]))
+a, l = float(sys.argv[2]), float(sys.argv[3])
 assert abs(r["predicted_step_s"] - a) <= 1e-6 * a and abs(r["learned_step_s"] - l) <= 1e-6 * l
-PY
+' "$IT_WORK/rec.json" "$a" "$l" 2>/dev/null
 ok $? "... with the analytic prediction as predicted_step_s and the corrected one as learned_step_s"
 
 # --- fail-open -------------------------------------------------------------

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""transfer.py AUTOSYNC FEEDBACK.jsonl TARGET-CLUSTER [SEEDS] - the transfer
+curve (issue 15 item 4): a base simulator trained on every cluster but the
+target, adapted with k trials of the target (autosync train --base), against
+one trained on the k trials alone, both scored on the target's other records
+(autosync eval --simulator): pairwise accuracy and top-1 regret for k = 0, 5,
+10, 20, 50, 200 (as many as the target has), mean over SEEDS draws (3).
+TARGET-CLUSTER is a cluster label as autosync eval prints it, e.g.
+"4x2 400Mbit/s"; records are matched on nodes, gpus_per_node and the NIC
+speed of their 'cluster' field. Prints a Markdown table."""
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+KS = (0, 5, 10, 20, 50, 200)
+
+
+def label(r):
+    m = re.search(r"nics=(\d+)x([0-9.e+]+)B/s", r.get("cluster", ""))
+    bits = float(m.group(2)) * 8 if m else 0
+    speed = "%gGbit/s" % (bits / 1e9) if bits >= 1e9 else "%gMbit/s" % (bits / 1e6)
+    return "%dx%d %s" % (r.get("nodes", 0), r.get("gpus_per_node", 0), speed)
+
+
+def write(path, recs):
+    with open(path, "w") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+
+
+def score(autosync, sim, test):
+    cmd = [autosync, "eval"] + (["--simulator", sim] if sim else []) + [test]
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith("all ")]
+    if not rows:
+        return None
+    row = rows[-1]  # the corrected table when there is a simulator
+    return float(row[5]), float(row[8])  # pairwise, regret
+
+
+def train(autosync, out, recs, base=None, tmp="."):
+    path = os.path.join(tmp, "train.jsonl")
+    write(path, recs)
+    cmd = [autosync, "train", "-o", out] + (["--base", base] if base else []) + [path]
+    return subprocess.run(cmd, capture_output=True, text=True).returncode == 0
+
+
+def main():
+    autosync, feedback, target = sys.argv[1], sys.argv[2], sys.argv[3]
+    seeds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    recs = [json.loads(ln) for ln in open(feedback) if ln.strip()]
+    recs = [r for r in recs if r.get("measured_count", 0) >= 3]
+    tgt = [r for r in recs if label(r) == target]
+    rest = [r for r in recs if label(r) != target]
+    tmp = tempfile.mkdtemp(prefix="autosync-transfer.")
+    base = os.path.join(tmp, "base.json")
+    if not train(autosync, base, rest, tmp=tmp):
+        sys.exit("transfer.py: no base: too few records outside %s" % target)
+    print("target %s: %d records; base trained on %d records of other clusters; %d draws\n"
+          % (target, len(tgt), len(rest), seeds))
+    print("| trials | with base: pairwise | regret | without base: pairwise | regret |")
+    print("|---:|---:|---:|---:|---:|")
+    for k in KS:
+        if k >= len(tgt) - 5:
+            break
+        acc = {"b": [], "s": []}
+        for seed in range(seeds):
+            pick = random.Random(seed).sample(range(len(tgt)), k)
+            trials = [tgt[i] for i in pick]
+            test = [tgt[i] for i in range(len(tgt)) if i not in set(pick)]
+            tpath = os.path.join(tmp, "test.jsonl")
+            write(tpath, test)
+            sim = base
+            if k:
+                sim = os.path.join(tmp, "adapted.json")
+                train(autosync, sim, trials, base=base, tmp=tmp)
+            acc["b"].append(score(autosync, sim, tpath))
+            if k >= 5:
+                own = os.path.join(tmp, "own.json")
+                acc["s"].append(score(autosync, own, tpath) if train(autosync, own, trials, tmp=tmp) else None)
+            else:
+                acc["s"].append(score(autosync, None, tpath))  # k = 0: the analytic model
+        def mean(v, i):
+            v = [x[i] for x in v if x]
+            return "%.3f" % (sum(v) / len(v)) if v else "-"
+        print("| %d | %s | %s | %s | %s |" % (k, mean(acc["b"], 0), mean(acc["b"], 1),
+                                             mean(acc["s"], 0), mean(acc["s"], 1)))
+    print("\n(k = 0 without base: the analytic model)")
+
+
+if __name__ == "__main__":
+    main()
