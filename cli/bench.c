@@ -61,6 +61,9 @@ static void usage(FILE *fp)
 	cli_help(fp, "    --calibration FILE",
 		 "cost-model constants (YAML, "
 		 "docs/planner.md)");
+	cli_help(fp, "    --simulator FILE",
+		 "a learned simulator (autosync train): the strategy "
+		 "autosync-learned is autosync's plan ranked with it");
 	cli_help(fp, "    --allow-compression",
 		 "let autosync's plan choose "
 		 "fp16/bf16 gradients");
@@ -73,8 +76,9 @@ static void usage(FILE *fp)
 		 "threshold by S too, so each keeps its full-size bucket "
 		 "count (default scaled)");
 	cli_help(fp, "    --strategies LIST",
-		 "comma list: autosync, a "
-		 "baseline name, plan:PATH (default autosync)");
+		 "comma list: autosync, autosync-learned (with "
+		 "--simulator), a baseline name, plan:PATH (default "
+		 "autosync)");
 	cli_help(fp, "-p, --plan FILE", "= --strategies plan:FILE");
 	cli_help(fp, "-b, --baseline NAME", "= --strategies NAME");
 	cli_help(fp, "    --random N",
@@ -116,6 +120,7 @@ static void usage(FILE *fp)
 
 enum {
 	OPT_CALIB = CLI_OPT_OWN,
+	OPT_SIMULATOR,
 	OPT_COMPRESS,
 	OPT_SCALE,
 	OPT_KNOBS,
@@ -142,6 +147,7 @@ static const struct option opts[] = {
     CLI_NETWORK_OPTIONS,
     {"framework", required_argument, NULL, 'f'},
     {"calibration", required_argument, NULL, OPT_CALIB},
+    {"simulator", required_argument, NULL, OPT_SIMULATOR},
     {"allow-compression", no_argument, NULL, OPT_COMPRESS},
     {"scale", required_argument, NULL, OPT_SCALE},
     {"knobs", required_argument, NULL, OPT_KNOBS},
@@ -316,6 +322,9 @@ int autosync_cmd_bench(int argc, char **argv)
 			break;
 		case OPT_CALIB:
 			add(&a, "--calibration", optarg);
+			break;
+		case OPT_SIMULATOR:
+			add(&a, "--simulator", optarg);
 			break;
 		case OPT_COMPRESS:
 			add(&a, "--allow-compression", NULL);

@@ -761,24 +761,29 @@ static double now_ms(void)
 /* The learned simulator, when the job or the site names one: the planner
  * corrects its best candidates with it. Fail-open: a warning, and the
  * analytic model alone. */
-static void use_simulator(autosync_job_t *j, autosync_planner_t *p,
-			  struct job_simulator *s)
+static autosync_simulator_t *use_simulator(autosync_job_t *j,
+					   autosync_planner_t *p)
 {
 	const char *path =
 	    j->simulator ? j->simulator : autosync_siteconf_simulator(j->site);
 	const char *mod = j->sim_module
 			      ? j->sim_module
 			      : autosync_siteconf_simulator_module(j->site);
-	char why[AUTOSYNC_ERROR_LEN];
+	autosync_error_t err = {.text = ""};
+	autosync_simulator_t *s;
 
 	if (!path[0] || !strcmp(path, "none"))
-		return;
-	if (!job_simulator_load(s, path, mod, why, sizeof(why)) ||
-	    autosync_planner_set_corrector(p, &s->corr, NULL) < 0) {
+		return NULL;
+	if (!(s = autosync_simulator_load(path, mod, &err)) ||
+	    autosync_planner_set_corrector(p, autosync_simulator_corrector(s),
+					   &err) < 0) {
 		note(j, AUTOSYNC_LOG_WARNING,
-		     "simulator: %s; planning with the analytic model", why);
-		job_simulator_unload(s);
+		     "simulator: %s; planning with the analytic model",
+		     err.text);
+		autosync_simulator_destroy(s);
+		return NULL;
 	}
+	return s;
 }
 
 static int search(autosync_job_t *j, autosync_error_t *errp)
@@ -787,7 +792,7 @@ static int search(autosync_job_t *j, autosync_error_t *errp)
 	autosync_planner_t *p = NULL;
 	autosync_cluster_t c;
 	autosync_costs_t k;
-	struct job_simulator sim = {0};
+	autosync_simulator_t *sim = NULL;
 	double t0;
 	int ncal =
 	    j->ncal >= 0 ? j->ncal : autosync_siteconf_nccl_calibrate(j->site);
@@ -805,7 +810,7 @@ static int search(autosync_job_t *j, autosync_error_t *errp)
 	autosync_planner_set_compression(p, compression(j));
 	autosync_planner_set_nccl_calibrate(p, ncal);
 	if (j->baseline < 0)
-		use_simulator(j, p, &sim);
+		sim = use_simulator(j, p);
 	j->plan = j->baseline >= 0
 		      ? autosync_planner_baseline(p, j->baseline, &err)
 		      : autosync_planner_run(p, &err);
@@ -813,11 +818,11 @@ static int search(autosync_job_t *j, autosync_error_t *errp)
 		goto fail;
 	j->plan_ms = now_ms() - t0;
 	autosync_planner_destroy(p);
-	job_simulator_unload(&sim);
+	autosync_simulator_destroy(sim);
 	return 0;
 fail:
 	autosync_planner_destroy(p);
-	job_simulator_unload(&sim);
+	autosync_simulator_destroy(sim);
 	return autosync_errprintf(errp, "planner: %s", err.text);
 }
 

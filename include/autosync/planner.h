@@ -519,6 +519,22 @@ typedef struct autosync_simulator_module {
 	void (*destroy)(void *h);
 } autosync_simulator_module_t;
 
+/*
+ * A simulator file loaded through 'module' (the path of learn/'s
+ * autosync-simulator.so): the file is read once (at most 64 MiB), hashed
+ * (autosync_hash_hex of its bytes) and given to the module. NULL with a
+ * one-line reason naming the file in 'errp' (the caller plans with the
+ * analytic model). The corrector lives as long as the handle; destroy it
+ * after the planner that uses it.
+ */
+typedef struct autosync_simulator autosync_simulator_t;
+autosync_simulator_t *autosync_simulator_load(const char *path,
+					      const char *module,
+					      autosync_error_t *errp);
+const autosync_corrector_t *
+autosync_simulator_corrector(const autosync_simulator_t *s);
+void autosync_simulator_destroy(autosync_simulator_t *s);
+
 /* Copied ('arg' stays the caller's; it must outlive the planner's use);
  * NULL plans with the analytic model alone (the default). EINVAL on a
  * corrector without 'correct' or without a 16-hex-digit hash. */

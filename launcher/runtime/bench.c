@@ -53,6 +53,7 @@ struct strat {
 
 struct opts {
 	const char *model, *cluster, *calib, *feedback, *out, *plans_dir;
+	const char *simulator; /* --simulator: the strategy autosync-learned */
 	double scale;
 	int fw, compress, steps, warmup, rounds, spin, nrandom, rsteps, hier;
 	int absolute_knobs;  /* --knobs absolute */
@@ -333,6 +334,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"scale", required_argument, 0, 's'},
 	    {"network", required_argument, 0, 'c'},
 	    {"calibration", required_argument, 0, 'k'},
+	    {"simulator", required_argument, 0, 'L'},
 	    {"framework", required_argument, 0, 'f'},
 	    {"allow-compression", no_argument, 0, 'z'},
 	    {"strategies", required_argument, 0, 'S'},
@@ -384,6 +386,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'k':
 			o->calib = optarg;
+			break;
+		case 'L':
+			o->simulator = optarg;
 			break;
 		case 'f':
 			if ((o->fw = autosync_framework_from_name(optarg)) <
@@ -504,7 +509,8 @@ int autosync_rt_bench_main(int argc, char **argv)
 	autosync_error_t err = {{0}};
 	autosync_rt_t *rt = NULL;
 	autosync_model_t *orig = NULL, *m = NULL;
-	autosync_planner_t *pl = NULL, *rpl = NULL;
+	autosync_planner_t *pl = NULL, *rpl = NULL, *lpl = NULL;
+	autosync_simulator_t *sim = NULL;
 	autosync_cluster_t cl;
 	autosync_costs_t k;
 	struct strat *st = NULL;
@@ -555,6 +561,28 @@ int autosync_rt_bench_main(int argc, char **argv)
 		FAIL("%s", err.text);
 	autosync_planner_set_compression(pl, o.compress);
 	autosync_planner_set_scaled_knobs(pl, !o.absolute_knobs);
+	/* autosync-learned: the same planner with a learned simulator (the
+	 * module as the site installs it, or $AUTOSYNC_SIMULATOR_MODULE) */
+	if (o.simulator) {
+		const char *mod = getenv("AUTOSYNC_SIMULATOR_MODULE");
+		if (!(sim =
+			  autosync_simulator_load(o.simulator,
+						  mod && *mod ? mod
+							      : AUTOSYNC_LIBDIR
+						      "/autosync-simulator.so",
+						  &err)))
+			FAIL("--simulator: %s", err.text);
+		if (!(lpl = autosync_planner_create(&err)) ||
+		    autosync_planner_set_cluster(lpl, &cl, &err) < 0 ||
+		    autosync_planner_set_model(lpl, m, &err) < 0 ||
+		    autosync_planner_set_costs(lpl, &k, &err) < 0 ||
+		    autosync_planner_set_framework(lpl, o.fw, &err) < 0 ||
+		    autosync_planner_set_corrector(
+			lpl, autosync_simulator_corrector(sim), &err) < 0)
+			FAIL("%s", err.text);
+		autosync_planner_set_compression(lpl, o.compress);
+		autosync_planner_set_scaled_knobs(lpl, !o.absolute_knobs);
+	}
 	/* random strategies: everything the plan format can say */
 	if (!(rpl = autosync_planner_create(&err)) ||
 	    autosync_planner_set_cluster(rpl, &cl, &err) < 0 ||
@@ -576,6 +604,10 @@ int autosync_rt_bench_main(int argc, char **argv)
 		snprintf(s->name, sizeof(s->name), "%s", tok);
 		if (!strcmp(tok, "autosync"))
 			s->plan = autosync_planner_run(pl, &err);
+		else if (!strcmp(tok, "autosync-learned") && !lpl)
+			FAIL("autosync-learned needs --simulator FILE");
+		else if (!strcmp(tok, "autosync-learned"))
+			s->plan = autosync_planner_run(lpl, &err);
 		else if (!strncmp(tok, "plan:", 5))
 			s->plan = autosync_plan_load(tok + 5, &err);
 		else if ((b = autosync_baseline_from_name(tok)) >= 0)
@@ -735,6 +767,8 @@ out:
 	free(st);
 	free(o.list);
 	autosync_planner_destroy(pl);
+	autosync_planner_destroy(lpl);
+	autosync_simulator_destroy(sim);
 	autosync_planner_destroy(rpl);
 	autosync_model_destroy(m);
 	autosync_model_destroy(orig);
