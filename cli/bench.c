@@ -200,20 +200,22 @@ static int one_of(const char *opt, const char *val, const char *const *names,
 	return cli_bad_value("bench", opt, val, names, n);
 }
 
-/* Each item of a --strategies list: autosync, plan:PATH or a baseline. */
+/* Each item of a --strategies list: autosync, autosync-learned,
+ * plan:PATH or a baseline. */
 static int strategies(const char *opt, const char *list)
 {
-	const char *names[AUTOSYNC_BASELINE_N + 1] = {"autosync"};
+	const char *names[AUTOSYNC_BASELINE_N + 2] = {"autosync",
+						      "autosync-learned"};
 	char item[256];
 
 	for (int i = 0; i < AUTOSYNC_BASELINE_N; i++)
-		names[i + 1] = autosync_baseline_name(i);
+		names[i + 2] = autosync_baseline_name(i);
 	for (const char *p = list; *p;) {
 		size_t l = strcspn(p, ",");
 
 		snprintf(item, sizeof(item), "%.*s", (int)l, p);
 		if (strncmp(item, "plan:", 5) && !(item[0] == '\0' && !p[l]) &&
-		    one_of(opt, item, names, AUTOSYNC_BASELINE_N + 1))
+		    one_of(opt, item, names, AUTOSYNC_BASELINE_N + 2))
 			return 2;
 		p += l + (p[l] == ',');
 	}

@@ -52,7 +52,7 @@ is "$rc:$out" "2:autosync bench: --framework: unknown value 'mxnet'; one of gene
 out=$("$AUTOSYNC" bench -m resnet50 --compute spn 2>&1); rc=$?
 is "$rc:$out" "2:autosync bench: --compute: unknown value 'spn' (did you mean 'spin'?); one of sleep or spin" "bench --compute"
 out=$("$AUTOSYNC" bench -m resnet50 --strategies autosync,horovod-defualt 2>&1); rc=$?
-is "$rc:$out" "2:autosync bench: --strategies: unknown value 'horovod-defualt' (did you mean 'horovod-default'?); one of autosync, ddp-default, horovod-default, ps-loadbalanced, parallax or allreduce-per-tensor" "bench --strategies: each item"
+is "$rc:$out" "2:autosync bench: --strategies: unknown value 'horovod-defualt' (did you mean 'horovod-default'?); one of autosync, autosync-learned, ddp-default, horovod-default, ps-loadbalanced, parallax or allreduce-per-tensor" "bench --strategies: each item"
 out=$("$AUTOSYNC" topo --format json 2>&1); rc=$?
 is "$rc:$out" "2:autosync topo: --format: unknown value 'json'; one of text or yaml" "topo --format"
 out=$("$AUTOSYNC" config chek x 2>&1); rc=$?
