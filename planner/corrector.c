@@ -81,7 +81,8 @@ autosync_simulator_t *autosync_simulator_load(const char *path,
 			  (uid_t)-1, &buf, &n, why, sizeof(why)) < 0)
 		return fail(s, errp, why);
 	if (!(s->mod = open_module(s, module, err, sizeof(err)))) {
-		snprintf(why, sizeof(why), "%s: %s",
+		/* bounded: the quoted path is < 128 bytes, the rest fits */
+		snprintf(why, sizeof(why), "%s: %.360s",
 			 asi_quote(path, q, sizeof(q)), err);
 		free(buf);
 		return fail(s, errp, why);
