@@ -10,6 +10,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from labstats import kendall_tau_b  # noqa: E402
+
 TIE = 0.02
 
 
@@ -24,25 +27,6 @@ def medians(path):
             if r.get("ok") and r.get("steps"):
                 out[r["strategy"]] = statistics.median(r["steps"])
     return out
-
-
-def tau_b(x, y):
-    c = d = tx = ty = 0
-    for i in range(len(x)):
-        for j in range(i + 1, len(x)):
-            a, b = x[i] - x[j], y[i] - y[j]
-            if a == 0 and b == 0:
-                continue
-            if a == 0:
-                tx += 1
-            elif b == 0:
-                ty += 1
-            elif (a > 0) == (b > 0):
-                c += 1
-            else:
-                d += 1
-    den = ((c + d + tx) * (c + d + ty)) ** 0.5
-    return (c - d) / den if den else float("nan")
 
 
 def pairwise(x, y):
@@ -68,7 +52,7 @@ def main():
         if len(keys) < 3:
             continue
         x, y = [a[k] for k in keys], [b[k] for k in keys]
-        t = tau_b(x, y)
+        t = kendall_tau_b(x, y)
         p, n = pairwise(x, y)
         rel = statistics.median(abs(v - u) / u for u, v in zip(x, y))
         rows.append((name[:-6], len(keys), n, p, t, rel))
