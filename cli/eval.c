@@ -422,6 +422,23 @@ static int margins(struct ctx *c, autosync_learned_t *m,
 	return 0;
 }
 
+/* Models' measured compute per sample, for model files without FLOPs;
+ * said on stderr. */
+static int measured_compute(struct ctx *c, autosync_learned_t *m)
+{
+	int n = autosync_learned_set_compute(m, c->d, &c->err);
+
+	if (n < 0)
+		return -1;
+	fprintf(stderr,
+		"autosync train: measured compute for %d model(s) (records "
+		"with a batch size and at most %.0f%% communication, at "
+		"least %d per model)\n",
+		n, AUTOSYNC_LEARNED_COMPUTE_COMM * 100,
+		AUTOSYNC_LEARNED_MIN_COMPUTE);
+	return 0;
+}
+
 static int train(struct ctx *c)
 {
 	autosync_learned_t *b = NULL, *m = NULL;
@@ -430,7 +447,7 @@ static int train(struct ctx *c)
 	if (c->base && !(b = autosync_learned_load(c->base, &c->err)))
 		return -1;
 	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)) &&
-	    margins(c, m, b) == 0)
+	    margins(c, m, b) == 0 && measured_compute(c, m) == 0)
 		rv = autosync_learned_save(m, c->output, &c->err);
 	autosync_learned_destroy(m);
 	autosync_learned_destroy(b);

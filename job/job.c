@@ -786,6 +786,28 @@ static autosync_simulator_t *use_simulator(autosync_job_t *j,
 	return s;
 }
 
+/* A model file without FLOPs or times plans with the compute its steps
+ * measured at this site when the simulator file has it: every node reads
+ * the same file (its hash is in the plan), never a node-local log, so
+ * every node plans alike. */
+static void feedback_compute(autosync_job_t *j, const autosync_simulator_t *s)
+{
+	const autosync_corrector_t *c = autosync_simulator_corrector(s);
+	double step;
+
+	if (!c || !c->sample_compute ||
+	    strcmp(autosync_model_compute_source(j->model), "estimated") != 0)
+		return;
+	step = c->sample_compute(c->arg, autosync_model_hash(j->model)) *
+	       autosync_model_batch(j->model);
+	if (step > 0 &&
+	    autosync_model_set_feedback_compute(j->model, step, NULL) == 0)
+		note(j, AUTOSYNC_LOG_INFO,
+		     "compute: %.6g ms per step measured in the site's "
+		     "feedback records (simulator %s)",
+		     step * 1e3, c->hash);
+}
+
 static int search(autosync_job_t *j, autosync_error_t *errp)
 {
 	autosync_error_t err = {.text = ""};
@@ -809,8 +831,8 @@ static int search(autosync_job_t *j, autosync_error_t *errp)
 		goto fail;
 	autosync_planner_set_compression(p, compression(j));
 	autosync_planner_set_nccl_calibrate(p, ncal);
-	if (j->baseline < 0)
-		sim = use_simulator(j, p);
+	if (j->baseline < 0 && (sim = use_simulator(j, p)))
+		feedback_compute(j, sim);
 	j->plan = j->baseline >= 0
 		      ? autosync_planner_baseline(p, j->baseline, &err)
 		      : autosync_planner_run(p, &err);
@@ -1373,17 +1395,18 @@ int autosync_job_feedback(const autosync_job_t *j, autosync_feedback_rec_t *r,
 	if (j->plan_file)
 		r->influenced |=
 		    AUTOSYNC_FEEDBACK_F_PLANNED | AUTOSYNC_FEEDBACK_F_MODEL |
-		    AUTOSYNC_FEEDBACK_F_MODEL_HASH |
+		    AUTOSYNC_FEEDBACK_F_MODEL_HASH | AUTOSYNC_FEEDBACK_F_BATCH |
 		    AUTOSYNC_FEEDBACK_F_FRAMEWORK |
 		    AUTOSYNC_FEEDBACK_F_CLUSTER | AUTOSYNC_FEEDBACK_F_NODES |
 		    AUTOSYNC_FEEDBACK_F_GPUS_PER_NODE;
 	if (!j->plan_file && j->model_spec && is_path(j->model_spec))
-		r->influenced |= AUTOSYNC_FEEDBACK_F_PLANNED |
-				 AUTOSYNC_FEEDBACK_F_MODEL |
-				 AUTOSYNC_FEEDBACK_F_MODEL_HASH;
+		r->influenced |=
+		    AUTOSYNC_FEEDBACK_F_PLANNED | AUTOSYNC_FEEDBACK_F_MODEL |
+		    AUTOSYNC_FEEDBACK_F_MODEL_HASH | AUTOSYNC_FEEDBACK_F_BATCH;
 	if (!j->plan_file && (j->batch || j->step_compute > 0))
 		r->influenced |= AUTOSYNC_FEEDBACK_F_PLANNED |
-				 AUTOSYNC_FEEDBACK_F_MODEL_HASH;
+				 AUTOSYNC_FEEDBACK_F_MODEL_HASH |
+				 AUTOSYNC_FEEDBACK_F_BATCH;
 	if (j->nskipped)
 		r->influenced |= AUTOSYNC_FEEDBACK_F_MEASUREMENTS;
 	return 0;

@@ -268,6 +268,11 @@ int autosync_dataset_add(autosync_dataset_t *d,
 	snprintf(p->plan, sizeof(p->plan), "%s", r->plan_hash);
 	p->pred = p->pred0 = r->predicted;
 	p->uid = r->uid;
+	snprintf(p->model_hash, sizeof(p->model_hash), "%s", r->model_hash);
+	p->batch = r->batch;
+	p->exposed = r->have_terms ? r->terms[AUTOSYNC_TERM_EXPOSED] : NAN;
+	p->optimizer = r->have_terms ? r->terms[AUTOSYNC_TERM_OPTIMIZER] : NAN;
+	p->comm = r->have_terms ? r->terms[AUTOSYNC_TERM_COMM] : NAN;
 	learn_features(r, p->feat);
 	p->family = learn_family(r);
 	if (!(p->label[AUTOSYNC_BY_MODEL] = model_label(r)) ||

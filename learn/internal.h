@@ -24,6 +24,13 @@ struct point {
 	double measured; /* their median */
 	uint32_t uid;	 /* of the first record: whose measurement it is */
 	int family;	 /* enum autosync_family of its strategy */
+	/* for the measured compute (autosync_learned_set_compute), from the
+	 * first record: its model's hash, samples per GPU (0 unknown) and
+	 * the analytic exposed communication, optimizer and communication
+	 * times (NaN without terms) */
+	char model_hash[17];
+	unsigned batch;
+	double exposed, optimizer, comm;
 	float feat[LEARN_NFEAT];
 };
 

@@ -154,4 +154,25 @@ int autosync_learned_set_margins(autosync_learned_t *l,
 /* A family's margin from the file, or -1 when it has none. */
 double autosync_learned_margin(const autosync_learned_t *l, int family);
 
+/*
+ * Measured compute of the models the points ran (docs/dataset.md), kept
+ * in the file so that every node that plans with it plans alike: a model
+ * file without FLOPs or times then plans with what its steps measured
+ * instead of FLOPs guessed from parameter counts. A point counts when its
+ * record says its batch size and terms and its communication (comm_s) is
+ * at most AUTOSYNC_LEARNED_COMPUTE_COMM of its measured step; its forward
+ * + backward compute per sample is measured - exposed_s - optimizer_s,
+ * over the batch. Per model hash: each user's median, then the median of
+ * the users' (one user's records are one vote), for models with at least
+ * AUTOSYNC_LEARNED_MIN_COMPUTE points. Returns the number of models.
+ */
+#define AUTOSYNC_LEARNED_COMPUTE_COMM 0.25
+#define AUTOSYNC_LEARNED_MIN_COMPUTE 3
+int autosync_learned_set_compute(autosync_learned_t *l,
+				 const autosync_dataset_t *d,
+				 autosync_error_t *errp);
+/* A model's measured compute per sample (s) from the file, -1 if none. */
+double autosync_learned_compute(const autosync_learned_t *l,
+				const char *model_hash);
+
 #endif

@@ -483,6 +483,136 @@ double autosync_learned_margin(const autosync_learned_t *l, int family)
 	return *end || !(m >= 0 && m <= 0.99) ? -1 : m;
 }
 
+/* ---------------------------------------------- measured compute */
+
+#define COMPUTE_KEY "autosync_compute_"
+
+/* A point's measured forward + backward compute per sample: the measured
+ * step less what the analytic model puts outside compute (exposed
+ * communication, the optimizer), only where all communication is at most
+ * AUTOSYNC_LEARNED_COMPUTE_COMM of the measured step, so that an error in
+ * the exposed part moves it little. NaN when the point cannot tell. */
+static double sample_compute(const struct point *p)
+{
+	double c;
+
+	if (!p->batch || !p->model_hash[0] || !isfinite(p->exposed) ||
+	    !isfinite(p->optimizer) || !isfinite(p->comm) ||
+	    p->comm > AUTOSYNC_LEARNED_COMPUTE_COMM * p->measured)
+		return NAN;
+	c = p->measured - p->exposed - p->optimizer;
+	return c > 0 ? c / p->batch : NAN;
+}
+
+struct cpoint {
+	const char *hash;
+	uint32_t uid;
+	double v;
+};
+
+static int cmp_cpoint(const void *a, const void *b)
+{
+	const struct cpoint *x = a, *y = b;
+	int c = strcmp(x->hash, y->hash);
+
+	if (c)
+		return c;
+	if (x->uid != y->uid)
+		return x->uid < y->uid ? -1 : 1;
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* the median of v[0..n-1], sorted */
+static double median_sorted(const double *v, size_t n)
+{
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One model's value from its points c[0..n-1] (sorted by user, then
+ * value): each user's median, then the median of those, so that one
+ * user's records are one vote however many they are. */
+static double model_compute(const struct cpoint *c, size_t n, double *votes)
+{
+	size_t nv = 0;
+
+	for (size_t i = 0, j; i < n; i = j) {
+		size_t k;
+		for (j = i; j < n && c[j].uid == c[i].uid; j++)
+			;
+		k = j - i; /* this user's values, sorted */
+		votes[nv++] = k % 2 ? c[i + k / 2].v
+				    : (c[i + k / 2 - 1].v + c[i + k / 2].v) / 2;
+	}
+	qsort(votes, nv, sizeof(*votes), cmp_double);
+	return median_sorted(votes, nv);
+}
+
+int autosync_learned_set_compute(autosync_learned_t *l,
+				 const autosync_dataset_t *d,
+				 autosync_error_t *errp)
+{
+	struct cpoint *c;
+	double *votes;
+	size_t n = 0;
+	int given = 0;
+
+	if (!l || !d) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "learn: invalid argument");
+	}
+	c = malloc((d->n + 1) * sizeof(*c));
+	votes = malloc((d->n + 1) * sizeof(*votes));
+	if (!c || !votes) {
+		free(c);
+		free(votes);
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "learn: out of memory");
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		double v = sample_compute(&d->p[i]);
+		if (isfinite(v))
+			c[n++] =
+			    (struct cpoint){d->p[i].model_hash, d->p[i].uid, v};
+	}
+	qsort(c, n, sizeof(*c), cmp_cpoint);
+	for (size_t i = 0, j; i < n; i = j) {
+		char key[sizeof(COMPUTE_KEY) + 16], val[32];
+		for (j = i; j < n && !strcmp(c[j].hash, c[i].hash); j++)
+			;
+		if (j - i < AUTOSYNC_LEARNED_MIN_COMPUTE)
+			continue;
+		snprintf(key, sizeof(key), COMPUTE_KEY "%s", c[i].hash);
+		snprintf(val, sizeof(val), "%.6e",
+			 model_compute(c + i, j - i, votes));
+		if (XGBoosterSetAttr(l->b, key, val)) {
+			free(c);
+			free(votes);
+			return xgb_error(errp, "learn: XGBoost");
+		}
+		given++;
+	}
+	free(c);
+	free(votes);
+	return given;
+}
+
+double autosync_learned_compute(const autosync_learned_t *l,
+				const char *model_hash)
+{
+	char key[sizeof(COMPUTE_KEY) + 16], *end;
+	const char *v = NULL;
+	int ok = 0;
+	double s;
+
+	if (!l || !model_hash || strlen(model_hash) != 16)
+		return -1;
+	snprintf(key, sizeof(key), COMPUTE_KEY "%s", model_hash);
+	if (XGBoosterGetAttr(l->b, key, &v, &ok) || !ok || !v)
+		return -1;
+	s = strtod(v, &end);
+	return *end || !(s > 0 && s <= 3600) ? -1 : s;
+}
+
 void autosync_learned_destroy(autosync_learned_t *l)
 {
 	if (!l)

@@ -32,6 +32,11 @@ static double margin(void *h, int family)
 	return autosync_learned_margin(h, family);
 }
 
+static double sample_compute(void *h, const char *model_hash)
+{
+	return autosync_learned_compute(h, model_hash);
+}
+
 static void destroy(void *h)
 {
 	autosync_learned_destroy(h);
@@ -44,4 +49,5 @@ const autosync_simulator_module_t autosync_simulator_module = {
     .correct = correct,
     .margin = margin,
     .destroy = destroy,
+    .sample_compute = sample_compute,
 };

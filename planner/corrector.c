@@ -96,6 +96,7 @@ autosync_simulator_t *autosync_simulator_load(const char *path,
 		return fail(s, errp, why);
 	s->corr.correct = s->mod->correct;
 	s->corr.margin = s->mod->margin;
+	s->corr.sample_compute = s->mod->sample_compute;
 	s->corr.arg = s->h;
 	return s;
 }

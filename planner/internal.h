@@ -40,6 +40,8 @@ struct autosync_model {
 	unsigned format;     /* the file's format version, 0 = made here */
 	int compute_src;     /* 0 estimated, 1 flops, 2 time */
 	double step_compute; /* s of forward + backward measured, 0 = none */
+	int step_compute_fb; /* 1: step_compute from the site's feedback (a
+				learned simulator file), not the caller */
 	double grad_scale;   /* gradients are this many times smaller than the
 				model's (autosync_model_scale), 1 = full size */
 	size_t n, cap;

@@ -429,7 +429,9 @@ const char *autosync_model_compute_source(const autosync_model_t *m)
 	static const char *const names[] = {"estimated", "flops", "time"};
 	if (!m)
 		return NULL;
-	return m->step_compute > 0 ? "measured" : names[m->compute_src];
+	if (m->step_compute > 0)
+		return m->step_compute_fb ? "feedback" : "measured";
+	return names[m->compute_src];
 }
 
 int autosync_model_set_step_compute(autosync_model_t *m, double seconds,
@@ -442,6 +444,16 @@ int autosync_model_set_step_compute(autosync_model_t *m, double seconds,
 			  "step's compute is 0 (none) to 3600 s");
 	}
 	m->step_compute = seconds;
+	m->step_compute_fb = 0;
+	return 0;
+}
+
+int autosync_model_set_feedback_compute(autosync_model_t *m, double seconds,
+					autosync_error_t *errp)
+{
+	if (autosync_model_set_step_compute(m, seconds, errp) < 0)
+		return -1;
+	m->step_compute_fb = seconds > 0;
 	return 0;
 }
 

@@ -1279,7 +1279,12 @@ static void compute_note(const autosync_model_t *m, char *reason, size_t len)
 {
 	size_t n = strlen(reason);
 
-	if (m->step_compute > 0)
+	if (m->step_compute > 0 && m->step_compute_fb)
+		snprintf(reason + n, len - n,
+			 "; compute: %.6g ms per step, measured in the site's "
+			 "feedback records (the learned simulator file)",
+			 m->step_compute * 1e3);
+	else if (m->step_compute > 0)
 		snprintf(reason + n, len - n,
 			 "; compute: %.6g ms per step, "
 			 "measured",

@@ -73,6 +73,7 @@ autosync_model_t *autosync_model_scale(const autosync_model_t *m, double scale,
 			}
 	}
 	s->compute_src = m->compute_src;
+	s->step_compute_fb = m->step_compute_fb;
 	s->grad_scale = m->grad_scale * scale;
 	return s;
 fail:

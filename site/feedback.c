@@ -51,6 +51,7 @@ static const char *const field_names[] = {
     "terms",
     "simulator_hash",
     "learned_step_s",
+    "batch_size",
 };
 #define NFIELDS (sizeof(field_names) / sizeof(field_names[0]))
 
@@ -308,6 +309,8 @@ static json_t *record_json(const autosync_feedback_rec_t *r, const char *when,
 	STRF(o, r, strategy, bad);
 	STRF(o, r, cluster, bad);
 	set(o, "scale", json_real(r->scale > 0 ? r->scale : 1), bad);
+	if (r->batch)
+		set(o, "batch_size", json_integer(r->batch), bad);
 	set(o, "predicted_step_s", json_real(r->predicted), bad);
 	a = json_array();
 	for (size_t i = 0; i < r->nbuckets; i++)
@@ -617,6 +620,7 @@ static int parse_fields(json_t *root, unsigned parts,
 	U64(uid, "uid", UINT32_MAX);
 	U64(nodes, "nodes", UINT_MAX);
 	U64(gpus_per_node, "gpus_per_node", UINT_MAX);
+	U64(batch, "batch_size", AUTOSYNC_FEEDBACK_MAX_BATCH);
 	U64(measured_count, "measured_count", INT64_MAX);
 	NUM(predicted, "predicted_step_s");
 	NUM(scale, "scale");
@@ -908,6 +912,7 @@ int autosync_feedback_set_plan(autosync_feedback_rec_t *r,
 	}
 	r->nodes = s.cluster.nodes;
 	r->gpus_per_node = s.cluster.gpus_per_node;
+	r->batch = s.batch <= AUTOSYNC_FEEDBACK_MAX_BATCH ? s.batch : 0;
 	snprintf(r->model, sizeof(r->model), "%s", s.model ? s.model : "");
 	snprintf(r->model_hash, sizeof(r->model_hash), "%s",
 		 s.model_hash ? s.model_hash : "");

@@ -66,7 +66,8 @@ enum autosync_feedback_field {
 	AUTOSYNC_FEEDBACK_F_TERMS = 1u << 23,	       /* "terms" */
 	AUTOSYNC_FEEDBACK_F_SIMULATOR = 1u << 24,      /* "simulator_hash" */
 	AUTOSYNC_FEEDBACK_F_LEARNED = 1u << 25,	       /* "learned_step_s" */
-	AUTOSYNC_FEEDBACK_F_ALL = (1u << 26) - 1,
+	AUTOSYNC_FEEDBACK_F_BATCH = 1u << 26,	       /* "batch_size" */
+	AUTOSYNC_FEEDBACK_F_ALL = (1u << 27) - 1,
 };
 /* What a plan decides, and so what a user's model file or option steers. */
 #define AUTOSYNC_FEEDBACK_F_PLANNED                                     \
@@ -95,6 +96,8 @@ const char *autosync_feedback_field_name(unsigned field);
 #define AUTOSYNC_FEEDBACK_MAX_MEASURED 256
 #define AUTOSYNC_FEEDBACK_MAX_BUCKETS 1024
 #define AUTOSYNC_FEEDBACK_MAX_BASELINES 16
+/* Largest batch_size a record may hold (samples per GPU). */
+#define AUTOSYNC_FEEDBACK_MAX_BATCH (1u << 24)
 /* Longest line autosync_feedback_read() accepts. */
 #define AUTOSYNC_FEEDBACK_MAX_LINE (512 * 1024)
 
@@ -129,6 +132,9 @@ typedef struct autosync_feedback_rec {
 			    * autosync_cluster_parse() spec */
 	double scale;	   /* gradient sizes divided by this (trial runs
 			    * on scaled models); 0 or 1 = full size */
+	unsigned batch;	   /* samples per GPU the plan was made for; 0
+			    * unknown (written only when known: the
+			    * measured compute per sample, docs/dataset.md) */
 	double predicted;  /* s per step, 0 unknown */
 	size_t nbuckets;
 	autosync_feedback_bucket_t buckets[AUTOSYNC_FEEDBACK_MAX_BUCKETS];

@@ -169,15 +169,21 @@ const autosync_layer_compute_t *autosync_model_layer(const autosync_model_t *m,
 						     size_t i);
 uint64_t autosync_model_params(const autosync_model_t *m); /* elements */
 uint64_t autosync_model_bytes(const autosync_model_t *m);
-/* "flops", "time", "measured" (autosync_model_set_step_compute) or
- * "estimated" (FLOPs from parameter counts: 2 x parameters x tokens per
- * sample, far too low for convolutions and attention). */
+/* "flops", "time", "measured" (autosync_model_set_step_compute),
+ * "feedback" (autosync_model_set_feedback_compute) or "estimated" (FLOPs
+ * from parameter counts: 2 x parameters x tokens per sample, far too low
+ * for convolutions and attention). */
 const char *autosync_model_compute_source(const autosync_model_t *m);
 /* A measured step's forward + backward compute time, in seconds (0 to
  * 3600; 0 = none): every layer's time is scaled so that they add up to it,
  * keeping their proportions. The optimizer is not included. */
 int autosync_model_set_step_compute(autosync_model_t *m, double seconds,
 				    autosync_error_t *errp);
+/* The same with compute the site measured for this model (a learned
+ * simulator file's, autosync_corrector_t.sample_compute x the batch): the
+ * plan's reason says where it came from. */
+int autosync_model_set_feedback_compute(autosync_model_t *m, double seconds,
+					autosync_error_t *errp);
 /* 16 hex digits: FNV-1a 64 of the canonical tensor list; static per model. */
 const char *autosync_model_hash(const autosync_model_t *m);
 
@@ -494,6 +500,10 @@ typedef struct autosync_corrector {
 	/* The no-harm margin of 'family' (0 .. 0.99) from the corrector's
 	 * held-out error; < 0: the cost constants' margin. May be NULL. */
 	double (*margin)(void *arg, int family);
+	/* Forward + backward compute per sample (s) measured for the model
+	 * of this hash (autosync_model_hash), or < 0 when not known. May be
+	 * NULL. */
+	double (*sample_compute)(void *arg, const char *model_hash);
 	void *arg;
 	char hash[17]; /* 16 hex digits of the simulator file */
 } autosync_corrector_t;
@@ -504,7 +514,7 @@ typedef struct autosync_corrector {
  * ever maps the learning libraries; the symbol AUTOSYNC_SIMULATOR_SYMBOL
  * is an autosync_simulator_module_t of abi AUTOSYNC_SIMULATOR_ABI.
  */
-#define AUTOSYNC_SIMULATOR_ABI 1
+#define AUTOSYNC_SIMULATOR_ABI 2
 #define AUTOSYNC_SIMULATOR_SYMBOL "autosync_simulator_module"
 typedef struct autosync_simulator_module {
 	unsigned abi;
@@ -517,6 +527,8 @@ typedef struct autosync_simulator_module {
 		       const double *terms, const double *step, double *out);
 	double (*margin)(void *h, int family);
 	void (*destroy)(void *h);
+	/* abi 2: autosync_corrector_t's sample_compute */
+	double (*sample_compute)(void *h, const char *model_hash);
 } autosync_simulator_module_t;
 
 /*

@@ -100,6 +100,41 @@ static void test_terms(autosync_feedback_rec_t *r)
 	free(back);
 }
 
+/* The batch size a plan was made for (measured compute per sample):
+ * written when known, read back, bounded. */
+static void test_batch(autosync_feedback_rec_t *r)
+{
+	autosync_feedback_rec_t *back = calloc(1, sizeof(*back));
+	autosync_error_t err = {.text = ""};
+	char *line = NULL, *p;
+	size_t len = 0;
+
+	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
+	       !strstr(line, "batch_size"),
+	   "batch size unknown: not written");
+	free(line);
+	line = NULL;
+	r->batch = 64;
+	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
+	       strstr(line, "\"scale\": 1.0, \"batch_size\": 64, ") &&
+	       autosync_feedback_parse(line, len, back, &err) == 0 &&
+	       back->batch == 64,
+	   "batch_size written after scale and read back (%s)", err.text);
+	if (line && (p = strstr(line, "\"batch_size\": 64"))) {
+		char *big = malloc(len + 16);
+		int n = snprintf(
+		    big, len + 16, "%.*s\"batch_size\": 16777217%s",
+		    (int)(p - line), line, p + strlen("\"batch_size\": 64"));
+		ok(autosync_feedback_parse(big, (size_t)n, back, &err) == -1 &&
+		       strstr(err.text, "batch_size"),
+		   "a batch size over 2^24: refused (%s)", err.text);
+		free(big);
+	}
+	r->batch = 0;
+	free(line);
+	free(back);
+}
+
 /* A plan of a learned simulator: its hash and corrected prediction ride
  * beside the analytic one, and are checked. */
 static void test_simulator(autosync_feedback_rec_t *r)
@@ -203,6 +238,7 @@ static void test_format(void)
 	free(line);
 	test_terms(r);
 	test_simulator(r);
+	test_batch(r);
 
 	/* JSON escaping: every byte of a name comes back, on one line */
 	snprintf(r->model, sizeof(r->model),

@@ -102,4 +102,49 @@ like "$(field reason "$TMP/w.yaml")" "within the 99% margin for bucketed all-red
 # eval --simulator scores the file the planner uses
 like "$("$AUTOSYNC" eval --simulator "$TMP/sim.json" "$SLICE" 2>/dev/null | grep -A5 corrected | grep '^all')" "^all +- +2 +14 +43 " \
   "eval --simulator: the same file scores on the records"
+# measured compute: a model file without FLOPs plans with the compute its
+# records measured (per sample x its batch), from the file every node reads
+cat > "$TMP/tiny.yaml" <<'EOF2'
+autosync_model: 1
+name: tiny-noflops
+batch_size: 32
+tensors:
+  - {name: w1, shape: [1000000], dtype: fp32}
+  - {name: w2, shape: [2000000], dtype: fp32}
+EOF2
+"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" -o "$TMP/t0.yaml" >/dev/null 2>&1
+mh=$(field model_hash "$TMP/t0.yaml")
+like "$(field reason "$TMP/t0.yaml")" "compute: estimated from parameter counts" "a model without FLOPs: estimated compute"
+# three records of it (three users, one vote each: the median is 2 ms per
+# sample = 64 ms at batch 32), exposed 2 ms, optimizer 1 ms, communication
+# 5 ms of the measured step
+python3 - "$SLICE" "$mh" > "$TMP/tiny.jsonl" <<'EOF2'
+import json, sys
+base = json.loads(open(sys.argv[1]).readline())
+terms = ["forward_s", "backward_s", "optimizer_s", "comm_s", "exposed_s", "hidden_s",
+         "latency_intra_s", "latency_inter_s", "bandwidth_intra_s", "bandwidth_inter_s",
+         "sparse_allgather_s", "cast_s", "launch_s", "ps_network_s", "ps_server_s",
+         "ps_messages_s", "buckets", "ps_buckets", "compressed_buckets", "grad_bytes",
+         "wire_bytes", "params", "tensors", "sparse_tensors", "layers"]
+for i, (uid, ms) in enumerate([(0, 2.0), (1000, 1.9), (2000, 2.4)]):
+    r = dict(base)
+    t = dict.fromkeys(terms, 0.0)
+    t.update(optimizer_s=0.001, exposed_s=0.002, comm_s=0.005, buckets=1)
+    step = 0.003 + 32 * ms / 1e3
+    r.update(version=3, model="tiny-noflops", model_hash=sys.argv[2], scale=1.0,
+             plan_hash="%016x" % (i + 1), uid=uid, batch_size=32, terms=t,
+             measured_step_s=[step] * 3, measured_count=3, measured_mean_s=step)
+    print(json.dumps(r))
+EOF2
+"$AUTOSYNC" train -o "$TMP/simc.json" "$SLICE" "$TMP/tiny.jsonl" 2>"$TMP/c.err"
+like "$(cat "$TMP/c.err")" "^autosync train: measured compute for 1 model\(s\) " "train: the measured compute of the one model with 3 records"
+"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.json" -o "$TMP/t1.yaml" >/dev/null 2>&1
+like "$(field reason "$TMP/t1.yaml")" "compute: 64 ms per step, measured in the site's feedback records \(the learned simulator file\)$" \
+  "plan --simulator: the measured compute (2 ms per sample x 32)"
+"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.json" --batch-size 16 -o "$TMP/t2.yaml" >/dev/null 2>&1
+like "$(field reason "$TMP/t2.yaml")" "compute: estimated from parameter counts" "--batch-size 16: another model hash, no records of it: estimated"
+"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.json" --compute-ms 10 -o "$TMP/t3.yaml" >/dev/null 2>&1
+like "$(field reason "$TMP/t3.yaml")" "compute: 10 ms per step, measured$" "--compute-ms: the user's measurement wins"
+plan --model bert-large --simulator "$TMP/simc.json" -o "$TMP/t4.yaml" 2>/dev/null
+unlike "$(field reason "$TMP/t4.yaml")" "feedback records" "a model with FLOPs: its own compute"
 done_testing
