@@ -328,6 +328,27 @@ static long keep_seconds(void)
 	return site() ? autosync_siteconf_keep_job_files(site()) : 86400;
 }
 
+/* The step names a model or a plan file (only such a step is ever
+ * planned), or asked for --autosync=required by an option (it fails
+ * without a model anyway): only such a step hears of a problem. */
+static int named_step(void)
+{
+	return context.args.model[0] || context.mode == AS_MODE_PLAN ||
+	       (context.mode == AS_MODE_REQUIRED &&
+		context.args.mode_src == AS_SRC_OPTION);
+}
+
+/* A problem fails the step only when the step asked by an option (a value
+ * that came only from the environment is a warning, never a refusal) and
+ * either asked for required or the site is strict. */
+static int fatal_for(int strict)
+{
+	if (context.mode == AS_MODE_REQUIRED)
+		return context.args.mode_src == AS_SRC_OPTION;
+	return strict && (context.args.mode_src == AS_SRC_OPTION ||
+			  context.args.model_src == AS_SRC_OPTION);
+}
+
 /* Work out, in slurmstepd, whether this step is autosync's and who it is
  * for. Returns 0 when there is nothing to do, 1 when there is. */
 static int remote_mode(spank_t sp)
@@ -340,18 +361,16 @@ static int remote_mode(spank_t sp)
 		return context.mode != AS_MODE_OFF;
 	context.mode = as_args_effective_mode(&context.args, AS_MODE_OFF);
 	if (!context.pconf_ok) {
-		if (context.mode != AS_MODE_OFF)
-			defer(context.mode == AS_MODE_REQUIRED,
-			      "%s; running without autosync",
+		if (context.mode != AS_MODE_OFF && named_step())
+			defer(fatal_for(0), "%s; running without autosync",
 			      context.pconf_err);
 		context.mode = AS_MODE_OFF;
 		return 0;
 	}
 	s = site();
 	if (context.pconf.config[0] && !s) {
-		if (context.mode != AS_MODE_OFF)
-			defer(context.mode == AS_MODE_REQUIRED ||
-				  context.pconf.strict,
+		if (context.mode != AS_MODE_OFF && named_step())
+			defer(fatal_for(context.pconf.strict),
 			      "%s; running without autosync", context.site_err);
 		context.mode = AS_MODE_OFF;
 		return 0;
@@ -377,10 +396,12 @@ static int remote_mode(spank_t sp)
 		};
 		if (context.args.mode_src != AS_SRC_NONE &&
 		    !autosync_siteconf_mode_allowed(s, bit[context.mode])) {
-			defer(0,
-			      "autosync: --autosync=%s is not allowed on this "
-			      "cluster; running without autosync",
-			      as_mode_name(context.mode));
+			if (named_step())
+				defer(0,
+				      "autosync: --autosync=%s is not allowed "
+				      "on this "
+				      "cluster; running without autosync",
+				      as_mode_name(context.mode));
 			context.mode = AS_MODE_OFF;
 			return 0;
 		}
@@ -389,7 +410,7 @@ static int remote_mode(spank_t sp)
 	    spank_get_item(sp, S_JOB_STEPID, &context.step) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_UID, &context.uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &context.gid) != ESPANK_SUCCESS) {
-		defer(context.mode == AS_MODE_REQUIRED,
+		defer(fatal_for(0),
 		      "autosync: cannot read the step's ids; running without "
 		      "autosync");
 		context.mode = AS_MODE_OFF;
@@ -451,7 +472,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 				   context.jobdir, sizeof(context.jobdir),
 				   &err) < 0) {
 		context.jobdir[0] = '\0';
-		defer(context.mode == AS_MODE_REQUIRED,
+		defer(fatal_for(0),
 		      "autosync: job directory: %s; running without autosync",
 		      err.text);
 	}
@@ -516,7 +537,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	load_pconf(ac, av);
 	if (!remote_mode(sp))
 		return 0; /* not asked for: the step sees nothing of autosync */
-	fatal = context.mode == AS_MODE_REQUIRED || context.pconf.strict;
+	fatal = fatal_for(context.pconf.strict);
 
 	if (set_env(sp, "AUTOSYNC_MODE",
 		    context.mode == AS_MODE_PLAN

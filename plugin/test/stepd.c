@@ -477,6 +477,53 @@ static void test_report_plan(void)
 	   "a report of another plan: logged, not recorded");
 }
 
+/* A broken site config with strict=1: a step that names no model hears
+ * nothing; values that came only from the environment warn, never
+ * refuse; a model named by an option is refused (strict). */
+static void unasked_broken(void)
+{
+	char args[1400];
+	struct step s = {.ntasks = 1, .args = args};
+
+	put("broken.yaml", "default_mode: [off\n", 0644);
+	snprintf(args, sizeof(args), "config=%s/broken.yaml strict=1", dir);
+	s.env[0] = "AUTOSYNC_MODE=auto";
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && !has(logbuf, "running without"),
+	   "broken config + strict, AUTOSYNC_MODE=auto, no model: runs, "
+	   "not warned");
+	s.env[1] = "AUTOSYNC_MODEL=resnet50";
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && has(logbuf, "site config: ") &&
+	       has(logbuf, "running without"),
+	   "the same with AUTOSYNC_MODEL: a warning, the step runs");
+	s.env[0] = "AUTOSYNC_MODE=required";
+	s.env[1] = "AUTOSYNC_MODEL=resnet50";
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0"),
+	   "AUTOSYNC_MODE=required from the environment: never a refusal");
+	s.env[0] = s.env[1] = NULL;
+	s.mode = "auto";
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && !has(logbuf, "running without"),
+	   "--autosync=auto, no model: runs, not warned");
+	s.model = "resnet50";
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=-1") && has(logbuf, "site config: "),
+	   "--autosync-model by an option, strict: refused, the reason named");
+	/* a mode the cluster does not allow */
+	put("noauto.yaml", "allowed_modes: [off, required, plan]\n", 0644);
+	snprintf(args, sizeof(args), "config=%s/noauto.yaml", dir);
+	s.model = NULL;
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && !has(logbuf, "not allowed"),
+	   "--autosync=auto not allowed, no model: not warned");
+	s.model = "resnet50";
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && has(logbuf, "not allowed"),
+	   "--autosync=auto not allowed, a model: warned, runs");
+}
+
 static void test_unasked(void)
 {
 	char args[1400];
@@ -496,6 +543,7 @@ static void test_unasked(void)
 	run_step(&s);
 	ok(!has(s.tasks[0], "AUTOSYNC_"),
 	   "no option, site default off: nothing at all");
+	unasked_broken();
 }
 
 static void test_hostile_models(void)

@@ -101,6 +101,10 @@ broken=/var/lib/autosync-test/etc/broken.yaml
 printf 'default_mode: [off\n' > "$broken"; chmod 0644 "$broken"
 set_plugin_args "config=$broken"
 out=$(as_user srun -N3 -n3 --autosync=auto bash -c 'echo "task ${AUTOSYNC_MODE-unset}"' 2>&1 | sort)
+is "$out" "task unset
+task unset
+task unset" "broken site config, --autosync=auto but no model: nothing to plan, not warned"
+out=$(as_user srun -N3 -n3 --autosync-model=resnet50 bash -c 'echo "task ${AUTOSYNC_MODE-unset}"' 2>&1 | sort)
 like "$out" "^autosync: site config: $broken:2:[0-9]+: not valid YAML: .*; running without autosync$" "broken site config: a one-line warning"
 is "$(grep -c '^task unset$' <<<"$out")" 3 "broken site config: all 3 tasks run, nothing injected"
 is "$(grep -c '^autosync:' <<<"$out")" 1 "broken site config: warned once per step"
@@ -118,6 +122,9 @@ task unset" "missing site config: warning, job runs without autosync"
 
 set_plugin_args "config=$IT_SITE" "colour=blue"
 out=$(as_user srun -n2 --autosync=auto bash -c 'echo "task ${AUTOSYNC_MODE-unset}"' 2>&1 | sort)
+is "$out" "task unset
+task unset" "unknown plugstack argument, no model: not warned"
+out=$(as_user srun -n2 --autosync-model=resnet50 bash -c 'echo "task ${AUTOSYNC_MODE-unset}"' 2>&1 | sort)
 is "$out" "autosync: unknown plugstack argument 'colour=blue' (known: config=PATH, strict=BOOL); running without autosync
 task unset
 task unset" "unknown plugstack argument: plugin disabled, job runs"
