@@ -242,16 +242,17 @@ static int network(const struct cli_input *in, char *buf, size_t len)
 	if (autosync_cluster_parse(&cl, BENCH_NETWORK, &err) < 0 ||
 	    (in->network &&
 	     autosync_cluster_update(&cl, in->network, &err) < 0)) {
-		fprintf(stderr, "autosync bench: --network: %s\n", err.text);
+		fprintf(stderr, "autosync bench: --network: %s\n",
+			CLI_Q(err.text));
 		return 2;
 	}
 	t = cli_load_topology(in, "none", &none, &err);
 	if (!t && !none) {
-		fprintf(stderr, "autosync bench: %s\n", err.text);
+		fprintf(stderr, "autosync bench: %s\n", CLI_Q(err.text));
 		return 1;
 	}
 	if (t && autosync_cluster_from_topo(&cl, t, 1, &err) < 0) {
-		fprintf(stderr, "autosync bench: %s\n", err.text);
+		fprintf(stderr, "autosync bench: %s\n", CLI_Q(err.text));
 		autosync_topo_destroy(t);
 		return 1;
 	}
@@ -268,7 +269,7 @@ static int run_helper(struct args *a)
 
 	a->v[0] = (char *)path;
 	execv(path, a->v);
-	fprintf(stderr, "autosync bench: cannot run %s: %s%s\n", path,
+	fprintf(stderr, "autosync bench: cannot run %s: %s%s\n", CLI_Q(path),
 		strerror(errno),
 		errno == ENOENT ? " (it is built when configure finds Open MPI)"
 				: "");

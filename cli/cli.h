@@ -10,6 +10,7 @@
 
 #include "autosync/job.h"
 #include "autosync/topology.h"
+#include "common/text.h"
 
 int autosync_cmd_topo(int argc, char **argv);
 int autosync_cmd_plan(int argc, char **argv);
@@ -51,6 +52,13 @@ enum {
 	CLI_OPT_OWN = 0x200,
 	CLI_OPT_OLD = 0x300,
 };
+
+/* Text that may come from files, names or paths, quoted for the terminal
+ * (control and bidi characters escaped): a buffer that lives as long as
+ * the statement that uses it. */
+#define CLI_Q(s)                                          \
+	asi_quote((s), (char[4 * AUTOSYNC_ERROR_LEN]){0}, \
+		  4 * AUTOSYNC_ERROR_LEN)
 
 #define CLI_TOPOLOGY_SHORT "T:g:"
 #define CLI_TOPOLOGY_OPTIONS                         \

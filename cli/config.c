@@ -14,7 +14,7 @@
 static void print_problem(const char *msg, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "%s\n", msg);
+	fprintf(stderr, "%s\n", CLI_Q(msg));
 }
 
 static void usage(FILE *fp)
@@ -55,11 +55,11 @@ static int check_file(const char *path)
 	int n = autosync_siteconf_check(path, print_problem, NULL, &err);
 
 	if (n < 0) {
-		fprintf(stderr, "autosync: %s\n", err.text);
+		fprintf(stderr, "autosync: %s\n", CLI_Q(err.text));
 		return 1;
 	}
 	if (n > 0) {
-		fprintf(stderr, "%s: %d problem%s\n", path, n,
+		fprintf(stderr, "%s: %d problem%s\n", CLI_Q(path), n,
 			n == 1 ? "" : "s");
 		return 1;
 	}
@@ -80,7 +80,7 @@ static int check_node(const char *path, struct cli_input *in, const char *model)
 	int rc;
 
 	if (!s) {
-		fprintf(stderr, "autosync: %s\n", err.text);
+		fprintf(stderr, "autosync: %s\n", CLI_Q(err.text));
 		return 1;
 	}
 	if (!in->gpus)
@@ -94,7 +94,7 @@ static int check_node(const char *path, struct cli_input *in, const char *model)
 static int usage_error(const char *msg)
 {
 	fprintf(stderr, "autosync config: %s\nTry 'autosync help config'.\n",
-		msg);
+		CLI_Q(msg));
 	return 2;
 }
 

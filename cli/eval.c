@@ -536,7 +536,7 @@ static int run(int argc, char **argv, int mode)
 	int rv = 1, p;
 
 	if (!(c.d = autosync_dataset_create(&c.err))) {
-		fprintf(stderr, "autosync %s: %s\n", cmd, c.err.text);
+		fprintf(stderr, "autosync %s: %s\n", cmd, CLI_Q(c.err.text));
 		return 1;
 	}
 	if ((p = parse(argc, argv, &c)) != 0) {
@@ -546,7 +546,8 @@ static int run(int argc, char **argv, int mode)
 	for (int i = optind; i < argc; i++)
 		if (autosync_feedback_read(argv[i], each, &c, bad_line,
 					   &c.err) != 0) {
-			fprintf(stderr, "autosync %s: %s\n", cmd, c.err.text);
+			fprintf(stderr, "autosync %s: %s\n", cmd,
+				CLI_Q(c.err.text));
 			goto out;
 		}
 	fprintf(stderr,
@@ -558,7 +559,7 @@ static int run(int argc, char **argv, int mode)
 	if ((mode == TRAIN     ? train(&c)
 	     : mode == PROMOTE ? promote(&c)
 			       : evaluate(&c)) < 0) {
-		fprintf(stderr, "autosync %s: %s\n", cmd, c.err.text);
+		fprintf(stderr, "autosync %s: %s\n", cmd, CLI_Q(c.err.text));
 		goto out;
 	}
 	rv = 0;

@@ -289,7 +289,8 @@ int autosync_cmd_feedback(int argc, char **argv)
 			if ((config || access(defconf, F_OK) == 0) &&
 			    !(site = autosync_siteconf_load(
 				  config ? config : defconf, &err))) {
-				fprintf(stderr, "autosync: %s\n", err.text);
+				fprintf(stderr, "autosync: %s\n",
+					CLI_Q(err.text));
 				goto out;
 			}
 			snprintf(logpath, sizeof(logpath), "%s",
@@ -299,7 +300,7 @@ int autosync_cmd_feedback(int argc, char **argv)
 			jobdirs = logpath;
 		}
 		if (read_job(jobdirs, c, &err) < 0) {
-			fprintf(stderr, "autosync: %s\n", err.text);
+			fprintf(stderr, "autosync: %s\n", CLI_Q(err.text));
 			goto out;
 		}
 	} else if (!file) {
@@ -310,7 +311,7 @@ int autosync_cmd_feedback(int argc, char **argv)
 			config = defconf;
 		}
 		if (!(site = autosync_siteconf_load(config, &err))) {
-			fprintf(stderr, "autosync: %s\n", err.text);
+			fprintf(stderr, "autosync: %s\n", CLI_Q(err.text));
 			goto out;
 		}
 		if (!autosync_siteconf_feedback_path(site)[0]) {
@@ -325,7 +326,7 @@ int autosync_cmd_feedback(int argc, char **argv)
 		file = logpath;
 	}
 	if (file && autosync_feedback_read(file, each, c, bad_line, &err) < 0) {
-		fprintf(stderr, "autosync: %s\n", err.text);
+		fprintf(stderr, "autosync: %s\n", CLI_Q(err.text));
 		goto out;
 	}
 	if (c->shown || c->quiet)

@@ -304,7 +304,7 @@ static void job_log(int level, const char *msg, void *arg)
 {
 	(void)arg;
 	if (level <= AUTOSYNC_LOG_WARNING)
-		fprintf(stderr, "autosync init: %s\n", msg);
+		fprintf(stderr, "autosync init: %s\n", CLI_Q(msg));
 }
 
 static int plan(const struct iopts *o, autosync_job_t *j,
@@ -392,7 +392,8 @@ static int finish(struct iopts *o, const char *why)
 	fprintf(stderr, "autosync init: %s%s\n", why,
 		required ? "" : "; the job runs without autosync");
 	if (write_nothing(o->dir, status, &err) < 0)
-		fprintf(stderr, "autosync init: %s: %s\n", o->dir, err.text);
+		fprintf(stderr, "autosync init: %s: %s\n", CLI_Q(o->dir),
+			CLI_Q(err.text));
 	return required ? 1 : 0;
 }
 
@@ -486,7 +487,7 @@ int autosync_cmd_init(int argc, char **argv)
 	}
 	o.dir = argv[optind];
 	if (mkdir(o.dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "autosync init: %s: %s\n", o.dir,
+		fprintf(stderr, "autosync init: %s: %s\n", CLI_Q(o.dir),
 			strerror(errno));
 		return 1;
 	}
@@ -501,7 +502,7 @@ int autosync_cmd_init(int argc, char **argv)
 		return finish(&o, why);
 	if (o.mode == MODE_OFF) {
 		if (write_nothing(o.dir, "off", &err) < 0) {
-			fprintf(stderr, "autosync init: %s\n", err.text);
+			fprintf(stderr, "autosync init: %s\n", CLI_Q(err.text));
 			return 1;
 		}
 		return 0;

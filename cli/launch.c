@@ -311,7 +311,8 @@ out:
 static void run(char **cmd)
 {
 	execvp(cmd[0], cmd);
-	fprintf(stderr, "autosync: launch: %s: %s\n", cmd[0], strerror(errno));
+	fprintf(stderr, "autosync: launch: %s: %s\n", CLI_Q(cmd[0]),
+		strerror(errno));
 }
 
 enum {
@@ -438,7 +439,7 @@ int autosync_cmd_launch(int argc, char **argv)
 	}
 	if (prepare(&o, &err) < 0) {
 		if (strict) {
-			fprintf(stderr, "autosync: %s\n", err.text);
+			fprintf(stderr, "autosync: %s\n", CLI_Q(err.text));
 			return 1;
 		}
 		say(&o, "%s; running without autosync", err.text);

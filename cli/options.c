@@ -343,7 +343,7 @@ int cli_check_model(const char *cmd, const char *spec, const char *catalog_dir)
 	}
 	if (errno != ENOENT)
 		return 0; /* the job says what is wrong with it */
-	fprintf(stderr, "autosync %s: %s%s\n", cmd, err.text,
+	fprintf(stderr, "autosync %s: %s%s\n", cmd, CLI_Q(err.text),
 		cli_model_hint(spec, catalog_dir, hint, sizeof(hint)));
 	return 1;
 }
@@ -415,7 +415,7 @@ int cli_input_option(const char *cmd, unsigned which, int c, const char *arg,
 		autosync_cluster_default(&cl);
 		if (autosync_cluster_update(&cl, arg, &err) < 0) {
 			fprintf(stderr, "autosync %s: --network: %s\n", cmd,
-				err.text);
+				CLI_Q(err.text));
 			return -1;
 		}
 		in->network = arg;

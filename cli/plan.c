@@ -212,11 +212,12 @@ static void report(FILE *out, const char *pfx, const autosync_plan_t *plan,
 		"%sautosync plan for %s (%llu parameters, %zu tensors, batch "
 		"%u) on "
 		"%u node(s) x %u GPU(s), framework %s\n",
-		pfx, s.model, (unsigned long long)autosync_model_params(m),
+		pfx, CLI_Q(s.model),
+		(unsigned long long)autosync_model_params(m),
 		autosync_model_ntensors(m), s.batch, c->nodes, c->gpus_per_node,
 		s.framework);
 	fprintf(out, "%sstrategy: %s\n%sreason: %s\n", pfx, s.strategy, pfx,
-		s.reason);
+		CLI_Q(s.reason));
 	fprintf(out,
 		"%spredicted step %.3f ms (forward %.3f, backward %.3f, "
 		"optimizer %.3f, "
@@ -339,7 +340,7 @@ static void plan_log(int level, const char *msg, void *arg)
 {
 	(void)arg;
 	if (level <= AUTOSYNC_LOG_WARNING)
-		fprintf(stderr, "autosync plan: %s\n", msg);
+		fprintf(stderr, "autosync plan: %s\n", CLI_Q(msg));
 }
 
 static int setup_job(autosync_job_t *j, const struct plan_opts *o,
@@ -385,7 +386,7 @@ static int list_models(const char *catalog)
 	size_t n = 0;
 
 	if (autosync_catalog_list(catalog, &names, &n, &err) < 0) {
-		fprintf(stderr, "autosync plan: %s\n", err.text);
+		fprintf(stderr, "autosync plan: %s\n", CLI_Q(err.text));
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -550,7 +551,7 @@ int autosync_cmd_plan(int argc, char **argv)
 		return 2;
 	}
 	if (load_site(config, &site, &err) < 0) {
-		fprintf(stderr, "autosync plan: %s\n", err.text);
+		fprintf(stderr, "autosync plan: %s\n", CLI_Q(err.text));
 		return 1;
 	}
 	if ((rc = cli_input_check(
@@ -564,7 +565,7 @@ int autosync_cmd_plan(int argc, char **argv)
 	rc = 1;
 	if (!(j = autosync_job_create(&err)) ||
 	    setup_job(j, &o, site, &err) < 0 || autosync_job_run(j, &err) < 0) {
-		fprintf(stderr, "autosync plan: %s\n", err.text);
+		fprintf(stderr, "autosync plan: %s\n", CLI_Q(err.text));
 		goto out;
 	}
 	plan = autosync_job_plan(j);
@@ -581,7 +582,7 @@ int autosync_cmd_plan(int argc, char **argv)
 		if (env)
 			print_env(stdout, "# ", j);
 		if (autosync_plan_write(plan, stdout, &err) < 0) {
-			fprintf(stderr, "autosync plan: %s\n", err.text);
+			fprintf(stderr, "autosync plan: %s\n", CLI_Q(err.text));
 			goto out;
 		}
 	} else {
@@ -589,12 +590,12 @@ int autosync_cmd_plan(int argc, char **argv)
 		if (env)
 			print_env(stdout, "", j);
 		if (write_atomic(output, plan, 0, &err) < 0) {
-			fprintf(stderr, "autosync plan: %s\n", err.text);
+			fprintf(stderr, "autosync plan: %s\n", CLI_Q(err.text));
 			goto out;
 		}
 	}
 	if (svg && write_atomic(svg, plan, 1, &err) < 0) {
-		fprintf(stderr, "autosync plan: %s\n", err.text);
+		fprintf(stderr, "autosync plan: %s\n", CLI_Q(err.text));
 		goto out;
 	}
 	rc = fflush(stdout) == 0 ? 0 : 1;

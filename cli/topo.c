@@ -44,7 +44,7 @@ static void log_stderr(int level, const char *msg, void *arg)
 {
 	(void)arg;
 	if (level <= AUTOSYNC_LOG_WARNING)
-		fprintf(stderr, "autosync topo: %s\n", msg);
+		fprintf(stderr, "autosync topo: %s\n", CLI_Q(msg));
 }
 
 enum { OPT_FORMAT = CLI_OPT_OWN, OPT_ENV, OLD_INPUT = CLI_OPT_OLD };
@@ -132,7 +132,7 @@ int autosync_cmd_topo(int argc, char **argv)
 		return 2;
 	}
 	if (!(t = cli_load_topology(&in, "live", &none, &err))) {
-		fprintf(stderr, "autosync topo: %s\n", err.text);
+		fprintf(stderr, "autosync topo: %s\n", CLI_Q(err.text));
 		goto out;
 	}
 	autosync_topo_set_log(t, log_stderr, NULL);
@@ -140,19 +140,19 @@ int autosync_cmd_topo(int argc, char **argv)
 		FILE *fp = strcmp(xml, "-") ? fopen(xml, "w") : stdout;
 
 		if (!fp) {
-			fprintf(stderr, "autosync topo: %s: %s\n", xml,
+			fprintf(stderr, "autosync topo: %s: %s\n", CLI_Q(xml),
 				strerror(errno));
 			goto out;
 		}
 		if (autosync_topo_write_nccl_xml(t, fp, &err) < 0) {
-			fprintf(stderr, "autosync topo: %s: %s\n", xml,
-				err.text);
+			fprintf(stderr, "autosync topo: %s: %s\n", CLI_Q(xml),
+				CLI_Q(err.text));
 			if (fp != stdout)
 				fclose(fp);
 			goto out;
 		}
 		if (fp != stdout && fclose(fp) != 0) {
-			fprintf(stderr, "autosync topo: %s: %s\n", xml,
+			fprintf(stderr, "autosync topo: %s: %s\n", CLI_Q(xml),
 				strerror(errno));
 			goto out;
 		}
@@ -162,38 +162,30 @@ int autosync_cmd_topo(int argc, char **argv)
 		}
 	}
 	if ((!strcmp(format, "yaml")
-		 ? autosync_topo_write_yaml(t, stdout, &err)
+		 ? (env ? autosync_topo_write_yaml_env(t, stdout, &err)
+			: autosync_topo_write_yaml(t, stdout, &err))
 		 : autosync_topo_write_text(t, stdout, &err)) < 0) {
-		fprintf(stderr, "autosync topo: %s\n", err.text);
+		fprintf(stderr, "autosync topo: %s\n", CLI_Q(err.text));
 		goto out;
 	}
-	if (env) {
+	if (env && strcmp(format, "yaml") != 0) {
 		unsigned n =
 		    autosync_topo_ngpus(t) ? autosync_topo_ngpus(t) : 1;
 
-		printf("%s", !strcmp(format, "yaml")
-				 ? "env:\n"
-				 : "\nenvironment per local rank:\n");
+		printf("\nenvironment per local rank:\n");
 		for (unsigned r = 0; r < n; r++) {
 			autosync_env_t e[8];
 			size_t ne = 0;
 
 			if (autosync_topo_rank_env(t, r, e, 8, &ne, &err) < 0) {
 				fprintf(stderr, "autosync topo: %s\n",
-					err.text);
+					CLI_Q(err.text));
 				goto out;
 			}
-			printf(!strcmp(format, "yaml")
-				   ? "  - rank: %u\n    vars: {"
-				   : "  rank %u:",
-			       r);
+			printf("  rank %u:", r);
 			for (size_t k = 0; k < ne; k++)
-				printf(!strcmp(format, "yaml") ? "%s%s: \"%s\""
-							       : "%s%s=%s",
-				       !strcmp(format, "yaml") ? (k ? ", " : "")
-							       : " ",
-				       e[k].name, e[k].value);
-			printf(!strcmp(format, "yaml") ? "}\n" : "\n");
+				printf(" %s=%s", e[k].name, CLI_Q(e[k].value));
+			printf("\n");
 		}
 	}
 	if (fflush(stdout) != 0) {

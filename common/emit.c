@@ -75,7 +75,10 @@ asi_emit_t *asi_emit_open(FILE *fp, const char *comment, autosync_error_t *errp)
 	e->fp = fp;
 	yaml_emitter_set_output(&e->em, handler, e);
 	yaml_emitter_set_width(&e->em, -1); /* never fold a line */
-	yaml_emitter_set_unicode(&e->em, 1);
+	/* ASCII only: a name with a bidi override or a control character is
+	 * written as an escape, never as itself (plans are printed on
+	 * terminals) */
+	yaml_emitter_set_unicode(&e->em, 0);
 	yaml_emitter_set_indent(&e->em, 2);
 	yaml_emitter_set_break(&e->em, YAML_LN_BREAK);
 	if (comment)

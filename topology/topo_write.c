@@ -191,8 +191,33 @@ static void yaml_nic(asi_emit_t *e, const autosync_topo_nic_t *n, unsigned i)
 	asi_emit_end(e);
 }
 
-int autosync_topo_write_yaml(const autosync_topo_t *t, FILE *fp,
-			     autosync_error_t *errp)
+/* env: each local rank's variables (autosync_topo_rank_env) */
+static int yaml_env(asi_emit_t *e, const autosync_topo_t *t,
+		    autosync_error_t *errp)
+{
+	unsigned n = t->nview ? t->nview : 1;
+
+	asi_emit_key(e, "env"), asi_emit_seq(e, ASI_EMIT_BLOCK);
+	for (unsigned r = 0; r < n; r++) {
+		autosync_env_t v[8];
+		size_t nv = 0;
+
+		if (autosync_topo_rank_env(t, r, v, 8, &nv, errp) < 0)
+			return -1;
+		asi_emit_map(e, ASI_EMIT_BLOCK);
+		asi_emit_key(e, "rank"), asi_emit_uint(e, r);
+		asi_emit_key(e, "vars"), asi_emit_map(e, ASI_EMIT_FLOW);
+		for (size_t k = 0; k < nv; k++)
+			asi_emit_key(e, v[k].name), asi_emit_str(e, v[k].value);
+		asi_emit_end(e);
+		asi_emit_end(e);
+	}
+	asi_emit_end(e);
+	return 0;
+}
+
+static int write_yaml(const autosync_topo_t *t, FILE *fp, int env,
+		      autosync_error_t *errp)
 {
 	asi_emit_t *e;
 
@@ -248,8 +273,24 @@ int autosync_topo_write_yaml(const autosync_topo_t *t, FILE *fp,
 		asi_emit_end(e);
 	}
 	asi_emit_end(e);
+	if (env && yaml_env(e, t, errp) < 0) {
+		(void)asi_emit_close(e, "writing YAML", NULL);
+		return -1;
+	}
 	asi_emit_end(e);
 	return asi_emit_close(e, "writing YAML", errp);
+}
+
+int autosync_topo_write_yaml(const autosync_topo_t *t, FILE *fp,
+			     autosync_error_t *errp)
+{
+	return write_yaml(t, fp, 0, errp);
+}
+
+int autosync_topo_write_yaml_env(const autosync_topo_t *t, FILE *fp,
+				 autosync_error_t *errp)
+{
+	return write_yaml(t, fp, 1, errp);
 }
 
 static int put(autosync_env_t *env, size_t max, size_t *n, const char *name,

@@ -188,6 +188,10 @@ int autosync_topo_write_text(const autosync_topo_t *t, FILE *fp,
 			     autosync_error_t *errp);
 int autosync_topo_write_yaml(const autosync_topo_t *t, FILE *fp,
 			     autosync_error_t *errp);
+/* The same YAML with 'env': each local rank's variables
+ * (autosync_topo_rank_env) as {rank: N, vars: {NAME: "value", ...}}. */
+int autosync_topo_write_yaml_env(const autosync_topo_t *t, FILE *fp,
+				 autosync_error_t *errp);
 int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp,
 				 autosync_error_t *errp);
 

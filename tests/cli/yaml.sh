@@ -78,4 +78,11 @@ for f in nccl-azure-ndv4-8xA100-8xHDR.xml hwloc-dgx2h-16xV100-12xNVSwitch.xml; d
         link_classes.nvlink.lat,link_classes.nvlink.bw)" ok \
      "topology $f: PyYAML reads every number as a number"
 done
+# --env in YAML: through the emitter, inside the one mapping
+"$AUTOSYNC" topo -T "$FIX/nccl-azure-ndv4-8xA100-8xHDR.xml" -g 0,1 --format yaml --env > "$TMP/e.yaml" 2>"$TMP/err"
+is "$("$PY" -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print(len(d["env"]), [e["rank"] for e in d["env"]], sorted(d["env"][1]["vars"]), d["gpus_total"])' "$TMP/e.yaml" 2>&1)" \
+  "2 [0, 1] ['NCCL_P2P_LEVEL'] 8" \
+  "topo --format yaml --env: PyYAML reads each rank's variables in the same document"
 done_testing
