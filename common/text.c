@@ -169,3 +169,16 @@ char *asi_quote(const char *val, char *buf, size_t len)
 	buf[o] = '\0';
 	return buf;
 }
+
+int asi_name_in_list(const char *list, const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	for (const char *p = list; n && p && *p;) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}

@@ -19,6 +19,11 @@ int asi_parse_bool(const char *s);
  * third of the length for longer ones); else NULL. Borrowed from 'cands'. */
 const char *asi_suggest(const char *word, const char *const *cands, size_t n);
 
+/* Is 'name' one of the comma-separated 'list' (NULL: empty)? The one
+ * reading of AUTOSYNC_INJECTED, the variables an earlier autosync set, so
+ * that "did the user set it" has one answer everywhere. */
+int asi_name_in_list(const char *list, const char *name);
+
 /* 'cands' as "a, b, c or d" in 'buf'; returns buf. */
 char *asi_list(const char *const *cands, size_t n, char *buf, size_t len);
 

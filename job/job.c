@@ -447,17 +447,8 @@ static int is_path(const char *s)
  * AUTOSYNC_INJECTED do not count. */
 static int user_set(const autosync_job_t *j, const char *name)
 {
-	size_t n = strlen(name);
-
-	if (!j->getenv(name, j->env_arg))
-		return 0;
-	for (const char *p = j->inherited; p && *p;) {
-		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
-			return 0;
-		p = strchr(p, ',');
-		p = p ? p + 1 : NULL;
-	}
-	return 1;
+	return j->getenv(name, j->env_arg) &&
+	       !asi_name_in_list(j->inherited, name);
 }
 
 /* A copy of an environment value (they live only until the next call). */

@@ -162,6 +162,18 @@ int topo_nvlink_gbs_per_link(int sm, double *gbs)
 	return 0;
 }
 
+int topo_dev_name_ok(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > 31)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.:@-", *p))
+			return 0;
+	return 1;
+}
+
 /* names of RDMA devices (as opposed to network interfaces) */
 int topo_rdma_name(const char *name)
 {

@@ -307,7 +307,9 @@ static int add_nic(struct loadctx *c, hwloc_obj_t p)
 		return -1;
 	n = &t->nics[t->nnics - 1];
 	for (hwloc_obj_t o = p->io_first_child; o; o = o->next_sibling) {
-		if (o->type != HWLOC_OBJ_OS_DEVICE || !o->name)
+		/* a name NCCL's variables could not carry is no name */
+		if (o->type != HWLOC_OBJ_OS_DEVICE ||
+		    !topo_dev_name_ok(o->name))
 			continue;
 		if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ||
 		    topo_rdma_name(o->name)) {

@@ -128,6 +128,10 @@ double topo_pcie_gbs(double gts, unsigned width);
 void topo_pcie_split(double gbs, double *gts, unsigned *width);
 int topo_nvlink_gbs_per_link(int sm, double *gbs);
 int topo_rdma_name(const char *name);
+/* A device name that may reach NCCL's variables and the logs: 1..31 of
+ * [A-Za-z0-9_.:@-] (what Linux allows in interface and RDMA names, minus
+ * anything that could split a variable or steer a terminal). */
+int topo_dev_name_ok(const char *name);
 int topo_parse_mask(const char *s, hwloc_bitmap_t b);
 int topo_parse_list(const char *s, hwloc_bitmap_t b);
 void *topo_grow(void *arr, unsigned n, size_t sz);

@@ -11,65 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/readfile.h"
 #include "topo_internal.h"
 #include "xml.h"
 
 #define MAX_FILE (16 * 1024 * 1024)
 
+/* the one bounded reader (common/readfile.c): a FIFO or a device is
+ * refused without blocking, /dev/zero cannot fill memory */
 static int read_file(const char *path, char **buf, size_t *len,
 		     autosync_error_t *errp)
 {
-	FILE *fp = fopen(path, "rb");
-	char *b = NULL;
-	size_t n = 0, cap = 0;
+	char why[AUTOSYNC_ERROR_LEN];
 
 	*buf = NULL;
 	*len = 0;
-	if (!fp)
-		return autosync_errprintf(errp, "%s: cannot open: %s", path,
-					  strerror(errno));
-	for (;;) {
-		size_t r;
-
-		if (n == cap) {
-			char *nb;
-
-			if (cap >= MAX_FILE) {
-				free(b);
-				fclose(fp);
-				errno = EFBIG;
-				return autosync_errprintf(
-				    errp, "%s: larger than %d MiB", path,
-				    MAX_FILE >> 20);
-			}
-			cap = cap ? cap * 2 : 65536;
-			if (!(nb = realloc(b, cap + 1))) {
-				free(b);
-				fclose(fp);
-				errno = ENOMEM;
-				return autosync_errprintf(
-				    errp, "%s: out of memory", path);
-			}
-			b = nb;
-		}
-		r = fread(b + n, 1, cap - n, fp);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	if (ferror(fp)) {
-		int e = errno ? errno : EIO;
-
-		free(b);
-		fclose(fp);
-		errno = e;
-		return autosync_errprintf(errp, "%s: read error: %s", path,
-					  strerror(e));
-	}
-	fclose(fp);
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
+	if (asi_read_file(path, MAX_FILE, ASI_READ_OPEN_PREFIX, (uid_t)-1, buf,
+			  len, why, sizeof(why)) < 0)
+		return autosync_errprintf(errp, "%s", why);
 	return 0;
 }
 
@@ -246,7 +205,11 @@ static int add_net(struct nctx *c, const struct xnode *net,
 	if (!net)
 		return 0;
 	n->has_net_elem = 1;
-	if (name) {
+	if (name && *name && !topo_dev_name_ok(name))
+		return bad(c, net,
+			   "bad name '%s' (1 to 31 letters, digits or _.:@-)",
+			   name);
+	if (name && *name) {
 		if (pci->class_id == 0x0207 || pci->class_id == 0x0c06 ||
 		    topo_rdma_name(name))
 			snprintf(n->ofname, sizeof(n->ofname), "%s", name);

@@ -276,7 +276,7 @@ static int opted_in(const struct review *r)
 
 	snprintf(key, sizeof(key), "%s/enabled", r->c->prefix);
 	v = str(get(get(r->obj, "metadata"), "labels"), key);
-	return v && !strcmp(v, "true");
+	return v && asi_parse_bool(v) == 1; /* autosync's one dialect */
 }
 
 /* ASWH_MUTATED when template t is to be mutated, else why not. */

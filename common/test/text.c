@@ -97,11 +97,26 @@ static void test_quote(void)
 	   "escapes never overflow");
 }
 
+static void test_in_list(void)
+{
+	ok(asi_name_in_list("NCCL_ALGO,NCCL_PROTO", "NCCL_PROTO") &&
+	       asi_name_in_list("NCCL_ALGO,NCCL_PROTO", "NCCL_ALGO"),
+	   "a name in the list, first or last");
+	ok(!asi_name_in_list("NCCL_ALGO_X,NCCL_PROTOCOL", "NCCL_ALGO") &&
+	       !asi_name_in_list("NCCL_ALGO_X,NCCL_PROTOCOL", "NCCL_PROTO"),
+	   "a prefix of an entry is not in it");
+	ok(!asi_name_in_list(NULL, "NCCL_ALGO") &&
+	       !asi_name_in_list("", "NCCL_ALGO") &&
+	       !asi_name_in_list("A,,B", "") && !asi_name_in_list("A", NULL),
+	   "no list, an empty list, an empty or no name: not in it");
+}
+
 int main(void)
 {
 	plan(NO_PLAN);
 	test_bool();
 	test_suggest();
 	test_quote();
+	test_in_list();
 	return done_testing();
 }

@@ -58,18 +58,8 @@ struct comm {
 /* Was 'name' set by the user (and not injected by autosync)? */
 static int user_set(const char *name)
 {
-	const char *inj = getenv("AUTOSYNC_INJECTED");
-	size_t n = strlen(name);
-
-	if (!getenv(name))
-		return 0;
-	for (const char *p = inj; p && *p;) {
-		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
-			return 0;
-		p = strchr(p, ',');
-		p = p ? p + 1 : NULL;
-	}
-	return 1;
+	return getenv(name) &&
+	       !asi_name_in_list(getenv("AUTOSYNC_INJECTED"), name);
 }
 
 static void load_once(void)

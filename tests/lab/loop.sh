@@ -1,6 +1,6 @@
 #!/bin/sh
 # loop.sh OUTDIR DATASET.jsonl [AUTOSYNC_BINARY] - the loop closed in the lab
-# (issue 15 item 8; not a CI test). Round 1 is the dataset (plans of the
+# (not a CI test). Round 1 is the dataset (plans of the
 # analytic model, measured): a simulator is trained on it without the
 # held-out models (HELDOUT), then round 2 plans those models with it and
 # times, interleaved in one mpirun per cell, the analytic plan (autosync),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """transfer.py AUTOSYNC FEEDBACK.jsonl TARGET-CLUSTER [SEEDS] - the transfer
-curve (issue 15 item 4): a base simulator trained on every cluster but the
+curve: a base simulator trained on every cluster but the
 target, adapted with k trials of the target (autosync train --base), against
 one trained on the k trials alone, both scored on the target's other records
 (autosync eval --simulator): pairwise accuracy and top-1 regret for k = 0, 5,

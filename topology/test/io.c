@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -372,6 +373,11 @@ static void bad_inputs(void)
 	FILE *fp;
 
 	bad("/nonexistent/topo.xml", NULL, 0, "No such file");
+	/* the one bounded reader: never blocks on a FIFO, never reads a
+	 * device */
+	bad("/dev/zero", NULL, 0, "/dev/zero: not a regular file");
+	if (mkfifo(tmp("fifo.xml"), 0600) == 0)
+		bad(tmp("fifo.xml"), NULL, 0, "fifo.xml: not a regular file");
 	bad("empty file", "", 0, "not an XML file");
 	bad("plain text", "GPU0 GPU1\n", SIZE_MAX, "not an XML file");
 	bad("binary",
@@ -413,6 +419,21 @@ static void bad_inputs(void)
 	    "affinity=\",,,,,,,,,,,02020700\">"
 	    "<nic><net name=\"eth0\" dev=\"1\"/></nic></cpu></system>",
 	    SIZE_MAX, "affinity");
+	/* names reach NCCL_IB_HCA / NCCL_SOCKET_IFNAME and the logs */
+	bad("NCCL net name with an escape",
+	    "<system version=\"1\"><cpu numaid=\"0\" affinity=\"1\">"
+	    "<nic><net name=\"ml\x1b]0;x\" dev=\"0\"/></nic></cpu></system>",
+	    SIZE_MAX, "<net>: bad name 'ml\x1b]0;x' (1 to 31 letters");
+	bad("NCCL net name with a comma",
+	    "<system version=\"1\"><cpu numaid=\"0\" affinity=\"1\">"
+	    "<nic><net name=\"mlx5_0,mlx5_1\" dev=\"0\"/></nic></cpu>"
+	    "</system>",
+	    SIZE_MAX, "bad name 'mlx5_0,mlx5_1'");
+	bad("NCCL net name too long",
+	    "<system version=\"1\"><cpu numaid=\"0\" affinity=\"1\">"
+	    "<nic><net name=\"mlx5_0123456789012345678901234567\" "
+	    "dev=\"0\"/></nic></cpu></system>",
+	    SIZE_MAX, "bad name 'mlx5_0123456789012345678901234567'");
 	bad("NCCL affinity word too long",
 	    "<system version=\"1\"><cpu numaid=\"0\" "
 	    "affinity=\"1ffffffff,0\"/></system>",

@@ -291,6 +291,14 @@ static void test_decline(void)
 	is(warning(&r), "(none)", "... and no warning");
 	res_free(&r);
 
+	r = run_json(pod_with("label", json_string("no")));
+	ok(r.d == ASWH_SKIPPED && !r.patch, "label 'no': not opted in");
+	res_free(&r);
+	r = run_json(pod_with("label", json_string("yes")));
+	ok(r.d == ASWH_MUTATED && r.patch,
+	   "label 'yes': opted in (autosync's one boolean dialect)");
+	res_free(&r);
+
 	r = run_json(pod_with("autosync.dev/mode", json_string("off")));
 	ok(r.d == ASWH_SKIPPED && !r.patch, "mode off: skipped");
 	res_free(&r);
