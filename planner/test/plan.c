@@ -262,6 +262,57 @@ static void bad_plans(void)
 			free(e);
 		}
 	}
+	{
+		/* the allowlist, name by name ('=',
+		 * an empty name, a newline, lower case, loaders) */
+		static const struct {
+			const char *name;
+			int allowed;
+		} names[] = {
+		    {"NCCL_ALGO", 1},
+		    {"AUTOSYNC_DDP_BUCKET_CAP_MB", 1},
+		    {"HOROVOD_FUSION_THRESHOLD", 1},
+		    {"LD_PRELOAD", 0},
+		    {"LD_LIBRARY_PATH", 0},
+		    {"PATH", 0},
+		    {"NCCL_A=B", 0},
+		    {"", 0},
+		    {"NCCL_X\nLD_PRELOAD", 0},
+		    {"nccl_algo", 0},
+		    {"NCCL_NET_PLUGIN", 0},
+		    {"NCCL_TUNER_PLUGIN", 0},
+		    {"NCCL_CONF_FILE", 0},
+		    {"NCCL_DEBUG_FILE", 0},
+		    {"AUTOSYNC_PLAN", 0},
+		    {"AUTOSYNC_INJECTED", 0},
+		    {"NCCL_TOPO_FILE", 0},
+		    {"NCCL_"
+		     "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+		     "AAA",
+		     0},
+		};
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			ok(autosync_plan_env_allowed(names[i].name) ==
+			       names[i].allowed,
+			   "env name '%s': %s", names[i].name,
+			   names[i].allowed ? "allowed" : "refused");
+		b = strstr(t, "\nenv: {}")
+			? replace(t, "\nenv: {}",
+				  "\nenv:\n  \"NCCL_A=B\": \"x\"")
+			: replace(t, "\nenv:\n",
+				  "\nenv:\n  \"NCCL_A=B\": \"x\"\n");
+		bad_plan(b, "bad-plan.yaml:",
+			 "env: 'NCCL_A=B' is not a variable a plan may set",
+			 "a name with '=' in a plan");
+		free(b);
+		b = strstr(t, "\nenv: {}")
+			? replace(t, "\nenv: {}", "\nenv:\n  \"\": \"x\"")
+			: replace(t, "\nenv:\n", "\nenv:\n  \"\": \"x\"\n");
+		bad_plan(b, "bad-plan.yaml:",
+			 "env: '' is not a variable a plan may set",
+			 "an empty name in a plan");
+		free(b);
+	}
 	b = replace(t, "kind: allreduce", "kind: gossip");
 	bad_plan(b, "bad-plan.yaml:", "'gossip'", "unknown bucket kind");
 	free(b);
