@@ -7,6 +7,12 @@
 # asked / planning, and planning with OTHER.so, another build of the
 # plugin, when given) over ROUNDS (default 20) rounds, with spreads.
 # Needs the test cluster (tests/run-integration.sh BUILDDIR started it).
+# Each step takes one CPU per node: for all STEPS at once, restart the
+# cluster with that many CPUs per node (tests/bench/load-cluster.sh), and
+# keep every task HOLD seconds after its report (default 0) so that the
+# steps overlap although they are submitted STAGGER seconds apart (default
+# 0): Slurm 22.05's slurmd has aborted (a double free in its hostlist
+# code) when 200 step launches arrive in the same second.
 set -euo pipefail
 steps=${1:-200}
 rounds=${2:-20}
@@ -25,14 +31,24 @@ echo "# $(date -u +%FT%TZ) $(uname -srm), $(nproc) CPUs; slurmd: $(sinfo -h -N -
 if [ "$steps" -gt 0 ]; then
 echo "# 1. $steps steps at once: srun -N3 -n3 --autosync-model=bert-large, each task reports 0.25 s and 0.5 s"
 before=$(wc -l < "$log" 2>/dev/null || echo 0)
+# how many steps really run at once: Slurm's running jobs, sampled
+( while :; do squeue -h -t R -o %i 2>/dev/null | wc -l; sleep 0.2; done ) > running.txt &
+sampler=$!
 t0=$(date +%s.%N)
+pids=()
+hold=${HOLD:-0} stagger=${STAGGER:-0}
+echo "# each task stays ${hold} s after its report; submissions ${stagger} s apart"
 for i in $(seq "$steps"); do
   env $clean srun -N3 -n3 --autosync-model=bert-large \
-    bash -c 'printf "0.25\n0.5\n" > "$AUTOSYNC_REPORT"; echo "$SLURM_JOB_ID ${AUTOSYNC_PLAN_HASH-none}"' \
+    bash -c 'printf "0.25\n0.5\n" > "$AUTOSYNC_REPORT"; echo "$SLURM_JOB_ID ${AUTOSYNC_PLAN_HASH-none}"; sleep '"$hold" \
     > "out.$i" 2>&1 &
+  pids+=($!)
+  sleep "$stagger"
 done
-wait
+for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 t1=$(date +%s.%N)
+kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+echo "steps running at once: at most $(sort -n running.txt | tail -1) (Slurm's running jobs, sampled every 0.2 s; $(sinfo -h -N -o %c | head -1) CPUs per node)"
 jobs=$(cat out.* | awk '/^[0-9]+ [0-9a-f]+$/ {print $1}' | sort -u)
 unplanned=$(cat out.* | awk '/^[0-9]+ none$/' | wc -l)
 diag=$(cat out.* | grep -Ev '^[0-9]+ ([0-9a-f]+|none)$' | grep -Ev 'queued and waiting|has been allocated' | sort | uniq -c | head -5 || true)
