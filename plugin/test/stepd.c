@@ -524,6 +524,24 @@ static void unasked_broken(void)
 	   "--autosync=auto not allowed, a model: warned, runs");
 }
 
+/* The record's node comes from slurmstepd (its own SLURMD_NODENAME, else
+ * the host name), never from the job's environment. */
+static void test_forged_node(void)
+{
+	struct step s = {.model = "resnet50",
+			 .ntasks = 1,
+			 .env = {"SLURMD_NODENAME=forged-node"},
+			 .task_cmd =
+			     "printf \"0.25\\n\" > \"$AUTOSYNC_REPORT\""};
+	char last[65536];
+
+	run_step(&s);
+	last_record(last, sizeof(last));
+	ok(has(last, "\"node\": \"") && !has(last, "forged-node"),
+	   "SLURMD_NODENAME in the job's environment does not name the "
+	   "record's node");
+}
+
 static void test_unasked(void)
 {
 	char args[1400];
@@ -1082,6 +1100,7 @@ int main(void)
 	test_normal();
 	test_report_plan();
 	test_unasked();
+	test_forged_node();
 	test_hostile_models();
 	test_hostile_env();
 	test_hostile_reports();
