@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "autosync/planner.h"
+#include "common/text.h"
 #include "nccl_abi.h"
 #include "profagg.h"
 
@@ -235,9 +236,12 @@ static void say_once(as_nccl_logger_t log)
 	say = !g.said;
 	g.said = 1;
 	pthread_mutex_unlock(&g.lock);
-	if (say && log)
+	if (say && log) {
+		/* the report's path comes from the job: escaped */
+		char q[4 * sizeof(g.why)];
 		log(AS_NCCL_LOG_INFO, AS_NCCL_INIT | AS_NCCL_PROFILE, __FILE__,
-		    __LINE__, "%s", g.why);
+		    __LINE__, "%s", asi_quote(g.why, q, sizeof(q)));
+	}
 }
 
 static as_nccl_result_t prof_init(void **ctx, uint64_t id, int *mask,

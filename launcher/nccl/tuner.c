@@ -162,9 +162,13 @@ static void say_once(as_nccl_logger_t log)
 	say = !g.said;
 	g.said = 1;
 	pthread_mutex_unlock(&g.lock);
-	if (say)
+	if (say) {
+		/* paths and file contents reach NCCL's log: escaped */
+		char q[4 * sizeof(g.why)];
 		LOG(log, g.active ? AS_NCCL_LOG_INFO : AS_NCCL_LOG_WARN,
-		    AS_NCCL_INIT | AS_NCCL_TUNING, "%s", g.why);
+		    AS_NCCL_INIT | AS_NCCL_TUNING, "%s",
+		    asi_quote(g.why, q, sizeof(q)));
+	}
 }
 
 static as_nccl_result_t comm_init(void **ctx, uint64_t id, size_t nranks,

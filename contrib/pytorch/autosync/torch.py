@@ -40,6 +40,7 @@ import fcntl
 import os
 import sys
 import time
+import unicodedata
 
 from autosync.plan import MiB, compare, load_plan, settings  # noqa: F401
 
@@ -83,6 +84,20 @@ def _gather(group=None):
     return allr
 
 
+def _quote(text):
+    """text for a terminal: control and format characters (C0, C1, DEL,
+    bidi overrides and isolates, zero-width ones) as \\xNN or \\u{XXXX},
+    as the C side's asi_quote() does"""
+    out = []
+    for ch in str(text):
+        if unicodedata.category(ch) in ("Cc", "Cf"):
+            o = ord(ch)
+            out.append("\\x%02x" % o if o < 0x100 else "\\u{%04x}" % o)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _consistency(group=None):
     """(warnings, 1 when the ranks' plan hashes differ): the same on every
     rank, from the same gathered records."""
@@ -91,7 +106,7 @@ def _consistency(group=None):
     msgs = compare(allr)
     if dist.get_rank(group) == 0:
         for m in msgs:
-            sys.stderr.write(m + "\n")
+            sys.stderr.write(_quote(m) + "\n")
     return msgs, len(set(r[1] for r in allr)) > 1
 
 
@@ -106,7 +121,7 @@ def check_consistency(group=None):
 def _warn(msg):
     import torch.distributed as dist
     if not dist.is_initialized() or dist.get_rank() == 0:
-        sys.stderr.write("autosync: " + msg + "\n")
+        sys.stderr.write("autosync: " + _quote(msg) + "\n")
 
 
 def _construct(module, s, kw):

@@ -65,7 +65,10 @@ odd = [("n1", "p", "t"), ("n2", "p", "t"), ("n3", "q", "u"), ("n3", "q", "u")]
 ok(a.compare(odd) == ["autosync: node n3 has plan hash q, the others p",
                       "autosync: node n3 has topology hash u, the others t (its hardware differs)"],
    "a node with other hardware is named: %r" % a.compare(odd))
+import autosync.torch as at
+ok(at._quote("m\x1b[31m\u202ex\u00e9\n") == "m\\x1b[31m\\u{202e}x\u00e9\\x0a",
+   "warnings on stderr: control and bidi characters escaped, other text kept")
 PYEOF
-echo "1..20"
+echo "1..22"
 PYTHONPATH="$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 0 ""
-PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 10 " (without PyYAML)"
+PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 11 " (without PyYAML)"

@@ -436,6 +436,13 @@ int main(void)
 		changes(r, 0, 0, ch, sizeof(ch));
 		ok(!strcmp(ch, "") && strstr(r->log, "no AUTOSYNC_PLAN set"),
 		   "no AUTOSYNC_PLAN: untouched, says so");
+		const char *env3[] = {
+		    "AUTOSYNC_PLAN=/nonexistent/\x1b[31m.yaml", NULL};
+		scenario(env3, 5, 8, 2, calls, 2, 1, r);
+		ok(strstr(r->log, "plan /nonexistent/\\x1b[31m.yaml") &&
+		       !strchr(r->log, '\x1b'),
+		   "a plan path with an escape sequence: escaped in NCCL's "
+		   "log");
 	}
 	/* 5. a rules file: protocol and channels per size range */
 	{
