@@ -25,8 +25,10 @@
 
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
+#include <jansson.h>
 #include <microhttpd.h>
 
+#include "common/text.h"
 #include "mutate.h"
 
 #define MAX_BODY (1u << 20)
@@ -101,23 +103,19 @@ static void log_line(const char *json)
 
 static void log_event(const char *event, const char *detail)
 {
-	char buf[1024], q[600];
-	size_t o = 0;
+	char q[600];
+	/* detail comes from GnuTLS, errno or a path: quoted (valid UTF-8,
+	 * no control characters), then written by jansson like every other
+	 * JSON autosync writes */
+	json_t *o = json_pack("{s:s, s:s}", "event", event, "detail",
+			      asi_quote(detail, q, sizeof(q)));
+	char *buf =
+	    o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
-	/* detail comes from GnuTLS or errno: plain, but escape anyway */
-	for (const char *s = detail; *s && o + 7 < sizeof(q); s++) {
-		if (*s == '"' || *s == '\\')
-			q[o++] = '\\', q[o++] = *s;
-		else if ((unsigned char)*s < 0x20)
-			o += (size_t)snprintf(q + o, sizeof(q) - o, "\\u%04x",
-					      *s);
-		else
-			q[o++] = *s;
-	}
-	q[o] = '\0';
-	snprintf(buf, sizeof(buf), "{\"event\":\"%s\",\"detail\":\"%s\"}",
-		 event, q);
-	log_line(buf);
+	log_line(buf ? buf
+		     : "{\"event\":\"log\",\"detail\":\"out of memory\"}");
+	free(buf);
+	json_decref(o);
 }
 
 static int load_pair(const char **why)
