@@ -109,8 +109,9 @@ static void log_event(const char *event, const char *detail)
 	 * JSON autosync writes */
 	json_t *o = json_pack("{s:s, s:s}", "event", event, "detail",
 			      asi_quote(detail, q, sizeof(q)));
-	char *buf =
-	    o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	char *buf = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER |
+					  JSON_ENSURE_ASCII)
+		      : NULL;
 
 	log_line(buf ? buf
 		     : "{\"event\":\"log\",\"detail\":\"out of memory\"}");

@@ -699,7 +699,9 @@ static char *log_line(int d, const char *uid, const json_t *req,
 	set_str(l, "reason", reason);
 	if (d == ASWH_MUTATED)
 		json_object_set_new(l, "templates", json_integer(ntemplates));
-	s = json_dumps(l, JSON_COMPACT);
+	/* ASCII only: a name with a bidi override or an escape sequence
+	 * reaches 'kubectl logs' as \\uXXXX, never as itself */
+	s = json_dumps(l, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(l);
 	return s;
 }

@@ -280,6 +280,27 @@ static json_t *pod_with(const char *key, json_t *value)
 	return j;
 }
 
+/* The decision log line is ASCII: names from the request with a bidi
+ * override or an escape sequence are \\u escapes in it. */
+static void test_log_ascii(void)
+{
+	json_t *j = fixture("pod.json");
+	char *body, *resp = NULL, *log = NULL;
+
+	json_object_set_new(json_object_get(j, "request"), "name",
+			    json_string("a\xe2\x80\xae\x1b[31mb"));
+	body = json_dumps(j, JSON_COMPACT);
+	aswh_review(&cfg, body, strlen(body), &resp, &log);
+	ok(log && strstr(log, "\"name\":\"a\\u202E\\u001B[31mb\"") &&
+	       !strstr(log, "\xe2\x80\xae") && !strchr(log, '\x1b'),
+	   "the decision log line carries the name as escapes: %s",
+	   log ? log : "(none)");
+	free(body);
+	free(resp);
+	free(log);
+	json_decref(j);
+}
+
 static void test_decline(void)
 {
 	struct res r;
@@ -429,6 +450,7 @@ int main(void)
 	test_pod();
 	test_workloads();
 	test_decline();
+	test_log_ascii();
 	test_bad();
 	test_prefix();
 	return done_testing();
