@@ -396,6 +396,12 @@ static double p90(double *v, size_t n)
 	return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[i];
 }
 
+/* the median of v[0..n-1], sorted */
+static double median_sorted(const double *v, size_t n)
+{
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* The median of predicted / measured over each point's group: what the
  * prediction is for that model on that cluster whatever the strategy. The
  * planner compares strategies of one group, so only optimism beyond it
@@ -412,7 +418,7 @@ static int group_ratios(const autosync_dataset_t *d, double *ref)
 			if (!strcmp(d->p[k].group, d->p[i].group))
 				v[n++] = d->p[k].pred / d->p[k].measured;
 		qsort(v, n, sizeof(*v), cmp_double);
-		ref[i] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		ref[i] = median_sorted(v, n);
 	}
 	free(v);
 	return 0;
@@ -520,12 +526,6 @@ static int cmp_cpoint(const void *a, const void *b)
 	if (x->uid != y->uid)
 		return x->uid < y->uid ? -1 : 1;
 	return x->v < y->v ? -1 : x->v > y->v;
-}
-
-/* the median of v[0..n-1], sorted */
-static double median_sorted(const double *v, size_t n)
-{
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* One model's value from its points c[0..n-1] (sorted by user, then
