@@ -16,6 +16,8 @@
 #      MODELS "NAME:SCALE ..." (vgg16:32 bert-large:64 gpt2:32 gpt2-xl:128
 #        ncf:8 resnet50:8 resnet101:16) - the dataset's models; others are
 #        kept out to check the result
+#      MODEL_DIR: a model NAME with MODEL_DIR/NAME.yaml is that file (models
+#        exported with contrib/pytorch/autosync_export.py), else the catalog's
 #      NRANDOM (24) STEPS (3) WARMUP (1) REPEAT (0) DEADLINE (none)
 #      CLUSTER_BASE (intra=host_bridge:2.5GB/s:20us,lat=100us)
 # Needs root. Tears the lab down on exit.
@@ -32,6 +34,7 @@ LAYOUTS=${LAYOUTS:-"4x2 2x4 4x1"}
 MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 gpt2-xl:128 ncf:8 resnet50:8 resnet101:16"}
 NRANDOM=${NRANDOM:-24}; STEPS=${STEPS:-3}; WARMUP=${WARMUP:-1}; REPEAT=${REPEAT:-0}
 DEADLINE=${DEADLINE:-0}
+MODEL_DIR=${MODEL_DIR:-}
 BASE=${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us}
 STRATS="autosync,ddp-default,horovod-default,ps-loadbalanced,parallax,allreduce-per-tensor"
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
@@ -61,6 +64,8 @@ for rate in $RATES; do
 		labup=0
 		for ms in $MODELS; do
 			m=${ms%%:*}; sc=${ms##*:}
+			mf=$m
+			[ -n "$MODEL_DIR" ] && [ -f "$MODEL_DIR/$m.yaml" ] && mf="$MODEL_DIR/$m.yaml"
 			cell="$rate $lay $m:$sc"
 			grep -qxF "$cell" "$OUT/cells.done" && continue
 			if [ "$DEADLINE" != 0 ] && [ "$(date +%s)" -ge "$DEADLINE" ]; then
@@ -75,7 +80,7 @@ for rate in $RATES; do
 			seed=$(printf '%s' "$cell" | cksum | cut -d' ' -f1)
 			tag="$rate-$lay-$m"
 			log "cell $cell: $np ranks, seed $seed"
-			LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$m" \
+			LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 				--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
 				--random "$NRANDOM" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
 				--warmup "$WARMUP" --out "$OUT/raw/$tag.jsonl" \
@@ -83,7 +88,7 @@ for rate in $RATES; do
 			rc=$?
 			log "  rc $rc, $(wc -l < "$OUT/raw/$tag.jsonl" 2>/dev/null || echo 0) results"
 			if [ "$REPEAT" = 1 ] && [ $rc = 0 ]; then
-				LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$m" \
+				LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 					--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
 					--random "$NRANDOM" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
 					--warmup "$WARMUP" --out "$OUT/repeat/$tag.jsonl" > "$OUT/repeat/$tag.txt" 2>&1

@@ -10,6 +10,7 @@
 #
 # env: HELDOUT "NAME:SCALE ..." (resnet101:16 gpt2-xl:256), CELLS
 #      "RATE:HOSTSxPPN ..." (1gbit:4x2 400mbit:4x2), ROUNDS (4) STEPS (3)
+#      MODEL_DIR: a model NAME with MODEL_DIR/NAME.yaml is that file
 set -u
 OUT=${1:?usage: loop.sh OUTDIR DATASET.jsonl [AUTOSYNC_BINARY]}
 DATA=${2:?usage: loop.sh OUTDIR DATASET.jsonl [AUTOSYNC_BINARY]}
@@ -26,6 +27,7 @@ fi
 HELDOUT=${HELDOUT:-"resnet101:16 gpt2-xl:256"}
 CELLS=${CELLS:-"1gbit:4x2 400mbit:4x2"}
 ROUNDS=${ROUNDS:-4}; STEPS=${STEPS:-3}
+MODEL_DIR=${MODEL_DIR:-}
 BASE=${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us}
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
@@ -55,8 +57,10 @@ for cell in $CELLS; do
 	up=$hosts
 	for ms in $HELDOUT; do
 		m=${ms%%:*}; sc=${ms##*:}; tag="$rate-$lay-$m"
+		mf=$m
+		[ -n "$MODEL_DIR" ] && [ -f "$MODEL_DIR/$m.yaml" ] && mf="$MODEL_DIR/$m.yaml"
 		log "round 2: $m/$sc on $lay at $rate"
-		LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$m" \
+		LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 			--scale "$sc" --network "$BASE,nics=1x$nic" --simulator "$OUT/simulator.json" \
 			--strategies autosync,autosync-learned,ddp-default --rounds "$ROUNDS" --steps "$STEPS" \
 			--out "$OUT/raw/$tag.jsonl" --feedback "$OUT/feedback.jsonl" \
