@@ -16,6 +16,10 @@ void learn_features_of(const double *t, double pred, unsigned nodes,
 		       float *f)
 {
 	size_t k = 0;
+	double fam =
+	    t ? t[AUTOSYNC_TERM_PS_BYTES] + t[AUTOSYNC_TERM_TREE_BYTES] +
+		    t[AUTOSYNC_TERM_HIER_BYTES] + t[AUTOSYNC_TERM_RING_BYTES]
+	      : 0;
 
 	for (int i = 0; i < AUTOSYNC_TERM_N; i++)
 		f[k++] = t ? (float)t[i] : NAN;
@@ -36,6 +40,11 @@ void learn_features_of(const double *t, double pred, unsigned nodes,
 	f[k++] = c ? (float)c->intra_bw : NAN;
 	f[k++] = c ? (float)c->intra_lat : NAN;
 	f[k++] = (float)log(pred);
+	/* the families the step is made of, as shares of the bytes: a tree's
+	 * split needs them as ratios to carry to a model of another size */
+	for (int i = AUTOSYNC_TERM_PS_BYTES;
+	     i <= AUTOSYNC_TERM_COMPRESSED_BYTES; i++)
+		f[k++] = t && fam > 0 ? (float)(t[i] / fam) : NAN;
 }
 
 void learn_features(const autosync_feedback_rec_t *r, float *f)

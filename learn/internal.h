@@ -11,7 +11,7 @@
 /* What the learned correction sees of a point: the simulator's terms, the
  * shares of the prediction they make, the cluster, and the prediction
  * itself (features.c; NaN = not known, e.g. a record without terms). */
-#define LEARN_NFEAT (AUTOSYNC_TERM_N + 4 + 7 + 1)
+#define LEARN_NFEAT (AUTOSYNC_TERM_N + 4 + 7 + 1 + 5)
 
 struct point {
 	char *label[AUTOSYNC_BY_N]; /* model name, cluster label */

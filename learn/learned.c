@@ -18,7 +18,7 @@
 
 /* The feature layout a file was trained on (features.c); a file of
  * another layout is refused rather than misread. */
-#define FEATURES_VERSION "1"
+#define FEATURES_VERSION "2"
 #define ROUNDS 200
 /* on top of a base file: fewer trees, fitted to the target's residuals */
 #define BASE_ROUNDS 50

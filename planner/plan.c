@@ -349,6 +349,11 @@ static const char *const term_names[AUTOSYNC_TERM_N] = {
     [AUTOSYNC_TERM_TENSORS] = "tensors",
     [AUTOSYNC_TERM_SPARSE_TENSORS] = "sparse_tensors",
     [AUTOSYNC_TERM_LAYERS] = "layers",
+    [AUTOSYNC_TERM_PS_BYTES] = "ps_bytes",
+    [AUTOSYNC_TERM_TREE_BYTES] = "tree_bytes",
+    [AUTOSYNC_TERM_HIER_BYTES] = "hier_bytes",
+    [AUTOSYNC_TERM_RING_BYTES] = "ring_bytes",
+    [AUTOSYNC_TERM_COMPRESSED_BYTES] = "compressed_bytes",
 };
 
 const char *autosync_term_name(int term)

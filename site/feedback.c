@@ -474,6 +474,49 @@ static int parse_bucket(json_t *m, autosync_feedback_bucket_t *b)
 	return 0;
 }
 
+/* The *_bytes terms of a record written before the analytic simulator
+ * had them, from its buckets as sim.c counts them (which works while the
+ * record holds every bucket of its plan). */
+static void bytes_terms(autosync_feedback_rec_t *r)
+{
+	double *t = r->terms;
+
+	for (size_t i = 0; i < r->nbuckets; i++) {
+		const autosync_feedback_bucket_t *b = &r->buckets[i];
+		int k = AUTOSYNC_TERM_RING_BYTES;
+		if (!strcmp(b->kind, "ps"))
+			k = AUTOSYNC_TERM_PS_BYTES;
+		else if (!strcmp(b->algo, "tree"))
+			k = AUTOSYNC_TERM_TREE_BYTES;
+		else if (!strcmp(b->algo, "hier"))
+			k = AUTOSYNC_TERM_HIER_BYTES;
+		t[k] += b->bytes;
+		if (b->compress[0] && strcmp(b->compress, "none"))
+			t[AUTOSYNC_TERM_COMPRESSED_BYTES] += b->bytes;
+	}
+}
+
+/* The terms (after the buckets): those before AUTOSYNC_TERM_PS_BYTES are
+ * required; the later ones all present, or all absent and derived. */
+static int parse_terms(json_t *v, autosync_feedback_rec_t *r)
+{
+	int have_bytes =
+	    json_is_object(v) &&
+	    json_object_get(v, autosync_term_name(AUTOSYNC_TERM_PS_BYTES));
+
+	for (int t = 0; t < AUTOSYNC_TERM_N; t++) {
+		if (t >= AUTOSYNC_TERM_PS_BYTES && !have_bytes)
+			continue;
+		if (!json_is_object(v) ||
+		    get_num(json_object_get(v, autosync_term_name(t)),
+			    &r->terms[t]))
+			return -1;
+	}
+	if (!have_bytes)
+		bytes_terms(r);
+	return 0;
+}
+
 static int parse_lists(json_t *root, autosync_feedback_rec_t *r,
 		       const char **bad)
 {
@@ -520,11 +563,8 @@ static int parse_lists(json_t *root, autosync_feedback_rec_t *r,
 	}
 	if ((v = json_object_get(root, "terms"))) {
 		/* every term this version knows; newer ones are ignored */
-		for (int t = 0; t < AUTOSYNC_TERM_N; t++)
-			if (!json_is_object(v) ||
-			    get_num(json_object_get(v, autosync_term_name(t)),
-				    &r->terms[t]))
-				return *bad = "terms", -1;
+		if (parse_terms(v, r))
+			return *bad = "terms", -1;
 		r->have_terms = 1;
 	}
 	if (r->version < 2) {

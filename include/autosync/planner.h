@@ -514,7 +514,7 @@ typedef struct autosync_corrector {
  * ever maps the learning libraries; the symbol AUTOSYNC_SIMULATOR_SYMBOL
  * is an autosync_simulator_module_t of abi AUTOSYNC_SIMULATOR_ABI.
  */
-#define AUTOSYNC_SIMULATOR_ABI 2
+#define AUTOSYNC_SIMULATOR_ABI 3
 #define AUTOSYNC_SIMULATOR_SYMBOL "autosync_simulator_module"
 typedef struct autosync_simulator_module {
 	unsigned abi;
@@ -529,6 +529,8 @@ typedef struct autosync_simulator_module {
 	void (*destroy)(void *h);
 	/* abi 2: autosync_corrector_t's sample_compute */
 	double (*sample_compute)(void *h, const char *model_hash);
+	/* abi 3: terms[] rows are AUTOSYNC_TERM_N wide with the *_bytes
+	 * terms (no new member) */
 } autosync_simulator_module_t;
 
 /*
@@ -653,8 +655,20 @@ enum autosync_term {
 	AUTOSYNC_TERM_TENSORS,	      /* "tensors" */
 	AUTOSYNC_TERM_SPARSE_TENSORS, /* "sparse_tensors" */
 	AUTOSYNC_TERM_LAYERS,	      /* "layers" */
+	/* gradient bytes per rank by how their buckets are synchronized
+	 * (each bucket in one of ps/tree/hier/ring; ring_bytes also holds
+	 * NCCL's own choice), and those of compressed buckets: which families
+	 * the step is made of, in a form that carries across models */
+	AUTOSYNC_TERM_PS_BYTES,		/* "ps_bytes" */
+	AUTOSYNC_TERM_TREE_BYTES,	/* "tree_bytes" */
+	AUTOSYNC_TERM_HIER_BYTES,	/* "hier_bytes" */
+	AUTOSYNC_TERM_RING_BYTES,	/* "ring_bytes" */
+	AUTOSYNC_TERM_COMPRESSED_BYTES, /* "compressed_bytes" */
 	AUTOSYNC_TERM_N
 };
+/* Terms from AUTOSYNC_TERM_PS_BYTES on were added in feedback format 3's
+ * lifetime: a record without them gets them from its buckets
+ * (autosync_feedback_read). */
 /* "forward_s", ...; NULL outside 0 .. AUTOSYNC_TERM_N - 1. */
 const char *autosync_term_name(int term);
 /* Copy the plan's terms into terms[AUTOSYNC_TERM_N]. -1 with ENOENT for a

@@ -253,6 +253,32 @@ static void measured_compute(void)
 	autosync_dataset_destroy(d);
 }
 
+/* The strategy's make-up reaches the features as shares of the bytes,
+ * the last five: 3 MB PS, 1 MB ring (of it 0.5 MB compressed) -> 0.75,
+ * 0, 0, 0.25, 0.125; a record without terms has none of them. */
+static void test_share_features(void)
+{
+	autosync_feedback_rec_t *r = rec("m", C1, 1, 1, 1, 3);
+	float f[LEARN_NFEAT];
+	static const float want[] = {0.75f, 0, 0, 0.25f, 0.125f};
+	int good = 1;
+
+	r->have_terms = 1;
+	r->terms[AUTOSYNC_TERM_PS_BYTES] = 3e6;
+	r->terms[AUTOSYNC_TERM_RING_BYTES] = 1e6;
+	r->terms[AUTOSYNC_TERM_COMPRESSED_BYTES] = 0.5e6;
+	learn_features(r, f);
+	for (int i = 0; i < 5; i++)
+		good &= fabsf(f[LEARN_NFEAT - 5 + i] - want[i]) < 1e-6f;
+	ok(good, "features: PS, tree, hier, ring, compressed shares");
+	r->have_terms = 0;
+	learn_features(r, f);
+	good = 1;
+	for (int i = 0; i < 5; i++)
+		good &= isnan(f[LEARN_NFEAT - 5 + i]);
+	ok(good, "features: no terms, no shares (NaN: missing to XGBoost)");
+}
+
 int main(void)
 {
 	autosync_dataset_t *d = autosync_dataset_create(NULL);
@@ -272,6 +298,7 @@ int main(void)
 	double sig = 0, sabs = 0;
 
 	plan(NO_PLAN);
+	test_share_features();
 	for (int i = 0; i < 5; i++) {
 		ok(autosync_dataset_add(d, rec("m1", C1, i, p1[i], m1[i], 3),
 					&err) == 1,

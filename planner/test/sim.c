@@ -1154,6 +1154,38 @@ static void scaled_knobs(void)
 /* The simulator's breakdown: the communication parts add up to the
  * buckets' times, compute + exposed to the step, the counts to the plan's;
  * a one-node cluster has nothing inter-node; plan files carry none. */
+/* the *_bytes terms: each bucket's bytes in exactly one of ps, tree,
+ * hier, ring (ring and NCCL's choice), compressed ones counted again */
+static int check_bytes_terms(const autosync_plan_t *pl, const double *t,
+			     char *why, size_t wl)
+{
+	double want[AUTOSYNC_TERM_N] = {0};
+
+	for (size_t b = 0; b < autosync_plan_nbuckets(pl); b++) {
+		const autosync_bucket_t *bk = autosync_plan_bucket(pl, b);
+		int k =
+		    bk->kind == AUTOSYNC_SYNC_PS     ? AUTOSYNC_TERM_PS_BYTES
+		    : bk->algo == AUTOSYNC_ALGO_TREE ? AUTOSYNC_TERM_TREE_BYTES
+		    : bk->algo == AUTOSYNC_ALGO_HIER ? AUTOSYNC_TERM_HIER_BYTES
+						     : AUTOSYNC_TERM_RING_BYTES;
+		want[k] += bk->bytes;
+		if (bk->compress != AUTOSYNC_COMPRESS_NONE)
+			want[AUTOSYNC_TERM_COMPRESSED_BYTES] += bk->bytes;
+	}
+	for (int k = AUTOSYNC_TERM_PS_BYTES; k < AUTOSYNC_TERM_N; k++)
+		if (fabs(t[k] - want[k]) >
+		    1e-9 * t[AUTOSYNC_TERM_GRAD_BYTES] + 1e-9)
+			return snprintf(why, wl, "%s %.9g, buckets %.9g",
+					autosync_term_name(k), t[k], want[k]),
+			       0;
+	if (fabs(t[AUTOSYNC_TERM_PS_BYTES] + t[AUTOSYNC_TERM_TREE_BYTES] +
+		 t[AUTOSYNC_TERM_HIER_BYTES] + t[AUTOSYNC_TERM_RING_BYTES] -
+		 t[AUTOSYNC_TERM_GRAD_BYTES]) >
+	    1e-9 * t[AUTOSYNC_TERM_GRAD_BYTES] + 1e-9)
+		return snprintf(why, wl, "family bytes != grad_bytes"), 0;
+	return 1;
+}
+
 static int check_terms(const autosync_plan_t *pl, const autosync_model_t *m,
 		       unsigned nodes, char *why, size_t wl)
 {
@@ -1204,7 +1236,7 @@ static int check_terms(const autosync_plan_t *pl, const autosync_model_t *m,
 	if (nodes == 1 &&
 	    (t[AUTOSYNC_TERM_LAT_INTER] != 0 || t[AUTOSYNC_TERM_BW_INTER] != 0))
 		return snprintf(why, wl, "inter-node terms on one node"), 0;
-	return 1;
+	return check_bytes_terms(pl, t, why, wl);
 }
 
 static autosync_costs_t default_costs(void)
@@ -1223,7 +1255,9 @@ static void terms(void)
 	int good = 1, n = 0, hier = 0;
 
 	ok(!strcmp(autosync_term_name(0), "forward_s") &&
-	       !strcmp(autosync_term_name(AUTOSYNC_TERM_N - 1), "layers") &&
+	       !strcmp(autosync_term_name(AUTOSYNC_TERM_LAYERS), "layers") &&
+	       !strcmp(autosync_term_name(AUTOSYNC_TERM_N - 1),
+		       "compressed_bytes") &&
 	       !autosync_term_name(AUTOSYNC_TERM_N) && !autosync_term_name(-1),
 	   "term names");
 	for (size_t mi = 0; mi < 3; mi++)

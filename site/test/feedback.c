@@ -61,6 +61,41 @@ static autosync_feedback_rec_t *sample(void)
 	return r;
 }
 
+/* A record written before the *_bytes terms gets them from its buckets
+ * (a 25 MiB ring bucket, compressed to fp16 here, and a 1e9-byte PS
+ * bucket); one holding only some of them is refused. */
+static void test_bytes_terms(const char *line)
+{
+	autosync_feedback_rec_t *back = calloc(1, sizeof(*back));
+	autosync_error_t err = {.text = ""};
+	char *old = strdup(line), *cut = strstr(old, ", \"ps_bytes\": ");
+	char *half = strdup(line), *tree = strstr(half, "\"tree_bytes\": ");
+	char *fp16 = strstr(old, "\"compress\": \"none\"");
+
+	if (cut)
+		memmove(cut, strchr(cut, '}'), strlen(strchr(cut, '}')) + 1);
+	if (fp16)
+		memcpy(fp16 + 13, "fp16", 4);
+	ok(cut && fp16 &&
+	       autosync_feedback_parse(old, strlen(old), back, &err) == 0 &&
+	       back->terms[AUTOSYNC_TERM_PS_BYTES] == 1e9 &&
+	       back->terms[AUTOSYNC_TERM_RING_BYTES] == 26214400 &&
+	       back->terms[AUTOSYNC_TERM_TREE_BYTES] == 0 &&
+	       back->terms[AUTOSYNC_TERM_HIER_BYTES] == 0 &&
+	       back->terms[AUTOSYNC_TERM_COMPRESSED_BYTES] == 26214400 &&
+	       back->terms[AUTOSYNC_TERM_LAYERS] == 0.025,
+	   "no *_bytes terms: from the buckets (%s)", err.text);
+	if (tree)
+		memcpy(tree, "\"tree_bytez", 11);
+	ok(tree &&
+	       autosync_feedback_parse(half, strlen(half), back, &err) == -1 &&
+	       !strcmp(err.text, "field 'terms': not a valid value"),
+	   "some *_bytes terms only: %s", err.text);
+	free(old);
+	free(half);
+	free(back);
+}
+
 /* Format 3's terms: written by name, read back exactly, each checked. */
 static void test_terms(autosync_feedback_rec_t *r)
 {
@@ -75,7 +110,10 @@ static void test_terms(autosync_feedback_rec_t *r)
 	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
 	       strstr(line, ", \"terms\": {\"forward_s\": 0.001, "
 			    "\"backward_s\": 0.002, ") &&
-	       strstr(line, "\"layers\": 0.025}"),
+	       strstr(line, "\"layers\": 0.025, \"ps_bytes\": 0.026, "
+			    "\"tree_bytes\": 0.027, \"hier_bytes\": 0.028, "
+			    "\"ring_bytes\": 0.029, \"compressed_bytes\": "
+			    "0.03}"),
 	   "terms by name, in order (%s)", err.text);
 	ok(autosync_feedback_parse(line, len, back, &err) == 0 &&
 	       back->have_terms,
@@ -84,6 +122,7 @@ static void test_terms(autosync_feedback_rec_t *r)
 		if (fabs(back->terms[i] - r->terms[i]) > 1e-9 * r->terms[i])
 			ok(0, "term %s: %.17g, not %.17g",
 			   autosync_term_name(i), back->terms[i], r->terms[i]);
+	test_bytes_terms(line);
 	/* a record without one of this version's terms is refused */
 	if (line && (cut = strstr(line, "\"forward_s\": 0.001, ")))
 		memmove(cut, cut + 20, strlen(cut + 20) + 1);

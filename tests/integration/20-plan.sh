@@ -50,7 +50,7 @@ out=$(as_user srun -N1 -n1 -w node1 --autosync-model=resnet50 bash -c 'echo 0.12
 sleep 0.5
 is "$(as_user ls "$out" 2>&1 | paste -sd' ')" "feedback.json nccl-topo.xml plan.yaml" "after the step the job directory keeps the plan, the topology file and the step's own record, not the report"
 like "$(as_user cat "$out/feedback.json" 2>&1)" '"strategy": "[^"]+".*"measured_count": 1[,}]' "the user reads the step's strategy and measurement there"
-like "$(as_user cat "$out/feedback.json" 2>&1)" '^\{"version": 3, .*"node": "node1", .*"terms": \{"forward_s": [0-9.e-]+, .*"layers": [0-9.]+\}, "user_influenced": \["measured_step_s", "measured_count", "measured_mean_s"\]\}$' "format 3: the node from Slurm, the simulator's terms from the planning child; a catalog model, so only the measurement (the job's report) is the user's"
+like "$(as_user cat "$out/feedback.json" 2>&1)" '^\{"version": 3, .*"node": "node1", .*"terms": \{"forward_s": [0-9.e-]+, .*"layers": [0-9.]+, "ps_bytes": [0-9.e+]+, "tree_bytes": [0-9.e+]+, "hier_bytes": [0-9.e+]+, "ring_bytes": [0-9.e+]+, "compressed_bytes": [0-9.e+]+\}, "user_influenced": \["measured_step_s", "measured_count", "measured_mean_s"\]\}$' "format 3: the node from Slurm, the simulator's terms from the planning child; a catalog model, so only the measurement (the job's report) is the user's"
 jobid=$(basename "$out" | sed -n 's/^autosync-[0-9]*-\([0-9]*\)\..*/\1/p')
 like "$(as_user "$AUTOSYNC" feedback --config "$IT_SITE" --job "$jobid" 2>&1)" "^[0-9TZ:-]+ +$jobid\.0 +node1 +resnet50 +1x[0-9]+ +[a-z-]+ +[0-9.]+ +125\.000 " "autosync feedback --job lists the job's own record: strategy, prediction, measurement"
 use_site nokeep "keep_job_files: 0"
