@@ -82,7 +82,7 @@ int learn_family(const autosync_feedback_rec_t *r)
 		}
 		if (!strcmp(b->algo, "tree"))
 			mask |= 1u << AUTOSYNC_FAMILY_TREE;
-		if (!strcmp(b->algo, "hier") &&
+		if (autosync_algo_from_name(b->algo) == AUTOSYNC_ALGO_HIER &&
 		    !strcmp(r->framework, "pytorch-ddp"))
 			mask |= 1u << AUTOSYNC_FAMILY_DDP_HIER;
 		ar++;

@@ -486,9 +486,9 @@ static void bytes_terms(autosync_feedback_rec_t *r)
 		int k = AUTOSYNC_TERM_RING_BYTES;
 		if (!strcmp(b->kind, "ps"))
 			k = AUTOSYNC_TERM_PS_BYTES;
-		else if (!strcmp(b->algo, "tree"))
+		else if (autosync_algo_from_name(b->algo) == AUTOSYNC_ALGO_TREE)
 			k = AUTOSYNC_TERM_TREE_BYTES;
-		else if (!strcmp(b->algo, "hier"))
+		else if (autosync_algo_from_name(b->algo) == AUTOSYNC_ALGO_HIER)
 			k = AUTOSYNC_TERM_HIER_BYTES;
 		t[k] += b->bytes;
 		if (b->compress[0] && strcmp(b->compress, "none"))

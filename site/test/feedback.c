@@ -85,6 +85,23 @@ static void test_bytes_terms(const char *line)
 	       back->terms[AUTOSYNC_TERM_COMPRESSED_BYTES] == 26214400 &&
 	       back->terms[AUTOSYNC_TERM_LAYERS] == 0.025,
 	   "no *_bytes terms: from the buckets (%s)", err.text);
+	{
+		/* the record's name of the algorithm is "hierarchical" */
+		char *ring = strstr(old, "\"algo\": \"ring\""), *h;
+		size_t at = ring ? (size_t)(ring - old) : 0;
+		if (ring && (h = malloc(strlen(old) + 16))) {
+			sprintf(h, "%.*s\"algo\": \"hierarchical\"%s", (int)at,
+				old, ring + 14);
+			ok(autosync_feedback_parse(h, strlen(h), back, &err) ==
+				   0 &&
+			       back->terms[AUTOSYNC_TERM_HIER_BYTES] ==
+				   26214400 &&
+			       back->terms[AUTOSYNC_TERM_RING_BYTES] == 0,
+			   "no *_bytes terms: a hierarchical bucket (%s)",
+			   err.text);
+			free(h);
+		}
+	}
 	if (tree)
 		memcpy(tree, "\"tree_bytez", 11);
 	ok(tree &&

@@ -25,7 +25,7 @@ def family(r):
             continue
         if b.get("algo") == "tree":
             fams.add("tree all-reduce")
-        if b.get("algo") == "hier":
+        if b.get("algo") in ("hier", "hierarchical"):
             fams.add("hierarchical")
         ar += 1
         small += b["bytes"] * scale < SMALL
