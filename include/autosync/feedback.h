@@ -102,12 +102,12 @@ const char *autosync_feedback_field_name(unsigned field);
 #define AUTOSYNC_FEEDBACK_MAX_LINE (512 * 1024)
 
 typedef struct autosync_feedback_bucket {
-	char kind[16];	  /* "allreduce" | "ps" */
-	char algo[16];	  /* "ring", "tree", "hier", "auto", "" for PS */
-	char compress[8]; /* "none", "fp16", "bf16" */
-	unsigned servers; /* PS shards, 0 for all-reduce */
-	unsigned tensors; /* tensors in the bucket */
-	double bytes;	  /* gradient bytes per rank */
+	char kind[16];	   /* "allreduce" | "ps" */
+	char algo[16];	   /* "ring", "tree", "hier", "auto", "" for PS */
+	char compress[16]; /* "none", "fp16", "bf16", "powersgd" */
+	unsigned servers;  /* PS shards, 0 for all-reduce */
+	unsigned tensors;  /* tensors in the bucket */
+	double bytes;	   /* gradient bytes per rank */
 } autosync_feedback_bucket_t;
 
 typedef struct autosync_feedback_baseline {

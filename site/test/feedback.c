@@ -156,6 +156,29 @@ static void test_terms(autosync_feedback_rec_t *r)
 	free(back);
 }
 
+/* A PowerSGD bucket keeps its whole name (8 letters: it was cut to
+ * "powersg" by a field of 8 bytes). */
+static void test_powersgd(autosync_feedback_rec_t *r)
+{
+	autosync_feedback_rec_t *back = calloc(1, sizeof(*back));
+	autosync_error_t err = {.text = ""};
+	char *line = NULL;
+	size_t len = 0;
+
+	snprintf(r->buckets[0].compress, sizeof(r->buckets[0].compress), "%s",
+		 autosync_compress_name(AUTOSYNC_COMPRESS_POWERSGD));
+	ok(autosync_feedback_format(r, &line, &len, &err) == 0 &&
+	       strstr(line, "\"compress\": \"powersgd\"") &&
+	       autosync_feedback_parse(line, len, back, &err) == 0 &&
+	       !strcmp(back->buckets[0].compress, "powersgd"),
+	   "a PowerSGD bucket: \"powersgd\", written and read back (%s)",
+	   err.text);
+	snprintf(r->buckets[0].compress, sizeof(r->buckets[0].compress),
+		 "none");
+	free(line);
+	free(back);
+}
+
 /* The batch size a plan was made for (measured compute per sample):
  * written when known, read back, bounded. */
 static void test_batch(autosync_feedback_rec_t *r)
@@ -295,6 +318,7 @@ static void test_format(void)
 	test_terms(r);
 	test_simulator(r);
 	test_batch(r);
+	test_powersgd(r);
 
 	/* JSON escaping: every byte of a name comes back, on one line */
 	snprintf(r->model, sizeof(r->model),
