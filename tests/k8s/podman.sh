@@ -7,8 +7,10 @@
 # binaries and the libraries they need, writes into the emptyDir, and the
 # app container (busybox) sees the plan, the env file, nccl.conf and the
 # copied NCCL plugins. What kubelet would provide and podman does not (the
-# downward API, a ConfigMap) is mounted as hostPath. Two such pods are two
-# nodes of one job (PET_NODE_RANK 0 and 1): the same plan hash.
+# downward API, a ConfigMap) is mounted as hostPath. The site config names
+# a learned simulator (trained on the committed slice; the image carries the
+# simulator module and XGBoost): the plan records its hash. Two such pods
+# are two nodes of one job (PET_NODE_RANK 0 and 1): the same plan hash.
 # usage: tests/k8s/podman.sh BUILDDIR   (root; TAP; skips without podman)
 . "${AUTOSYNC_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/cli/tap.sh"
 B=$(cd "${1:-${AUTOSYNC_BUILDDIR:-.}}" && pwd)
@@ -48,12 +50,21 @@ for f in $(ldd "$B/cli/autosync" | awk '/=>/ {print $3} !/=>/ && /^\t\// {print 
   mkdir -p "$root$(dirname "$f")" && cp -L "$f" "$root$f"
 done
 cp "$B"/launcher/nccl/.libs/libnccl-tuner-autosync.so "$B"/launcher/nccl/.libs/libnccl-profiler-autosync.so "$root/usr/lib/autosync/"
+# the learned simulator's module (dlopened by the planning process) and
+# what it links: XGBoost and its C++ and OpenMP runtimes
+sim=$B/learn/.libs/autosync-simulator.so
+if [ -f "$sim" ]; then
+  cp "$sim" "$root/usr/lib/autosync/"
+  for f in $(ldd "$sim" | awk '/=>/ {print $3}'); do
+    mkdir -p "$root$(dirname "$f")" && cp -L "$f" "$root$f"
+  done
+fi
 cp "$SRCDIR"/planner/catalog/*.yaml "$root/catalog/"
 tar -C "$root" -cf "$TMP/rootfs.tar" . && podman import -q --change "ENV PATH=/usr/bin:/bin" "$TMP/rootfs.tar" $IMG >/dev/null
 ok $? "the autosync image, built locally FROM scratch"
 app=$TMP/app
 mkdir -p "$app/bin" "$app/autosync" && cp /bin/busybox "$app/bin/" &&
-  for a in sh cat ls tr test echo; do ln -s busybox "$app/bin/$a"; done
+  for a in sh cat ls tr test echo sed; do ln -s busybox "$app/bin/$a"; done
 tar -C "$app" -cf "$TMP/app.tar" . && podman import -q --change "ENV PATH=/usr/bin:/bin" "$TMP/app.tar" $APP >/dev/null
 ok $? "the app image (busybox)"
 
@@ -63,9 +74,18 @@ prefix=$(sed -n 's/^prefix = //p' "$B/Makefile")
 sysconf=$(sed -n 's/^sysconfdir = //p' "$B/Makefile" | sed "s|\${prefix}|$prefix|;s|\$(prefix)|$prefix|")
 mkdir -p "$TMP/site"
 cp "$SRCDIR/tests/fixtures/topologies/hwloc-juwels-booster-4xA100-4xHDR.xml" "$TMP/site/topo.xml"
+simline=
+if [ -f "$sim" ]; then
+  AUTOSYNC_SIMULATOR_MODULE=$sim "$B/cli/autosync" train -o "$TMP/site/simulator.json" \
+    "$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl" 2>/dev/null
+  ok $? "a simulator trained on the committed slice, in the site config's directory"
+  simline="simulator: $sysconf/autosync/simulator.json
+simulator_module: /usr/lib/autosync/autosync-simulator.so"
+fi
 cat > "$TMP/site/autosync.yaml" <<EOF
 version: 2
 catalog_dir: /catalog
+$simline
 topology_xml: $sysconf/autosync/topo.xml
 nccl_plugins: true
 nccl_plugin_dir: /usr/lib/autosync
@@ -146,4 +166,9 @@ like "$(sed -n 's/^nccl.conf: //p' "$TMP/app0.log")" "^NCCL_TOPO_FILE=/autosync/
   "node 0: nccl.conf points NCCL at the volume"
 is "$(sed -n 's/^plugins: //p' "$TMP/app0.log")" "libnccl-profiler-autosync.so libnccl-tuner-autosync.so " "node 0: the NCCL plugins copied for an image without them"
 is "${h1:-none}" "${h0:-missing}" "node 1 (PET_NODE_RANK=1): the same plan hash"
+if [ -f "$sim" ]; then
+  s0=$(sed -n 's/^simulator: //p' "$TMP/app0.log")
+  like "$s0" '^[0-9a-f]{16}$' "node 0: the plan was made with the site's learned simulator"
+  is "$(sed -n 's/^simulator: //p' "$TMP/app1.log")" "${s0:-missing}" "node 1: the same simulator hash"
+fi
 done_testing
