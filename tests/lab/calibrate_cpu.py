@@ -8,7 +8,8 @@ at once (as many as the lab puts on it, so they share the cores as the
 ranks do) and prints a calibration file (planner/costs.example.yaml) with
 
   cast_bw     bytes/s such that the model's 2 x fp32 bytes / cast_bw is the
-              measured time of one fp32 -> fp16 -> fp32 round trip
+              measured time of one fp32 -> fp16 -> fp32 round trip, done
+              as the DDP compress hook does it (fp16 copy, back in place)
   gamma_half  s per 16-bit byte reduced: the time of an fp16 all-reduce
               beyond half of an fp32 all-reduce of the same elements,
               over the (NP - 1)/NP share each rank reduces
@@ -40,13 +41,15 @@ def worker(rank, world, n, port, q):
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port,
                             rank=rank, world_size=world)
     x = torch.randn(n)
-    h = x.half()
-    cast = timed(lambda: x.half().float())
+    # as contrib/pytorch's compress hook does it: a new 16-bit tensor from
+    # the bucket, then back into the bucket in place. x.half().float() also
+    # allocated a fresh fp32 tensor each time, and on this VM the page
+    # faults of that allocation cost 5-8 times the conversion itself.
+    cast = timed(lambda: x.copy_(x.to(torch.float16)))
     a32 = torch.ones(n)
     a16 = torch.ones(n, dtype=torch.float16)
     ar32 = timed(lambda: dist.all_reduce(a32))
     ar16 = timed(lambda: dist.all_reduce(a16))
-    del h
     q.put((rank, cast, ar32, ar16))
     dist.destroy_process_group()
 
