@@ -57,6 +57,7 @@ static const struct asi_ykey fields[] = {
     F(nccl_max_channels, 1, 64),
     F(nccl_channel_slack, 0, 1),
     F(gamma_half, 0, 1),
+    F(hier_bucket, 0, 1),
 #undef F
     {.name = NULL},
 };

@@ -158,6 +158,9 @@ int planner_simctx_init(struct simctx *x, const autosync_model_t *m,
 void planner_simctx_free(struct simctx *x);
 /* time of an all-reduce of n bytes with 'algo' on the context's cluster */
 double planner_sim_ar_time(const struct simctx *x, int algo, double n);
+/* per-bucket cost beyond one collective call of an all-reduce bucket with
+ * 'algo' (DDP's hierarchical hook: hier_bucket) */
+double planner_sim_bucket_extra(const struct simctx *x, int algo);
 int planner_strategy_init(struct strategy *s, size_t ntensors);
 void planner_strategy_free(struct strategy *s);
 int planner_strategy_copy(struct strategy *dst, const struct strategy *src,

@@ -656,7 +656,8 @@ static double ucost(const struct search *S, const double *P, size_t i, size_t j,
 	double w = W[j] - W[i], cast = C[j] - C[i], t;
 	if (S->x.p <= 1)
 		return 0;
-	t = S->x.k.launch + planner_sim_ar_time(&S->x, a, w);
+	t = S->x.k.launch + planner_sim_bucket_extra(&S->x, a) +
+	    planner_sim_ar_time(&S->x, a, w);
 	if (cast > 0)
 		t += 2.0 * (S->x.k.cast_launch + cast / S->x.k.cast_bw);
 	return t;

@@ -426,6 +426,16 @@ static void psgd_terms(const struct simctx *x, int algo, const struct psgd *q,
 	    q->flops / x->k.gpu_flops + 3.0 * q->dense / x->k.cast_bw;
 }
 
+double planner_sim_bucket_extra(const struct simctx *x, int algo)
+{
+	/* DDP runs a hierarchical bucket as the adapter's comm hook: g
+	 * reduces, one all-reduce per rail and g broadcasts, not one call */
+	if (x->fw == AUTOSYNC_FW_PYTORCH_DDP && algo == AUTOSYNC_ALGO_HIER &&
+	    x->nodes > 1 && x->g > 1)
+		return x->k.hier_bucket;
+	return 0;
+}
+
 /* all-reduce bucket: tensors list[0..n); its parts are added to 'tm'
  * unless NULL */
 static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
@@ -500,8 +510,9 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 			tm[AUTOSYNC_TERM_CAST] += c;
 	}
 	if (tm)
-		tm[AUTOSYNC_TERM_LAUNCH] += x->k.launch;
-	return t + x->k.launch;
+		tm[AUTOSYNC_TERM_LAUNCH] +=
+		    x->k.launch + planner_sim_bucket_extra(x, cfg->algo);
+	return t + x->k.launch + planner_sim_bucket_extra(x, cfg->algo);
 }
 
 /* Add a PS bucket's parts, as its busiest node sees them, to 'tm'. */

@@ -237,6 +237,10 @@ typedef struct autosync_costs {
 	/* s per byte of 16-bit data reduced, beyond gamma: reductions on a
 	 * CPU (gloo) convert every fp16/bf16 element, GPUs do not     0 */
 	double gamma_half;
+	/* s per bucket DDP's hierarchical hook (contrib/pytorch: 2g + 1
+	 * subgroup collectives) takes beyond a flat bucket's one call;
+	 * measured for gloo on CPUs, 0 until measured on GPUs          0 */
+	double hier_bucket;
 } autosync_costs_t;
 
 void autosync_costs_default(autosync_costs_t *k);

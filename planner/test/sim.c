@@ -1531,6 +1531,87 @@ static void gamma_half(void)
 	autosync_model_destroy(m);
 }
 
+/* hier_bucket: each hierarchical bucket of a pytorch-ddp plan costs that
+ * much more (the launch term), nothing else moves; other frameworks and
+ * flat buckets are not charged */
+static void hier_bucket(void)
+{
+	static const int fws[] = {AUTOSYNC_FW_PYTORCH_DDP, AUTOSYNC_FW_GENERIC};
+	autosync_error_t err = {0};
+	autosync_model_t *m = autosync_model_open("resnet50", catalog, &err);
+	autosync_costs_t k0 = default_costs(), k1 = k0;
+
+	if (!m) {
+		ok(0, "resnet50: %s", err.text);
+		return;
+	}
+	k1.hier_bucket = 1e-3;
+	for (int fi = 0; fi < 2; fi++) {
+		autosync_planner_t *p0 = planner(m, cluster(4, 8), k0, fws[fi]);
+		autosync_planner_t *p1 = planner(m, cluster(4, 8), k1, fws[fi]);
+		int good = 1, nh = 0, n = 0;
+
+		for (uint64_t seed = 0; seed < 40; seed++) {
+			autosync_plan_t *a =
+			    autosync_planner_random(p0, seed, NULL);
+			autosync_plan_t *b =
+			    autosync_planner_random(p1, seed, NULL);
+			double ta[AUTOSYNC_TERM_N], tb[AUTOSYNC_TERM_N];
+			double want = 0;
+			int hier = 0;
+
+			if (!a || !b || autosync_plan_terms(a, ta) < 0 ||
+			    autosync_plan_terms(b, tb) < 0) {
+				good = 0;
+				goto next;
+			}
+			for (size_t i = 0; i < autosync_plan_nbuckets(a); i++) {
+				const autosync_bucket_t *bk =
+				    autosync_plan_bucket(a, i);
+				if (bk->kind == AUTOSYNC_SYNC_ALLREDUCE &&
+				    bk->algo == AUTOSYNC_ALGO_HIER &&
+				    bk->bytes > 0) {
+					hier = 1;
+					if (fws[fi] == AUTOSYNC_FW_PYTORCH_DDP)
+						want += 1e-3;
+				}
+			}
+			nh += hier;
+			n++;
+			if (fabs(tb[AUTOSYNC_TERM_LAUNCH] -
+				 ta[AUTOSYNC_TERM_LAUNCH] - want) > 1e-12) {
+				good = 0;
+				diag("seed %d: launch grew %g s, want %g s",
+				     (int)seed,
+				     tb[AUTOSYNC_TERM_LAUNCH] -
+					 ta[AUTOSYNC_TERM_LAUNCH],
+				     want);
+			}
+			for (int t = 0; t < AUTOSYNC_TERM_N; t++)
+				if (t != AUTOSYNC_TERM_LAUNCH &&
+				    t != AUTOSYNC_TERM_COMM &&
+				    t != AUTOSYNC_TERM_EXPOSED &&
+				    t != AUTOSYNC_TERM_HIDDEN && ta[t] != tb[t])
+					good = 0;
+		next:
+			autosync_plan_destroy(a);
+			autosync_plan_destroy(b);
+		}
+		ok(good && n == 40 && nh > 5,
+		   "hier_bucket 1 ms, %s: the launch term grows by %s "
+		   "(%d of %d random plans with hierarchical buckets)",
+		   fws[fi] == AUTOSYNC_FW_PYTORCH_DDP ? "pytorch-ddp"
+						      : "generic",
+		   fws[fi] == AUTOSYNC_FW_PYTORCH_DDP
+		       ? "1 ms per hierarchical bucket, nothing else"
+		       : "nothing",
+		   nh, n);
+		autosync_planner_destroy(p0);
+		autosync_planner_destroy(p1);
+	}
+	autosync_model_destroy(m);
+}
+
 int main(void)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR");
@@ -1553,5 +1634,6 @@ int main(void)
 	terms();
 	powersgd();
 	gamma_half();
+	hier_bucket();
 	return done_testing();
 }

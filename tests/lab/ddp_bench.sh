@@ -18,8 +18,9 @@
 #        planning arguments, e.g. --allow-compression)
 #        CLUSTER_BASE as in bench.sh
 #        CALIBRATION: a calibration file for the planner, or "cpu": measure
-#        the lab's CPU constants (calibrate_cpu.py, cast and 16-bit
-#        reduction costs) with as many processes as each layout runs, before
+#        the lab's CPU constants (calibrate_cpu.py: cast, 16-bit
+#        reduction and the hierarchical hook's per-bucket costs) with as
+#        many processes and ranks per host as each layout runs, before
 #        its runs, into OUTDIR/raw/LAYOUT/calibration.yaml
 # Needs root. Tears the lab down on exit. Then ddp_summary.py writes
 # OUTDIR/summary.md.
@@ -94,7 +95,7 @@ for lay in $LAYOUTS; do
 	"") ;;
 	cpu)	mkdir -p "$OUT/raw/$lay"
 		calib="$OUT/raw/$lay/calibration.yaml"
-		/usr/bin/python3 "$HERE/calibrate_cpu.py" "$NP" > "$calib" || exit 1
+		/usr/bin/python3 "$HERE/calibrate_cpu.py" "$NP" "$PPN" > "$calib" || exit 1
 		log "calibration for $lay: $(grep -v '^#' "$calib" | tr '\n' ' ')" ;;
 	*)	calib=$CALIBRATION ;;
 	esac

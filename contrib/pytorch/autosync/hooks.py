@@ -12,7 +12,9 @@ torch.distributed's public collectives.
                      that shard across nodes among the ranks of the same local
                      rank (one "rail" per local rank, so every NIC carries
                      1/g of the bytes), broadcast the shards back inside the
-                     node. Optionally in fp16/bf16.
+                     node. Optionally in fp16/bf16. CPU (gloo) buckets
+                     go through one worker thread in the order they come,
+                     so the backward pass goes on while they are reduced.
 
 Every hook hands a sparse bucket (nn.Embedding(sparse=True); DDP gives such a
 parameter a bucket of its own) to the plain sparse all-reduce, which is what
@@ -21,7 +23,9 @@ by the world size. Node layout: Layout.detect() (LOCAL_WORLD_SIZE, else the
 host names of the ranks).
 """
 import os
+import queue
 import socket
+import threading
 
 import torch
 import torch.distributed as dist
@@ -116,6 +120,7 @@ class HierarchicalState:
 
     def __init__(self, layout, dtype=None):
         self.layout, self.dtype, self.group = layout, dtype, None
+        self._queue = None  # CPU buckets: one worker thread, started on first use
         rank = dist.get_rank()
         self.node, self.local = layout.node(rank), rank % layout.g
         self.intra = self.rail = None
@@ -129,9 +134,10 @@ class HierarchicalState:
                 self.rail = grp
 
 
-def _hierarchical_hook(state, bucket):
+def _hierarchical_phases(state, buf):
+    """All three phases of one bucket, each waited for; returns the
+    futures of the broadcasts (the last phase) and the reduced tensor."""
     lay = state.layout
-    buf = bucket.buffer()
     t = buf.to(state.dtype) if state.dtype is not None else buf
     t.div_(lay.world)
     shards = list(torch.tensor_split(t, lay.g))  # contiguous views of t
@@ -141,9 +147,49 @@ def _hierarchical_hook(state, bucket):
             w.wait()
     if lay.nodes > 1:
         dist.all_reduce(shards[state.local], group=state.rail, async_op=True).wait()
+    futs = []
     if lay.g > 1:
         futs = [dist.broadcast(shards[i], src=owners[i], group=state.intra, async_op=True).get_future()
                 for i in range(lay.g)]
+    return futs, t
+
+
+def _hierarchical_bucket(state, buf):
+    futs, t = _hierarchical_phases(state, buf)
+    for f in futs:
+        f.wait()
+    if t is not buf:
+        buf.copy_(t)
+    return buf
+
+
+def _hierarchical_worker(state, q):
+    while True:
+        buf, fut = q.get()
+        try:
+            fut.set_result(_hierarchical_bucket(state, buf))
+        except Exception as e:  # noqa: BLE001 - DDP raises it from its wait
+            fut.set_exception(e)
+
+
+def _hierarchical_hook(state, bucket):
+    buf = bucket.buffer()
+    if not buf.is_cuda:
+        # gloo's wait() blocks the calling thread: waiting here would stop
+        # the backward pass until the bucket's reduce and all-reduce are
+        # done (no overlap, and no two buckets in flight). One worker
+        # thread runs the buckets in the order they come, so every rank
+        # issues the subgroup collectives in the same order.
+        if state._queue is None:
+            state._queue = queue.SimpleQueue()
+            threading.Thread(target=_hierarchical_worker, args=(state, state._queue),
+                             name="autosync-hierarchical", daemon=True).start()
+        fut = torch.futures.Future()
+        state._queue.put((buf, fut))
+        return fut
+    # NCCL: wait() makes the current stream wait, the CPU goes on
+    futs, t = _hierarchical_phases(state, buf)
+    if futs:
         done = torch.futures.collect_all(futs)
     else:
         done = torch.futures.Future()
