@@ -87,6 +87,11 @@ def worker(rank, world, ppn, n, port, q):
     # the bucket, then back into the bucket in place. x.half().float() also
     # allocated a fresh fp32 tensor each time, and on this VM the page
     # faults of that allocation cost 5-8 times the conversion itself.
+    # untimed first: glibc maps each fresh 16-bit copy anew (page faults on
+    # every byte) until its dynamic mmap threshold has grown past the size,
+    # a few casts into a job; timing those made this vary 3-5x between runs
+    for _ in range(20):
+        x.copy_(x.to(torch.float16))
     cast = timed(lambda: x.copy_(x.to(torch.float16)))
     a32 = torch.ones(n)
     a16 = torch.ones(n, dtype=torch.float16)
