@@ -26,6 +26,7 @@ import os
 import queue
 import socket
 import threading
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -163,13 +164,22 @@ def _hierarchical_bucket(state, buf):
     return buf
 
 
-def _hierarchical_worker(state, q):
+def _hierarchical_worker(ref, q):
+    """Holds the state weakly: when DDP and its hook state go, the
+    finalizer's None ends the thread."""
     while True:
-        buf, fut = q.get()
+        item = q.get()
+        if item is None:
+            return
+        buf, fut = item
+        state = ref()
         try:
+            if state is None:
+                raise RuntimeError("autosync: the hierarchical hook's state is gone")
             fut.set_result(_hierarchical_bucket(state, buf))
         except Exception as e:  # noqa: BLE001 - DDP raises it from its wait
             fut.set_exception(e)
+        del state
 
 
 def _hierarchical_hook(state, bucket):
@@ -182,7 +192,8 @@ def _hierarchical_hook(state, bucket):
         # issues the subgroup collectives in the same order.
         if state._queue is None:
             state._queue = queue.SimpleQueue()
-            threading.Thread(target=_hierarchical_worker, args=(state, state._queue),
+            weakref.finalize(state, state._queue.put, None)
+            threading.Thread(target=_hierarchical_worker, args=(weakref.ref(state), state._queue),
                              name="autosync-hierarchical", daemon=True).start()
         fut = torch.futures.Future()
         state._queue.put((buf, fut))

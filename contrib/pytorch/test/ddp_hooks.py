@@ -21,8 +21,11 @@ Checks, per layout:
 Usage: ddp_hooks.py [WORLD:LOCAL ...]   (default 1:1 2:1 4:2 8:2 8:4)
 """
 import datetime
+import gc
 import os
 import sys
+import threading
+import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -96,6 +99,20 @@ def fp32_cases(rank, out):
         e = max(maxrel(g, g0), maxrel([q.detach() for q in m.parameters()], p0))
         out.append((e <= FP32_TOL, "fp32 %s (%s) = plain DDP: max relative difference %.3g <= %g"
                     % (name, m.autosync_hook, e, FP32_TOL)))
+    started = len(hier_threads())
+    del m
+    gc.collect()
+    for _ in range(50):
+        if not hier_threads():
+            break
+        time.sleep(0.1)
+    out.append((started >= 1 and not hier_threads(),
+                "hierarchical hook: %d worker thread(s) running, %d left once the DDP models are gone"
+                % (started, len(hier_threads()))))
+
+
+def hier_threads():
+    return [t for t in threading.enumerate() if t.name == "autosync-hierarchical" and t.is_alive()]
 
 
 def local_max(rank):
