@@ -1441,6 +1441,31 @@ static void powersgd(void)
 	autosync_model_destroy(m);
 }
 
+/* The same random plan from two planners (random plans ignore the costs)
+ * and its terms under each; -1 when either fails. */
+static int random_pair(autosync_planner_t *p0, autosync_planner_t *p1,
+		       uint64_t seed, autosync_plan_t **a, autosync_plan_t **b,
+		       double *ta, double *tb)
+{
+	*a = autosync_planner_random(p0, seed, NULL);
+	*b = autosync_planner_random(p1, seed, NULL);
+	return *a && *b && autosync_plan_terms(*a, ta) == 0 &&
+		       autosync_plan_terms(*b, tb) == 0
+		   ? 0
+		   : -1;
+}
+
+/* every term but 'moved' and the timeline's sums is the same */
+static int only_moved(const double *ta, const double *tb, int moved)
+{
+	for (int t = 0; t < AUTOSYNC_TERM_N; t++)
+		if (t != moved && t != AUTOSYNC_TERM_COMM &&
+		    t != AUTOSYNC_TERM_EXPOSED && t != AUTOSYNC_TERM_HIDDEN &&
+		    ta[t] != tb[t])
+			return 0;
+	return 1;
+}
+
 /* gamma_half: reducing 16-bit data overlaps the transfer, so a compressed
  * bucket's cast term grows by what the reduction, (p - 1)/p x its 16-bit
  * bytes x gamma_half, outlasts the transfer: nothing when small, almost
@@ -1470,15 +1495,11 @@ static void gamma_half(void)
 		p1 = planner(m, cluster(4, 8), k1, AUTOSYNC_FW_PYTORCH_DDP);
 		autosync_planner_set_compression(p1, 1);
 		for (uint64_t seed = 0; seed < 40; seed++) {
-			autosync_plan_t *a =
-			    autosync_planner_random(p0, seed, NULL);
-			autosync_plan_t *b =
-			    autosync_planner_random(p1, seed, NULL);
+			autosync_plan_t *a, *b;
 			double ta[AUTOSYNC_TERM_N], tb[AUTOSYNC_TERM_N];
 			double red = 0, comm = 0, d;
 
-			if (!a || !b || autosync_plan_terms(a, ta) < 0 ||
-			    autosync_plan_terms(b, tb) < 0) {
+			if (random_pair(p0, p1, seed, &a, &b, ta, tb) < 0) {
 				good[gi] = 0;
 				goto next;
 			}
@@ -1504,12 +1525,8 @@ static void gamma_half(void)
 				     "comm %g s",
 				     (int)seed, d, red, comm);
 			}
-			for (int t = 0; t < AUTOSYNC_TERM_N; t++)
-				if (t != AUTOSYNC_TERM_CAST &&
-				    t != AUTOSYNC_TERM_COMM &&
-				    t != AUTOSYNC_TERM_EXPOSED &&
-				    t != AUTOSYNC_TERM_HIDDEN && ta[t] != tb[t])
-					good[gi] = 0;
+			if (!only_moved(ta, tb, AUTOSYNC_TERM_CAST))
+				good[gi] = 0;
 			if (fabs(tb[AUTOSYNC_TERM_EXPOSED] +
 				 tb[AUTOSYNC_TERM_HIDDEN] -
 				 tb[AUTOSYNC_TERM_COMM]) >
@@ -1552,16 +1569,12 @@ static void hier_bucket(void)
 		int good = 1, nh = 0, n = 0;
 
 		for (uint64_t seed = 0; seed < 40; seed++) {
-			autosync_plan_t *a =
-			    autosync_planner_random(p0, seed, NULL);
-			autosync_plan_t *b =
-			    autosync_planner_random(p1, seed, NULL);
+			autosync_plan_t *a, *b;
 			double ta[AUTOSYNC_TERM_N], tb[AUTOSYNC_TERM_N];
 			double want = 0;
 			int hier = 0;
 
-			if (!a || !b || autosync_plan_terms(a, ta) < 0 ||
-			    autosync_plan_terms(b, tb) < 0) {
+			if (random_pair(p0, p1, seed, &a, &b, ta, tb) < 0) {
 				good = 0;
 				goto next;
 			}
@@ -1587,12 +1600,8 @@ static void hier_bucket(void)
 					 ta[AUTOSYNC_TERM_LAUNCH],
 				     want);
 			}
-			for (int t = 0; t < AUTOSYNC_TERM_N; t++)
-				if (t != AUTOSYNC_TERM_LAUNCH &&
-				    t != AUTOSYNC_TERM_COMM &&
-				    t != AUTOSYNC_TERM_EXPOSED &&
-				    t != AUTOSYNC_TERM_HIDDEN && ta[t] != tb[t])
-					good = 0;
+			if (!only_moved(ta, tb, AUTOSYNC_TERM_LAUNCH))
+				good = 0;
 		next:
 			autosync_plan_destroy(a);
 			autosync_plan_destroy(b);
