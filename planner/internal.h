@@ -161,6 +161,9 @@ double planner_sim_ar_time(const struct simctx *x, int algo, double n);
 /* per-bucket cost beyond one collective call of an all-reduce bucket with
  * 'algo' (DDP's hierarchical hook: hier_bucket) */
 double planner_sim_bucket_extra(const struct simctx *x, int algo);
+/* what 16-bit compression adds to a bucket: 'cast' bytes cast there and
+ * back, 'half' 16-bit bytes reduced */
+double planner_sim_cast_time(const struct simctx *x, double cast, double half);
 int planner_strategy_init(struct strategy *s, size_t ntensors);
 void planner_strategy_free(struct strategy *s);
 int planner_strategy_copy(struct strategy *dst, const struct strategy *src,

@@ -658,8 +658,12 @@ static double ucost(const struct search *S, const double *P, size_t i, size_t j,
 		return 0;
 	t = S->x.k.launch + planner_sim_bucket_extra(&S->x, a) +
 	    planner_sim_ar_time(&S->x, a, w);
-	if (cast > 0)
-		t += 2.0 * (S->x.k.cast_launch + cast / S->x.k.cast_bw);
+	if (cast > 0) {
+		/* the 16-bit bytes: compressed wire less the uncompressed
+		 * tensors' (P's first row is the wire without compression) */
+		double half = w - ((P[j] - P[i]) - cast);
+		t += planner_sim_cast_time(&S->x, cast, half);
+	}
 	return t;
 }
 

@@ -436,6 +436,18 @@ double planner_sim_bucket_extra(const struct simctx *x, int algo)
 	return 0;
 }
 
+double planner_sim_cast_time(const struct simctx *x, double cast, double half)
+{
+	/* a CPU reduction (gloo) converts every 16-bit element; gamma_half
+	 * is what that adds to the all-reduce as measured where it runs, a
+	 * slow link hiding part of it and a CPU-bound one little (the lab's
+	 * 2x4 at 1 Gbit/s: an fp16 all-reduce slower than the fp32 one), so
+	 * it adds to the transfer instead of overlapping it */
+	double red =
+	    x->p > 1 ? (double)(x->p - 1) / x->p * half * x->k.gamma_half : 0;
+	return 2.0 * (x->k.cast_launch + cast / x->k.cast_bw) + red;
+}
+
 /* all-reduce bucket: tensors list[0..n); its parts are added to 'tm'
  * unless NULL */
 static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
@@ -498,13 +510,7 @@ static double ar_bucket(const struct simctx *x, const struct bcfg *cfg,
 			tm[AUTOSYNC_TERM_SPARSE] += g;
 	}
 	if (cast > 0) {
-		/* reducing 16-bit data on a CPU overlaps the transfer (the
-		 * ring's steps are pipelined): only what outlasts it shows */
-		double red = (double)(p - 1) / p * half * x->k.gamma_half;
-		double xfer =
-		    red > 0 ? planner_sim_ar_time(x, cfg->algo, dense) : 0;
-		double c = 2.0 * (x->k.cast_launch + cast / x->k.cast_bw) +
-			   (red > xfer ? red - xfer : 0);
+		double c = planner_sim_cast_time(x, cast, half);
 		t += c;
 		if (tm)
 			tm[AUTOSYNC_TERM_CAST] += c;

@@ -234,8 +234,10 @@ typedef struct autosync_costs {
 	double nccl_max_channels;  /* channels NCCL can use at most     32 */
 	double nccl_channel_slack; /* fewest channels within this factor
 				      of the best time                0.05 */
-	/* s per byte of 16-bit data reduced, beyond gamma: reductions on a
-	 * CPU (gloo) convert every fp16/bf16 element, GPUs do not     0 */
+	/* s per byte of 16-bit data reduced, beyond gamma, added to the
+	 * transfer (measured where it runs: how much a link hides varies):
+	 * reductions on a CPU (gloo) convert every fp16/bf16 element, GPUs
+	 * do not                                                       0 */
 	double gamma_half;
 	/* s per bucket DDP's hierarchical hook (contrib/pytorch: 2g + 1
 	 * subgroup collectives) takes beyond a flat bucket's one call;

@@ -3,16 +3,23 @@
 
 The lab runs DDP with gloo on CPUs, where what a GPU does for free costs
 time: casting buckets to fp16/bf16 and back, and reducing 16-bit data (gloo
-converts every element). This measures both on this host with NP processes
-at once (as many as the lab puts on it, so they share the cores as the
-ranks do) and prints a calibration file (planner/costs.example.yaml) with
+converts every element). This measures both with NP processes at once (as
+many as the lab runs, so they share the cores as the ranks do) and prints a
+calibration file (planner/costs.example.yaml) with
 
   cast_bw     bytes/s such that the model's 2 x fp32 bytes / cast_bw is the
               measured time of one fp32 -> fp16 -> fp32 round trip, done
               as the DDP compress hook does it (fp16 copy, back in place)
   gamma_half  s per 16-bit byte reduced: the time of an fp16 all-reduce
               beyond half of an fp32 all-reduce of the same elements,
-              over the (NP - 1)/NP share each rank reduces
+              over the (NP - 1)/NP share each rank reduces. The model
+              adds it to the transfer: measured across the lab's shaped
+              links it is what the reduction adds where it runs (a slow
+              link hides part of it, CPU-bound links little)
+  cast_launch s per cast the DDP compress hook (contrib/pytorch, fp16)
+              takes beyond the flat all-reduce hook, per bucket, over 2
+              (the model charges two casts a bucket): the slope of each
+              over the bucket count, as for hier_bucket
   hier_bucket s per bucket the DDP hierarchical hook (contrib/pytorch,
               its own code, PPN ranks per "node") takes beyond the flat
               all-reduce hook: the slope of each over the bucket count
@@ -22,6 +29,10 @@ ranks do) and prints a calibration file (planner/costs.example.yaml) with
 
 Microbenchmarks only: nothing here is fitted to a benchmark's results.
 usage: calibrate_cpu.py NP [PPN [ELEMENTS]] > calib.yaml   (needs Debian's torch)
+       NP processes on this host, over loopback
+  or:  calibrate_cpu.py --rank R --world NP --ppn PPN --master ADDR:PORT
+       one rank, started on every lab host as tests/lab/ddp_bench.sh does
+       (CALIBRATION=lab), across the lab's links; rank 0 prints the file
 """
 import os
 import statistics
@@ -56,32 +67,33 @@ class _Bucket:
 
 
 def hook_times(world, ppn, total=16 << 20, counts=(4, 48), reps=3):
-    """Per-bucket cost of the flat all-reduce hook and of the hierarchical
-    hook: one model of 'total' fp32 bytes cut into counts[0] and counts[1]
-    buckets, every bucket's hook called as DDP calls it (all in flight,
-    then waited for), the slope between the two counts. Every rank builds
-    the subgroups, in order."""
-    if not 1 < ppn < world or world % ppn:
-        return None, None
-    state = hooks.HierarchicalState(hooks.Layout(world, ppn))
-    flat = lambda b: hooks.allreduce_hook(None, b)  # noqa: E731
-    hier = lambda b: hooks.hierarchical_hook(state, b)  # noqa: E731
+    """Per-bucket cost of DDP's hooks as contrib/pytorch runs them: one
+    model of 'total' fp32 bytes cut into counts[0] and counts[1] buckets,
+    every bucket's hook called as DDP calls it (all in flight, then waited
+    for), the slope between the two counts, for the flat all-reduce hook,
+    the fp16 compress hook and (when 1 < ppn < world) the hierarchical
+    hook. Every rank builds the subgroups, in order."""
+    cstate = hooks.CompressState(torch.float16)
+    fns = {"flat": lambda b: hooks.allreduce_hook(None, b),
+           "fp16": lambda b: hooks.compress_hook(cstate, b)}
+    if 1 < ppn < world and not world % ppn:
+        hstate = hooks.HierarchicalState(hooks.Layout(world, ppn))
+        fns["hier"] = lambda b: hooks.hierarchical_hook(hstate, b)
     t = {}
     for _ in range(reps):
         for nb in counts:
             bufs = [torch.ones(total // 4 // nb) for _ in range(nb)]
-            for name, hook in (("flat", flat), ("hier", hier)):
+            for name, hook in fns.items():
                 t.setdefault((name, nb), []).append(
                     timed(lambda: [f.wait() for f in [hook(_Bucket(b)) for b in bufs]], 1))
-    slope = {name: (statistics.median(t[(name, counts[1])]) - statistics.median(t[(name, counts[0])]))
-             / (counts[1] - counts[0]) for name in ("flat", "hier")}
-    return slope["flat"], slope["hier"]
+    return {name: (statistics.median(t[(name, counts[1])]) - statistics.median(t[(name, counts[0])]))
+            / (counts[1] - counts[0]) for name in fns}
 
 
-def worker(rank, world, ppn, n, port, q):
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port,
-                            rank=rank, world_size=world)
+def measure(ppn, n):
+    """this rank's medians: round-trip cast, fp32 and fp16 all-reduce of n
+    elements, and the hooks' per-bucket slopes"""
+    world = dist.get_world_size()
     x = torch.randn(n)
     # as contrib/pytorch's compress hook does it: a new 16-bit tensor from
     # the bucket, then back into the bucket in place. x.half().float() also
@@ -97,48 +109,80 @@ def worker(rank, world, ppn, n, port, q):
     a16 = torch.ones(n, dtype=torch.float16)
     ar32 = timed(lambda: dist.all_reduce(a32))
     ar16 = timed(lambda: dist.all_reduce(a16))
-    flat, hier = hook_times(world, ppn)
-    q.put((rank, cast, ar32, ar16, flat, hier))
+    return cast, ar32, ar16, hook_times(world, ppn) if world > 1 else {}
+
+
+def worker(rank, world, ppn, n, init, q=None):
+    """one rank; rank 0 gets every rank's measure() (and puts it on q)"""
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    mine = measure(ppn, n)
+    res = [None] * world
+    dist.all_gather_object(res, mine)
     dist.destroy_process_group()
+    if rank == 0 and q is not None:
+        q.put(res)
+    return res
 
 
-def main():
-    import torch.multiprocessing as mp
-
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    world = int(sys.argv[1])
-    ppn = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 4 << 20
-    port = 29000 + os.getpid() % 1000
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    procs = [ctx.Process(target=worker, args=(r, world, ppn, n, port, q))
-             for r in range(world)]
-    for p in procs:
-        p.start()
-    res = sorted(q.get() for _ in procs)
-    for p in procs:
-        p.join()
-    cast = statistics.median(r[1] for r in res)
-    ar32 = statistics.median(r[2] for r in res)
-    ar16 = statistics.median(r[3] for r in res)
+def report(res, world, ppn, n, where):
+    """the calibration file from every rank's measure(): medians over ranks"""
+    med = lambda i: statistics.median(r[i] for r in res)  # noqa: E731
+    cast, ar32, ar16 = med(0), med(1), med(2)
     cast_bw = 2 * 4 * n / cast
     reduced = (world - 1) / world * 2 * n if world > 1 else 2 * n
     gamma_half = max(0.0, ar16 - ar32 / 2) / reduced
-    print("# calibrate_cpu.py %d %d on %s, %d cores: round-trip cast %.4f s,"
+    print("# calibrate_cpu.py %d %d on %s, %d cores, %s: round-trip cast %.4f s,"
           " all-reduce fp32 %.4f s, fp16 %.4f s (medians over ranks of"
           " medians of 7)" % (world, n, os.uname().nodename,
-                              os.cpu_count(), cast, ar32, ar16))
+                              os.cpu_count(), where, cast, ar32, ar16))
     print("autosync_costs: 1")
     print("cast_bw: %.4g" % cast_bw)
     print("gamma_half: %.4g" % gamma_half)
-    if res[0][4] is not None:
-        flat = statistics.median(r[4] for r in res)
-        hier = statistics.median(r[5] for r in res)
-        print("# per bucket (16 MiB in 4 and 48 buckets), %d ranks per node:"
-              " flat all-reduce hook %.6f s, hierarchical hook %.6f s" % (ppn, flat, hier))
-        print("hier_bucket: %.4g" % max(0.0, hier - flat))
+    slope = {k: statistics.median(r[3][k] for r in res) for k in res[0][3]}
+    if not slope:
+        return
+    print("# per bucket (16 MiB in 4 and 48 buckets), %d ranks per node: %s"
+          % (ppn, ", ".join("%s hook %.6f s" % kv for kv in sorted(slope.items()))))
+    print("cast_launch: %.4g" % max(0.0, (slope["fp16"] - slope["flat"]) / 2))
+    if "hier" in slope:
+        print("hier_bucket: %.4g" % max(0.0, slope["hier"] - slope["flat"]))
+
+
+def main():
+    import argparse
+    import torch.multiprocessing as mp
+
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("np", type=int, nargs="?")
+    ap.add_argument("ppn", type=int, nargs="?", default=1)
+    ap.add_argument("elements", type=int, nargs="?", default=4 << 20)
+    ap.add_argument("--rank", type=int)
+    ap.add_argument("--world", type=int)
+    ap.add_argument("--ppn", type=int, dest="lab_ppn")
+    ap.add_argument("--master")
+    a = ap.parse_args()
+    n = a.elements
+    if a.master:
+        if a.rank is None or not a.world or not a.lab_ppn:
+            sys.exit("calibrate_cpu.py: --master needs --rank, --world and --ppn")
+        res = worker(a.rank, a.world, a.lab_ppn, n, "tcp://" + a.master)
+        if a.rank == 0:
+            report(res, a.world, a.lab_ppn, n, "across the lab's links")
+        return
+    if not a.np:
+        sys.exit(__doc__)
+    port = 29000 + os.getpid() % 1000
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=worker, args=(r, a.np, a.ppn, n, "tcp://127.0.0.1:%d" % port, q))
+             for r in range(a.np)]
+    for p in procs:
+        p.start()
+    res = q.get()
+    for p in procs:
+        p.join()
+    report(res, a.np, a.ppn, n, "loopback")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,10 @@
 #        the lab's CPU constants (calibrate_cpu.py: cast, 16-bit
 #        reduction and the hierarchical hook's per-bucket costs) with as
 #        many processes and ranks per host as each layout runs, before
-#        its runs, into OUTDIR/raw/LAYOUT/calibration.yaml
+#        its runs, into OUTDIR/raw/LAYOUT/calibration.yaml; or "lab": the
+#        same measured across the lab's shaped links, one rank per lab
+#        process as the runs place them, after each `lab up`, into
+#        OUTDIR/raw/LAYOUT/RATE/calibration.yaml
 # Needs root. Tears the lab down on exit. Then ddp_summary.py writes
 # OUTDIR/summary.md.
 set -u
@@ -87,12 +90,27 @@ print(" ".join("%.0f" % v for v in out))' "$LAB_NET.1" $port "$1"
 	wait $srv 2>/dev/null
 }
 
+# lab_ranks NP PPN LOGPREFIX CMD...: CMD --rank I on the lab host of rank I
+# for every rank (PPN per host, rank 0 started last), its output in
+# LOGPREFIX-rankI.log; waits for all
+lab_ranks() {
+	n=$1; ppn=$2; lp=$3; shift 3
+	i=$((n - 1))
+	while [ $i -ge 0 ]; do
+		GLOO_SOCKET_IFNAME=eth0 OMP_NUM_THREADS=1 timeout 900 "$LAB" exec $((i / ppn + 1)) \
+			"$@" --rank $i > "$lp-rank$i.log" 2>&1 &
+		i=$((i - 1))
+	done
+	wait
+}
+
 for lay in $LAYOUTS; do
 	H=${lay%x*}; PPN=${lay#*x}; NP=$((H * PPN))
 	export LAB_PPN=$PPN
 	calib=""
 	case ${CALIBRATION:-} in
 	"") ;;
+	lab)	;;
 	cpu)	mkdir -p "$OUT/raw/$lay"
 		calib="$OUT/raw/$lay/calibration.yaml"
 		/usr/bin/python3 "$HERE/calibrate_cpu.py" "$NP" "$PPN" > "$calib" || exit 1
@@ -107,6 +125,14 @@ for lay in $LAYOUTS; do
 		mb=$(echo "$rate" | awk '/gbit$/ {print int($0) * 100} /mbit$/ {print int(int($0) / 10)}')   # ~1 s per transfer
 		measure_link "$mb" > "$d/link.txt" 2>&1
 		log "lab up: $lay, $rate; link $(cat "$d/link.txt") B/s"
+		if [ "${CALIBRATION:-}" = lab ]; then
+			calib="$d/calibration.yaml"
+			lab_ranks "$NP" "$PPN" "$d/calibration" /usr/bin/python3 "$HERE/calibrate_cpu.py" \
+				--world "$NP" --ppn "$PPN" --master "$LAB_NET.1:29512"
+			cp "$d/calibration-rank0.log" "$calib"
+			grep -q '^cast_bw' "$calib" || { log "calibration failed: $d/calibration-rank*.log"; exit 1; }
+			log "calibration for $lay, $rate: $(grep -v '^#' "$calib" | tr '\n' ' ')"
+		fi
 		for ms in $MODELS; do
 			m=${ms%%:*}; sc=${ms##*:}
 			p="$OUT/plans/$lay/$rate/$m"
@@ -116,17 +142,10 @@ for lay in $LAYOUTS; do
 				--strategies autosync,ddp-default --steps 0 --warmup 0 \
 				--write-plans "$p" > "$d/$m-plan.txt" 2>&1
 			log "  $m/$sc: plan rc $? ($(grep -m1 '^strategy:' "$p/autosync.yaml" 2>/dev/null))"
-			i=$((NP - 1))
-			while [ $i -ge 0 ]; do
-				h=$((i / PPN + 1))
-				GLOO_SOCKET_IFNAME=eth0 OMP_NUM_THREADS=1 timeout 900 "$LAB" exec $h \
-					/usr/bin/python3 "$HERE/ddp_peer.py" --replay "$p/replay.json" \
-					--rank $i --world $NP --master "$LAB_NET.1:29511" \
-					--configs "default,plan:$p/autosync.yaml" --rounds "$ROUNDS" \
-					--steps "$STEPS" --warmup "$WARMUP" --tag "$lay/$rate" > "$d/$m-rank$i.log" 2>&1 &
-				i=$((i - 1))
-			done
-			wait
+			lab_ranks "$NP" "$PPN" "$d/$m" /usr/bin/python3 "$HERE/ddp_peer.py" --replay "$p/replay.json" \
+				--world $NP --master "$LAB_NET.1:29511" \
+				--configs "default,plan:$p/autosync.yaml" --rounds "$ROUNDS" \
+				--steps "$STEPS" --warmup "$WARMUP" --tag "$lay/$rate"
 			grep '^{' "$d/$m-rank0.log" > "$d/$m.jsonl"
 			log "  $m: $(wc -l < "$d/$m.jsonl") result lines"
 		done
