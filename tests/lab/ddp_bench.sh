@@ -24,7 +24,11 @@
 #        its runs, into OUTDIR/raw/LAYOUT/calibration.yaml; or "lab": the
 #        same measured across the lab's shaped links, one rank per lab
 #        process as the runs place them, after each `lab up`, into
-#        OUTDIR/raw/LAYOUT/RATE/calibration.yaml
+#        OUTDIR/raw/LAYOUT/RATE/calibration.yaml; then the no-harm margins
+#        of compression and of the hierarchical hook from held-out models
+#        (ddp_margins.py): MARGIN_MODELS (default "bert-base:32
+#        resnet101:16", none of MODELS; "" skips it) planned without those
+#        margins and run like the rest (MARGIN_ROUNDS, 2), in raw/../margin
 # Needs root. Tears the lab down on exit. Then ddp_summary.py writes
 # OUTDIR/summary.md.
 set -u
@@ -40,6 +44,7 @@ MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 ncf:8 resnet50:8"}
 RATES=${RATES:-"1gbit 400mbit"}
 LAYOUTS=${LAYOUTS:-"4x2 2x4"}
 ROUNDS=${ROUNDS:-4}; STEPS=${STEPS:-5}; WARMUP=${WARMUP:-2}
+MARGIN_MODELS=${MARGIN_MODELS-"bert-base:32 resnet101:16"}; MARGIN_ROUNDS=${MARGIN_ROUNDS:-2}
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
 export AUTOSYNC_CATALOG_DIR=${AUTOSYNC_CATALOG_DIR:-$SRC/planner/catalog}
@@ -59,6 +64,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "layouts: $LAYOUTS; rates: $RATES; models: $MODELS"
 	echo "rounds $ROUNDS, steps $STEPS, warmup $WARMUP; plan args: ${PLAN_ARGS:-none}; calibration: ${CALIBRATION:-none}"
+	[ "${CALIBRATION:-}" = lab ] && echo "margin models: ${MARGIN_MODELS:-none}, $MARGIN_ROUNDS rounds"
 	echo "cluster: ${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us},nics=1x<rate>"
 } > "$OUT/setup.txt"
 
@@ -104,6 +110,25 @@ lab_ranks() {
 	wait
 }
 
+# run_model NAME:SCALE CALIB PLANDIR RAWDIR ROUNDS: autosync's plan for the
+# model (into PLANDIR/NAME), then the DDP peer, default against the plan,
+# in the lab as it is (RAWDIR/NAME.jsonl)
+run_model() {
+	m=${1%%:*}; sc=${1##*:}; pd="$3/$m"; rd=$4
+	timeout 300 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
+		--network "$CLUSTER" --framework pytorch-ddp ${PLAN_ARGS:-} \
+		${2:+--calibration "$2"} \
+		--strategies autosync,ddp-default --steps 0 --warmup 0 \
+		--write-plans "$pd" > "$rd/$m-plan.txt" 2>&1
+	log "  $m/$sc: plan rc $? ($(grep -m1 '^strategy:' "$pd/autosync.yaml" 2>/dev/null))"
+	lab_ranks "$NP" "$PPN" "$rd/$m" /usr/bin/python3 "$HERE/ddp_peer.py" --replay "$pd/replay.json" \
+		--world $NP --master "$LAB_NET.1:29511" \
+		--configs "default,plan:$pd/autosync.yaml" --rounds "$5" \
+		--steps "$STEPS" --warmup "$WARMUP" --tag "$lay/$rate"
+	grep '^{' "$rd/$m-rank0.log" > "$rd/$m.jsonl"
+	log "  $m: $(wc -l < "$rd/$m.jsonl") result lines"
+}
+
 for lay in $LAYOUTS; do
 	H=${lay%x*}; PPN=${lay#*x}; NP=$((H * PPN))
 	export LAB_PPN=$PPN
@@ -133,21 +158,21 @@ for lay in $LAYOUTS; do
 			grep -q '^cast_bw' "$calib" || { log "calibration failed: $d/calibration-rank*.log"; exit 1; }
 			log "calibration for $lay, $rate: $(grep -v '^#' "$calib" | tr '\n' ' ')"
 		fi
+		if [ "${CALIBRATION:-}" = lab ] && [ -n "$MARGIN_MODELS" ]; then
+			# the held-out models' plans, planned with no margin for
+			# compression and the hierarchical hook, against DDP's
+			# default: how optimistic the model is for those families
+			# here sets their margins for the headline models
+			printf 'margin_compression: 0\nmargin_tree: 0\n' | cat "$calib" - > "$d/calibration-nomargin.yaml"
+			mkdir -p "$d/margin"
+			for ms in $MARGIN_MODELS; do
+				run_model "$ms" "$d/calibration-nomargin.yaml" "$OUT/plans/$lay/$rate/margin" "$d/margin" "$MARGIN_ROUNDS"
+			done
+			/usr/bin/python3 "$HERE/ddp_margins.py" "$d/margin" "$OUT/plans/$lay/$rate/margin" >> "$calib" || exit 1
+			log "margins for $lay, $rate: $(grep '^margin' "$calib" | tr '\n' ' ')"
+		fi
 		for ms in $MODELS; do
-			m=${ms%%:*}; sc=${ms##*:}
-			p="$OUT/plans/$lay/$rate/$m"
-			timeout 300 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
-				--network "$CLUSTER" --framework pytorch-ddp ${PLAN_ARGS:-} \
-				${calib:+--calibration "$calib"} \
-				--strategies autosync,ddp-default --steps 0 --warmup 0 \
-				--write-plans "$p" > "$d/$m-plan.txt" 2>&1
-			log "  $m/$sc: plan rc $? ($(grep -m1 '^strategy:' "$p/autosync.yaml" 2>/dev/null))"
-			lab_ranks "$NP" "$PPN" "$d/$m" /usr/bin/python3 "$HERE/ddp_peer.py" --replay "$p/replay.json" \
-				--world $NP --master "$LAB_NET.1:29511" \
-				--configs "default,plan:$p/autosync.yaml" --rounds "$ROUNDS" \
-				--steps "$STEPS" --warmup "$WARMUP" --tag "$lay/$rate"
-			grep '^{' "$d/$m-rank0.log" > "$d/$m.jsonl"
-			log "  $m: $(wc -l < "$d/$m.jsonl") result lines"
+			run_model "$ms" "$calib" "$OUT/plans/$lay/$rate" "$d" "$ROUNDS"
 		done
 		"$LAB" down "$H"
 	done

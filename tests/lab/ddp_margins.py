@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""ddp_margins.py RAWDIR PLANDIR - no-harm margins from held-out models.
+
+tests/lab/ddp_bench.sh (CALIBRATION=lab) plans models that are not among
+the headline ones with no margin for compression and for DDP's
+hierarchical hook (the predicted-fastest plan, whatever its family), runs
+each against DDP's default in the DDP peer (RAWDIR/NAME.jsonl, plans in
+PLANDIR/NAME) and appends this script's output to the calibration file of
+that layout and rate.
+
+The margin protects the default from a plan the model is optimistic
+about: a plan replaces the default only when predicted faster than
+(1 - m) x the default's prediction. The optimism of a plan is
+
+    (measured plan / predicted plan) / (measured default / predicted default)
+
+(medians over all timed steps), so a plan is taken only if it would still
+win when that far off. Per family (compression: an fp16/bf16 or PowerSGD
+hook; hierarchical: the hierarchical hook, whose margin is margin_tree's),
+m = 1 - 1 / (the largest optimism of the held-out plans in it), at least
+0.02 (the model's uncertainty for plain bucketed all-reduce). A family no
+held-out plan was in keeps its margin (nothing printed for it). Nothing is
+fitted to the headline models.
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+
+import yaml
+
+FLOOR = 0.02
+
+
+def families(plan):
+    env = plan.get("env") or {}
+    fam = []
+    if env.get("AUTOSYNC_DDP_COMM_HOOK", "none") not in ("none", ""):
+        fam.append("margin_compression")
+    if env.get("AUTOSYNC_DDP_ALLREDUCE") == "hierarchical":
+        fam.append("margin_tree")
+    return fam
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    raw, plans = sys.argv[1:]
+    worst = {}
+    for path in sorted(glob.glob(os.path.join(raw, "*.jsonl"))):
+        m = os.path.basename(path)[:-6]
+        with open(os.path.join(plans, m, "autosync.yaml")) as f:
+            plan = yaml.safe_load(f)
+        rows = [json.loads(line) for line in open(path) if line.startswith("{")]
+        meas = {k: [t for r in rows if r["config"].split(":")[0] == k for t in r["steps"]]
+                for k in ("default", "plan")}
+        pred = {"plan": plan["prediction"]["step_time"],
+                "default": next(b["step_time"] for b in plan["baselines"] if b["name"] == "ddp-default")}
+        fam = families(plan)
+        if not meas["default"] or not meas["plan"] or not all(r.get("ok") for r in rows):
+            print("# %s: no complete measurement, not used" % m)
+            continue
+        md, mp = statistics.median(meas["default"]), statistics.median(meas["plan"])
+        opt = (mp / pred["plan"]) / (md / pred["default"])
+        print("# %s (%s): predicted %.4f s against the default's %.4f s (%.2fx), measured %.4f"
+              " against %.4f s (%.2fx): optimism %.3f" %
+              (m, plan.get("strategy"), pred["plan"], pred["default"], pred["default"] / pred["plan"],
+               mp, md, md / mp, opt) + ("" if fam else ", neither family"))
+        for k in fam:
+            worst[k] = max(worst.get(k, 0.0), opt)
+    for k in sorted(worst):
+        print("%s: %.3f" % (k, max(FLOOR, 1.0 - 1.0 / worst[k])))
+
+
+if __name__ == "__main__":
+    main()
