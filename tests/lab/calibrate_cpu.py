@@ -20,6 +20,10 @@ calibration file (planner/costs.example.yaml) with
               takes beyond the flat all-reduce hook, per bucket, over 2
               (the model charges two casts a bucket): the slope of each
               over the bucket count, as for hier_bucket
+  intra_bw    (a comment: a property of the cluster, not a cost) the
+              bandwidth the ranks of a node get from each other, every
+              node at once: 16 MiB all-reduced in each node's subgroup,
+              2 (PPN - 1)/PPN x bytes / time (when 1 < PPN < NP)
   hier_bucket s per bucket the DDP hierarchical hook (contrib/pytorch,
               its own code, PPN ranks per "node") takes beyond the flat
               all-reduce hook: the slope of each over the bucket count
@@ -76,18 +80,25 @@ def hook_times(world, ppn, total=16 << 20, counts=(4, 48), reps=3):
     cstate = hooks.CompressState(torch.float16)
     fns = {"flat": lambda b: hooks.allreduce_hook(None, b),
            "fp16": lambda b: hooks.compress_hook(cstate, b)}
+    t = {}
     if 1 < ppn < world and not world % ppn:
         hstate = hooks.HierarchicalState(hooks.Layout(world, ppn))
         fns["hier"] = lambda b: hooks.hierarchical_hook(hstate, b)
-    t = {}
+        # the hook's intra-node phases run at what the node's ranks get
+        # from each other, every node at once: the cluster's intra link
+        x = torch.ones(total // 4)
+        t["intra"] = timed(lambda: dist.all_reduce(x, group=hstate.intra), 5)
     for _ in range(reps):
         for nb in counts:
             bufs = [torch.ones(total // 4 // nb) for _ in range(nb)]
             for name, hook in fns.items():
                 t.setdefault((name, nb), []).append(
                     timed(lambda: [f.wait() for f in [hook(_Bucket(b)) for b in bufs]], 1))
-    return {name: (statistics.median(t[(name, counts[1])]) - statistics.median(t[(name, counts[0])]))
-            / (counts[1] - counts[0]) for name in fns}
+    out = {name: (statistics.median(t[(name, counts[1])]) - statistics.median(t[(name, counts[0])]))
+           / (counts[1] - counts[0]) for name in fns}
+    if "intra" in t:
+        out["intra_bw"] = 2.0 * (ppn - 1) / ppn * total / t["intra"]
+    return out
 
 
 def measure(ppn, n):
@@ -142,6 +153,12 @@ def report(res, world, ppn, n, where):
     slope = {k: statistics.median(r[3][k] for r in res) for k in res[0][3]}
     if not slope:
         return
+    bw = slope.pop("intra_bw", None)
+    if bw:
+        # a cluster property, not a cost constant: ddp_bench.sh puts it in
+        # the network description (intra=host_bridge:BW)
+        print("# intra_bw: %.0fMB/s (16 MiB all-reduced by the %d ranks of each node,"
+              " every node at once; ring bus bandwidth)" % (bw / 1e6, ppn))
     print("# per bucket (16 MiB in 4 and 48 buckets), %d ranks per node: %s"
           % (ppn, ", ".join("%s hook %.6f s" % kv for kv in sorted(slope.items()))))
     print("cast_launch: %.4g" % max(0.0, (slope["fp16"] - slope["flat"]) / 2))

@@ -24,7 +24,8 @@
 #        its runs, into OUTDIR/raw/LAYOUT/calibration.yaml; or "lab": the
 #        same measured across the lab's shaped links, one rank per lab
 #        process as the runs place them, after each `lab up`, into
-#        OUTDIR/raw/LAYOUT/RATE/calibration.yaml; then the no-harm margins
+#        OUTDIR/raw/LAYOUT/RATE/calibration.yaml, and the intra-node
+#        bandwidth into the network description; then the no-harm margins
 #        of compression and of the hierarchical hook from held-out models
 #        (ddp_margins.py): MARGIN_MODELS (default "bert-base:32
 #        resnet101:16", none of MODELS; "" skips it) planned without those
@@ -157,6 +158,11 @@ for lay in $LAYOUTS; do
 			cp "$d/calibration-rank0.log" "$calib"
 			grep -q '^cast_bw' "$calib" || { log "calibration failed: $d/calibration-rank*.log"; exit 1; }
 			log "calibration for $lay, $rate: $(grep -v '^#' "$calib" | tr '\n' ' ')"
+			# the intra-node bandwidth measured with it replaces the
+			# description's guess (2.5 GB/s)
+			bw=$(sed -n 's/^# intra_bw: \([0-9.]*MB\/s\).*/\1/p' "$calib")
+			[ -n "$bw" ] && CLUSTER=$(echo "$CLUSTER" | sed "s|intra=host_bridge:[^:,]*|intra=host_bridge:$bw|")
+			log "network for $lay, $rate: $CLUSTER"
 		fi
 		if [ "${CALIBRATION:-}" = lab ] && [ -n "$MARGIN_MODELS" ]; then
 			# the held-out models' plans, planned with no margin for

@@ -98,3 +98,17 @@ if cells:
     lo = min(cells, key=lambda c: c[3])
     print("Lowest per-cell ratio: %.2f (%s, %s, %s).  " % (lo[3], lo[2], lo[0], lo[1]))
     print("Bound efficiency of the chosen plans: median %.2f, min %.2f." % (med([c[5] for c in cells]), min(c[5] for c in cells)))
+
+# the calibration each layout and rate planned with (CALIBRATION=lab: the
+# constants measured across the links, and the margins from held-out models)
+calibs = sorted(glob.glob(os.path.join(out, "raw", "*", "*", "calibration.yaml")))
+if calibs:
+    print("\n## Calibration per layout and rate\n")
+    for path in calibs:
+        lay, rate = path.split(os.sep)[-3:-1]
+        lines = [l.rstrip("\n") for l in open(path)]
+        keys = [l for l in lines if l and not l.startswith("#") and not l.startswith("autosync_costs")]
+        print("- %s %s: %s" % (lay, rate, ", ".join(keys)))
+        for l in lines:
+            if l.startswith("# ") and "optimism" in l:
+                print("  - held out: %s" % l[2:])
