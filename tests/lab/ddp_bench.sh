@@ -28,8 +28,9 @@
 #        bandwidth into the network description; then the no-harm margins
 #        of compression and of the hierarchical hook from held-out models
 #        (ddp_margins.py): MARGIN_MODELS (default "bert-base:32
-#        resnet101:16", none of MODELS; "" skips it) planned without those
-#        margins and run like the rest (MARGIN_ROUNDS, 2), in raw/../margin
+#        resnet101:16", none of MODELS; "" skips it) planned without the
+#        margin of one family, then of the other, and run like the rest
+#        (MARGIN_ROUNDS, 2), in raw/LAYOUT/RATE/margin/FAMILY
 # Needs root. Tears the lab down on exit. Then ddp_summary.py writes
 # OUTDIR/summary.md.
 set -u
@@ -165,14 +166,18 @@ for lay in $LAYOUTS; do
 			log "network for $lay, $rate: $CLUSTER"
 		fi
 		if [ "${CALIBRATION:-}" = lab ] && [ -n "$MARGIN_MODELS" ]; then
-			# the held-out models' plans, planned with no margin for
-			# compression and the hierarchical hook, against DDP's
-			# default: how optimistic the model is for those families
-			# here sets their margins for the headline models
-			printf 'margin_compression: 0\nmargin_tree: 0\n' | cat "$calib" - > "$d/calibration-nomargin.yaml"
-			mkdir -p "$d/margin"
-			for ms in $MARGIN_MODELS; do
-				run_model "$ms" "$d/calibration-nomargin.yaml" "$OUT/plans/$lay/$rate/margin" "$d/margin" "$MARGIN_ROUNDS"
+			# the held-out models' plans, each planned once with no
+			# margin for compression and once with none for the
+			# hierarchical hook (the other family keeping its margin),
+			# against DDP's default: how optimistic the model is for
+			# each family here sets its margin for the headline models
+			for fam in compression tree; do
+				printf 'margin_%s: 0\n' $fam | cat "$calib" - > "$d/calibration-no-$fam.yaml"
+				mkdir -p "$d/margin/$fam"
+				for ms in $MARGIN_MODELS; do
+					run_model "$ms" "$d/calibration-no-$fam.yaml" "$OUT/plans/$lay/$rate/margin/$fam" \
+						"$d/margin/$fam" "$MARGIN_ROUNDS"
+				done
 			done
 			/usr/bin/python3 "$HERE/ddp_margins.py" "$d/margin" "$OUT/plans/$lay/$rate/margin" >> "$calib" || exit 1
 			log "margins for $lay, $rate: $(grep '^margin' "$calib" | tr '\n' ' ')"

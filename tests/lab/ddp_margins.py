@@ -2,11 +2,11 @@
 """ddp_margins.py RAWDIR PLANDIR - no-harm margins from held-out models.
 
 tests/lab/ddp_bench.sh (CALIBRATION=lab) plans models that are not among
-the headline ones with no margin for compression and for DDP's
-hierarchical hook (the predicted-fastest plan, whatever its family), runs
-each against DDP's default in the DDP peer (RAWDIR/NAME.jsonl, plans in
-PLANDIR/NAME) and appends this script's output to the calibration file of
-that layout and rate.
+the headline ones once with no margin for compression and once with none
+for DDP's hierarchical hook (the other family keeping its margin), runs
+each plan against DDP's default in the DDP peer (RAWDIR/RUN/NAME.jsonl,
+plans in PLANDIR/RUN/NAME) and appends this script's output to the
+calibration file of that layout and rate.
 
 The margin protects the default from a plan the model is optimistic
 about: a plan replaces the default only when predicted faster than
@@ -16,8 +16,9 @@ about: a plan replaces the default only when predicted faster than
 
 (medians over all timed steps), so a plan is taken only if it would still
 win when that far off. Per family (compression: an fp16/bf16 or PowerSGD
-hook; hierarchical: the hierarchical hook, whose margin is margin_tree's),
-m = 1 - 1 / (the largest optimism of the held-out plans in it), at least
+hook; hierarchical: the hierarchical hook, whose margin is margin_tree's; a plan
+in both is evidence for both), m = 1 - 1 / (the largest optimism of the
+held-out plans in it), at least
 0.02 (the model's uncertainty for plain bucketed all-reduce). A family no
 held-out plan was in keeps its margin (nothing printed for it). Nothing is
 fitted to the headline models.
@@ -48,9 +49,9 @@ def main():
         sys.exit(__doc__)
     raw, plans = sys.argv[1:]
     worst = {}
-    for path in sorted(glob.glob(os.path.join(raw, "*.jsonl"))):
-        m = os.path.basename(path)[:-6]
-        with open(os.path.join(plans, m, "autosync.yaml")) as f:
+    for path in sorted(glob.glob(os.path.join(raw, "*", "*.jsonl"))):
+        run, m = path.split(os.sep)[-2], os.path.basename(path)[:-6]
+        with open(os.path.join(plans, run, m, "autosync.yaml")) as f:
             plan = yaml.safe_load(f)
         rows = [json.loads(line) for line in open(path) if line.startswith("{")]
         meas = {k: [t for r in rows if r["config"].split(":")[0] == k for t in r["steps"]]
@@ -59,14 +60,14 @@ def main():
                 "default": next(b["step_time"] for b in plan["baselines"] if b["name"] == "ddp-default")}
         fam = families(plan)
         if not meas["default"] or not meas["plan"] or not all(r.get("ok") for r in rows):
-            print("# %s: no complete measurement, not used" % m)
+            print("# %s, no margin for %s: no complete measurement, not used" % (m, run))
             continue
         md, mp = statistics.median(meas["default"]), statistics.median(meas["plan"])
         opt = (mp / pred["plan"]) / (md / pred["default"])
-        print("# %s (%s): predicted %.4f s against the default's %.4f s (%.2fx), measured %.4f"
+        print("# %s, no margin for %s (%s): predicted %.4f s against the default's %.4f s (%.2fx), measured %.4f"
               " against %.4f s (%.2fx): optimism %.3f" %
-              (m, plan.get("strategy"), pred["plan"], pred["default"], pred["default"] / pred["plan"],
-               mp, md, md / mp, opt) + ("" if fam else ", neither family"))
+              (m, run, plan.get("strategy"), pred["plan"], pred["default"], pred["default"] / pred["plan"],
+               mp, md, md / mp, opt) + (" (%s)" % " + ".join(fam) if fam else ", neither family"))
         for k in fam:
             worst[k] = max(worst.get(k, 0.0), opt)
     for k in sorted(worst):
