@@ -16,12 +16,11 @@ about: a plan replaces the default only when predicted faster than
 
 (medians over all timed steps), so a plan is taken only if it would still
 win when that far off. Per family (compression: an fp16/bf16 or PowerSGD
-hook; hierarchical: the hierarchical hook, whose margin is margin_tree's; a plan
-in both is evidence for both), m = 1 - 1 / (the largest optimism of the
-held-out plans in it), at least
-0.02 (the model's uncertainty for plain bucketed all-reduce). A family no
-held-out plan was in keeps its margin (nothing printed for it). Nothing is
-fitted to the headline models.
+hook; hierarchical: the hierarchical hook, whose margin is margin_tree's; a
+plan in both is evidence for both), m = 1 - 1 / (the largest optimism of
+the held-out plans in it), at least 0.02 (the model's uncertainty for plain
+bucketed all-reduce). A family no held-out plan was in keeps its margin
+(nothing printed for it). Nothing is fitted to the headline models.
 """
 import glob
 import json
