@@ -17,6 +17,10 @@
 #        WARMUP (2); PLAN_ARGS (extra `autosync bench`
 #        planning arguments, e.g. --allow-compression)
 #        CLUSTER_BASE as in bench.sh
+#        FRESH (1): each configuration of each round in its own processes
+#        (ddp_peer.py --fresh); 0: all in one process per rank, as in
+#        results/2026-12-04-ddp-lab-calibration, which flattered DDP's
+#        default after a hierarchical plan
 #        CALIBRATION: a calibration file for the planner, or "cpu": measure
 #        the lab's CPU constants (calibrate_cpu.py: cast, 16-bit
 #        reduction and the hierarchical hook's per-bucket costs) with as
@@ -29,8 +33,9 @@
 #        of compression and of the hierarchical hook from held-out models
 #        (ddp_margins.py): MARGIN_MODELS (default "bert-base:32
 #        resnet101:16", none of MODELS; "" skips it) planned without the
-#        margin of one family, then of the other, and run like the rest
-#        (MARGIN_ROUNDS, 2), in raw/LAYOUT/RATE/margin/FAMILY
+#        margin of one family, then of the other, then of both, and run
+#        like the rest (MARGIN_ROUNDS, 2), in
+#        raw/LAYOUT/RATE/margin/{compression,tree,both}
 # Needs root. Tears the lab down on exit. Then ddp_summary.py writes
 # OUTDIR/summary.md.
 set -u
@@ -45,7 +50,7 @@ fi
 MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 ncf:8 resnet50:8"}
 RATES=${RATES:-"1gbit 400mbit"}
 LAYOUTS=${LAYOUTS:-"4x2 2x4"}
-ROUNDS=${ROUNDS:-4}; STEPS=${STEPS:-5}; WARMUP=${WARMUP:-2}
+ROUNDS=${ROUNDS:-4}; STEPS=${STEPS:-5}; WARMUP=${WARMUP:-2}; FRESH=${FRESH:-1}
 MARGIN_MODELS=${MARGIN_MODELS-"bert-base:32 resnet101:16"}; MARGIN_ROUNDS=${MARGIN_ROUNDS:-2}
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
@@ -56,6 +61,7 @@ mkdir -p "$OUT/raw" "$OUT/plans"
 cleanup() { "$LAB" down 8 >/dev/null 2>&1; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+fresh=""; [ "$FRESH" = 1 ] && fresh=--fresh
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 
 {
@@ -65,7 +71,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "torch: $(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "layouts: $LAYOUTS; rates: $RATES; models: $MODELS"
-	echo "rounds $ROUNDS, steps $STEPS, warmup $WARMUP; plan args: ${PLAN_ARGS:-none}; calibration: ${CALIBRATION:-none}"
+	echo "rounds $ROUNDS, steps $STEPS, warmup $WARMUP, fresh processes per configuration: $FRESH; plan args: ${PLAN_ARGS:-none}; calibration: ${CALIBRATION:-none}"
 	[ "${CALIBRATION:-}" = lab ] && echo "margin models: ${MARGIN_MODELS:-none}, $MARGIN_ROUNDS rounds"
 	echo "cluster: ${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us},nics=1x<rate>"
 } > "$OUT/setup.txt"
@@ -126,7 +132,7 @@ run_model() {
 	lab_ranks "$NP" "$PPN" "$rd/$m" /usr/bin/python3 "$HERE/ddp_peer.py" --replay "$pd/replay.json" \
 		--world $NP --master "$LAB_NET.1:29511" \
 		--configs "default,plan:$pd/autosync.yaml" --rounds "$5" \
-		--steps "$STEPS" --warmup "$WARMUP" --tag "$lay/$rate"
+		--steps "$STEPS" --warmup "$WARMUP" --tag "$lay/$rate" $fresh
 	grep '^{' "$rd/$m-rank0.log" > "$rd/$m.jsonl"
 	log "  $m: $(wc -l < "$rd/$m.jsonl") result lines"
 }
@@ -167,12 +173,16 @@ for lay in $LAYOUTS; do
 		fi
 		if [ "${CALIBRATION:-}" = lab ] && [ -n "$MARGIN_MODELS" ]; then
 			# the held-out models' plans, each planned once with no
-			# margin for compression and once with none for the
-			# hierarchical hook (the other family keeping its margin),
-			# against DDP's default: how optimistic the model is for
-			# each family here sets its margin for the headline models
-			for fam in compression tree; do
-				printf 'margin_%s: 0\n' $fam | cat "$calib" - > "$d/calibration-no-$fam.yaml"
+			# margin for compression, once with none for the
+			# hierarchical hook (the other family keeping its margin)
+			# and once with neither, against DDP's default: how
+			# optimistic the model is for each family here sets its
+			# margin for the headline models
+			for fam in compression tree both; do
+				case $fam in
+				both) printf 'margin_compression: 0\nmargin_tree: 0\n' ;;
+				*) printf 'margin_%s: 0\n' $fam ;;
+				esac | cat "$calib" - > "$d/calibration-no-$fam.yaml"
 				mkdir -p "$d/margin/$fam"
 				for ms in $MARGIN_MODELS; do
 					run_model "$ms" "$d/calibration-no-$fam.yaml" "$OUT/plans/$lay/$rate/margin/$fam" \
@@ -180,7 +190,7 @@ for lay in $LAYOUTS; do
 				done
 			done
 			/usr/bin/python3 "$HERE/ddp_margins.py" "$d/margin" "$OUT/plans/$lay/$rate/margin" >> "$calib" || exit 1
-			log "margins for $lay, $rate: $(grep '^margin' "$calib" | tr '\n' ' ')"
+			log "margins for $lay, $rate: $(grep -E '^(margin|uncertainty)' "$calib" | tr '\n' ' ')"
 		fi
 		for ms in $MODELS; do
 			run_model "$ms" "$calib" "$OUT/plans/$lay/$rate" "$d" "$ROUNDS"

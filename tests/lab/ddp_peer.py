@@ -19,6 +19,12 @@ order reversed every other round):
   plan:PATH      autosync_ddp.wrap(model, plan=load_plan(PATH)) (the adapter)
   bucket:MB      DDP(bucket_cap_mb=MB)
 
+With --fresh each configuration of each round runs in its own process
+(forked after torch is imported, with its own process group on master
+port + 100 + its index), as a real job runs one configuration: in one
+process a configuration ran up to 1.4x faster after a hierarchical plan
+had run (2026-12-04 lab, BERT-large), which flattered the default.
+
 Launch one process per rank (tests/lab/bench.sh does it in the lab):
   /usr/bin/python3 ddp_peer.py --replay replay.json --rank R --world W \\
       --master 10.77.0.1:29500 --configs default,plan:p.yaml
@@ -29,6 +35,7 @@ import json
 import os
 import sys
 import time
+import traceback
 
 import torch
 import torch.distributed as dist
@@ -47,11 +54,17 @@ ap.add_argument("--steps", type=int, default=5)
 ap.add_argument("--warmup", type=int, default=2)
 ap.add_argument("--rounds", type=int, default=1)
 ap.add_argument("--tag", default="")
+ap.add_argument("--fresh", action="store_true")
 a = ap.parse_args()
 
 torch.set_num_threads(1)
 R = json.load(open(a.replay))
-dist.init_process_group("gloo", init_method="tcp://" + a.master, rank=a.rank, world_size=a.world)
+
+
+def init(port_offset=0):
+    host, port = a.master.rsplit(":", 1)
+    dist.init_process_group("gloo", init_method="tcp://%s:%d" % (host, int(port) + port_offset),
+                            rank=a.rank, world_size=a.world)
 
 clock = {"t": 0.0}
 
@@ -152,14 +165,49 @@ def run(cfg):
     return ts, bool(ok.item()), s
 
 
+def forked(cfg, k):
+    """run(cfg) in a child process with its own process group; its result
+    comes back through a pipe"""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rfd)
+        code = 1
+        try:
+            init(100 + k)
+            out = run(cfg)
+            dist.destroy_process_group()
+            with os.fdopen(wfd, "w") as w:
+                w.write(json.dumps(out))
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(wfd)
+    with os.fdopen(rfd) as r:
+        data = r.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not data:
+        raise SystemExit("configuration %s: its process failed (wait status %d)" % (cfg, status))
+    return tuple(json.loads(data))
+
+
+if not a.fresh:
+    init()
+k = 0
 for rnd in range(a.rounds):
     # A B, then B A: a configuration that always ran second measured up to
     # 6 % slower than the same settings run first (2026-12-03 lab, NCF)
     cfgs = a.configs.split(",")
     for cfg in (cfgs if rnd % 2 == 0 else cfgs[::-1]):
-        ts, ok, s = run(cfg)
+        ts, ok, s = forked(cfg, k) if a.fresh else run(cfg)
+        k += 1
         if a.rank == 0:
             print(json.dumps({"tag": a.tag, "model": R["model"], "config": cfg, "round": rnd,
                               "world": a.world, "steps": ts, "ok": ok, "settings": s,
-                              "torch": torch.__version__}), flush=True)
-dist.destroy_process_group()
+                              "fresh": a.fresh, "torch": torch.__version__}), flush=True)
+if not a.fresh:
+    dist.destroy_process_group()

@@ -83,7 +83,7 @@ for path in sorted(glob.glob(os.path.join(out, "raw", "*", "*", "*.jsonl"))):
             strat = line.split(":", 1)[1].strip()
             break
     ok = all(r["ok"] for r in rows)
-    cells.append((lay, rate, model, med(ratios), min(ratios) if ratios else float("nan"), bp / pm))
+    cells.append((lay, rate, model, med(ratios), min(ratios) if ratios else float("nan"), bp / pm, strat))
     print("| %s | %s | %.3g | %s | %d | %s | %s | %s (%s-%s) | %s / %s | %s | %s | %s %s | %s |" % (
         lay, rate, bw, model, len(ratios), f(dm), f(pm), f(med(ratios), 2),
         f(min(ratios) if ratios else float("nan"), 2), f(max(ratios) if ratios else float("nan"), 2),
@@ -97,6 +97,17 @@ if head:
 if cells:
     lo = min(cells, key=lambda c: c[3])
     print("Lowest per-cell ratio: %.2f (%s, %s, %s).  " % (lo[3], lo[2], lo[0], lo[1]))
+    # where the plan is DDP's default the same settings ran twice: the
+    # ratio is the lab's noise, not something autosync did
+    kept = [c for c in cells if c[6].strip('"') == "ddp-default"]
+    changed = [c for c in cells if c not in kept]
+    if changed:
+        lo = min(changed, key=lambda c: c[3])
+        print("Lowest where the plan changes DDP's settings: %.2f (%s, %s, %s; %d cells).  " % (
+            lo[3], lo[2], lo[0], lo[1], len(changed)))
+    if kept:
+        print("Where autosync kept DDP's default (the same settings measured twice: the lab's noise): "
+              "%.2f-%.2f (%d cells).  " % (min(c[3] for c in kept), max(c[3] for c in kept), len(kept)))
     print("Bound efficiency of the chosen plans: median %.2f, min %.2f." % (med([c[5] for c in cells]), min(c[5] for c in cells)))
 
 # the calibration each layout and rate planned with (CALIBRATION=lab: the

@@ -1,0 +1,60 @@
+#!/bin/sh
+# ddp_margins.py on made-up held-out runs: which margin each plan is
+# evidence for, the exact margins it prints, and that the planner takes the
+# `uncertainty` it sets from a calibration file.
+. "${AUTOSYNC_SRCDIR:-.}/tests/cli/tap.sh"
+/usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "1..0 # SKIP /usr/bin/python3 without PyYAML"; exit 0; }
+
+# held RUN MODEL HOOK ALLREDUCE PRED_PLAN PRED_DEFAULT MEAS_PLAN MEAS_DEFAULT [OK]
+held() {
+	mkdir -p "$TMP/raw/$1" "$TMP/plans/$1/$2"
+	cat > "$TMP/plans/$1/$2/autosync.yaml" <<EOF
+strategy: "autosync-bucket-cap"
+prediction:
+  step_time: $5
+baselines:
+  - name: "ddp-default"
+    step_time: $6
+env:
+  AUTOSYNC_DDP_COMM_HOOK: "$3"
+  AUTOSYNC_DDP_ALLREDUCE: "$4"
+EOF
+	for r in 0 1; do
+		printf '{"config": "default", "round": %d, "steps": [%s, %s], "ok": %s}\n' $r "$8" "$8" "${9:-true}"
+		printf '{"config": "plan:%s", "round": %d, "steps": [%s, %s], "ok": %s}\n' "$2" $r "$7" "$7" "${9:-true}"
+	done > "$TMP/raw/$1/$2.jsonl"
+}
+# fp16, flat: optimism (0.5/0.4)/(1/1) = 1.25, for compression
+held compression a fp16 flat 0.4 1.0 0.5 1.0
+# a bucket cap: 1.05, for the uncertainty every plan must beat
+held compression b none flat 0.9 1.0 0.945 1.0
+# fp16 + hierarchical planned without the tree margin: 2.0, for the tree
+# margin only (flat fp16 is not held back by it)
+held tree a fp16 hierarchical 0.25 1.0 0.5 1.0
+# hierarchical, a pessimistic model (0.8): the worst case still counts
+held tree b none hierarchical 0.5 1.0 0.4 1.0
+# fp16 + hierarchical planned without either margin: 2.4, for the tree
+# margin (the hook on top of a compression flat plans measure)
+held both a fp16 hierarchical 0.25 1.0 0.6 1.0
+# a failed check: not used
+held tree c none flat 0.1 1.0 0.9 1.0 false
+
+out=$(/usr/bin/python3 "$SRCDIR/tests/lab/ddp_margins.py" "$TMP/raw" "$TMP/plans" 2>&1); rc=$?
+is "$rc" 0 "ddp_margins.py runs"
+is "$(printf '%s\n' "$out" | grep -v '^#')" "margin_compression: 0.200
+margin_tree: 0.583
+uncertainty: 0.048" "margins: compression from flat fp16, tree from fp16 + hierarchical, uncertainty from the bucket cap"
+like "$out" "# a, no margin for tree \(autosync-bucket-cap\): predicted 0.2500 s against the default's 1.0000 s \(4.00x\), measured 0.5000 against 1.0000 s \(2.00x\): optimism 2.000 \(margin_compression \+ margin_tree\)" \
+	"  a plan in both families is reported with both"
+like "$out" "# a, no margin for compression and tree .*optimism 2.400 \(margin_compression \+ margin_tree\)" \
+	"  planned without either margin: reported as such"
+like "$out" "# b, no margin for compression .*optimism 1.050, neither family" "  the bucket cap is in neither family"
+like "$out" "# c, no margin for tree: no complete measurement, not used" "  a failed run is not used"
+
+# the planner widens by the uncertainty it is given
+printf 'autosync_costs: 1\n%s\n' "$(printf '%s\n' "$out" | grep '^uncertainty')" > "$TMP/cal.yaml"
+plan() { AUTOSYNC_CATALOG_DIR=$SRCDIR/planner/catalog "$AUTOSYNC" plan -c none --model resnet50 --framework pytorch-ddp \
+	--network nodes=4,gpus=2,intra=host_bridge:400MB/s,nics=1x1Gbit/s,lat=100us "$@" 2>&1 | grep '^# reason'; }
+like "$(plan --calibration "$TMP/cal.yaml")" "within the 4.8% margin for bucketed all-reduce" "the planner takes the uncertainty from the calibration"
+like "$(plan)" "within the 2% margin for bucketed all-reduce" "  (2% without it)"
+done_testing
