@@ -22,7 +22,7 @@ order reversed every other round):
 With --fresh each configuration of each round runs in its own process
 (forked after torch is imported, with its own process group on master
 port + 100 + its index), as a real job runs one configuration: in one
-process a configuration ran up to 1.4x faster after a hierarchical plan
+process DDP's default ran up to 1.5x faster after a hierarchical plan
 had run (2026-12-04 lab, BERT-large), which flattered the default.
 
 Launch one process per rank (tests/lab/bench.sh does it in the lab):
