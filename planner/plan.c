@@ -248,8 +248,15 @@ autosync_plan_t *planner_plan_from_strategy(const struct simctx *x,
 		}
 		pb->b.id = (unsigned)(plan->nb - 1);
 		pb->b.kind = s->cfg[b].kind;
-		pb->b.algo = s->cfg[b].algo;
-		pb->b.compress = s->cfg[b].compress;
+		/* what the plan file says of a PS bucket, no all-reduce
+		 * algorithm or compression: the hash covers them, so a PS
+		 * bucket carrying one would not read back with its hash */
+		pb->b.algo = s->cfg[b].kind == AUTOSYNC_SYNC_PS
+				 ? AUTOSYNC_ALGO_AUTO
+				 : s->cfg[b].algo;
+		pb->b.compress = s->cfg[b].kind == AUTOSYNC_SYNC_PS
+				     ? AUTOSYNC_COMPRESS_NONE
+				     : s->cfg[b].compress;
 		pb->b.powersgd_rank =
 		    s->cfg[b].compress == AUTOSYNC_COMPRESS_POWERSGD
 			? s->cfg[b].rank

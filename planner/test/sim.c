@@ -1246,13 +1246,37 @@ static autosync_costs_t default_costs(void)
 	return k;
 }
 
+/* the plan as written, read back: the reader checks the hash against the
+ * decisions it read, so this fails when the file leaves one out */
+static int reads_back(const autosync_plan_t *pl)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	autosync_plan_t *back;
+	int r;
+
+	if (!fp)
+		return 0;
+	r = autosync_plan_write(pl, fp, NULL);
+	if (fclose(fp) != 0 || r < 0) {
+		free(buf);
+		return 0;
+	}
+	back = autosync_plan_parse(buf, len, "mem", NULL);
+	r = back && !strcmp(autosync_plan_hash(back), autosync_plan_hash(pl));
+	autosync_plan_destroy(back);
+	free(buf);
+	return r;
+}
+
 static void terms(void)
 {
 	static const char *const models[] = {"resnet50", "ncf", "bert-base"};
 	static const unsigned nodes[] = {1, 4};
 	autosync_error_t err = {0};
 	char why[200] = "";
-	int good = 1, n = 0, hier = 0;
+	int good = 1, n = 0, hier = 0, nback = 0, ps = 0;
 
 	ok(!strcmp(autosync_term_name(0), "forward_s") &&
 	       !strcmp(autosync_term_name(AUTOSYNC_TERM_LAYERS), "layers") &&
@@ -1295,6 +1319,21 @@ static void terms(void)
 					     models[mi], nodes[ni], s.strategy,
 					     why);
 				}
+				if (reads_back(pl))
+					nback++;
+				else {
+					autosync_plan_summary_t s;
+					autosync_plan_summary(pl, &s);
+					diag(
+					    "%s on %u nodes, %s: does not read "
+					    "back with its hash",
+					    models[mi], nodes[ni], s.strategy);
+				}
+				for (size_t b = 0;
+				     b < autosync_plan_nbuckets(pl); b++)
+					ps +=
+					    autosync_plan_bucket(pl, b)->kind ==
+					    AUTOSYNC_SYNC_PS;
 				autosync_plan_terms(pl, t);
 				hier += nodes[ni] > 1 &&
 					t[AUTOSYNC_TERM_LAT_INTRA] > 0 &&
@@ -1308,6 +1347,10 @@ static void terms(void)
 	   "terms add up on %d plans (baselines, search, random; %d with both "
 	   "levels)",
 	   n, hier);
+	ok(nback == n && ps > 0,
+	   "every one of them, written and read back, has its hash (%d of %d; "
+	   "%d PS buckets)",
+	   nback, n, ps);
 	{
 		autosync_model_t *m =
 		    autosync_model_open("resnet50", catalog, &err);
