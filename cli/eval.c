@@ -34,6 +34,7 @@ enum {
 	OPT_BASE,
 	OPT_CANDIDATE,
 	OPT_SITE,
+	OPT_PICKS,
 };
 
 #define COMMON_OPTIONS                                         \
@@ -50,6 +51,7 @@ static const struct option eval_opts[] = {
     {"tie", required_argument, NULL, OPT_TIE},
     {"simulator", required_argument, NULL, OPT_SIMULATOR},
     {"cv", required_argument, NULL, OPT_CV},
+    {"picks", required_argument, NULL, OPT_PICKS},
     {NULL, 0, NULL, 0},
 };
 static const struct option train_opts[] = {
@@ -116,6 +118,10 @@ static void usage(FILE *fp, int mode)
 			 "also score a correction trained without each "
 			 "model (cluster) on that model (cluster): "
 			 "leave-one-out cross-validation");
+		cli_help(fp, "    --picks FILE",
+			 "write each group's pick and measured best (plan "
+			 "hashes, measured times) for every set of "
+			 "predictions scored, as tab-separated lines");
 	}
 	if (mode == PROMOTE) {
 		cli_help(fp, "    --candidate FILE",
@@ -132,7 +138,8 @@ struct ctx {
 	int mode;
 	unsigned long records, skipped, bad, outside;
 	int64_t since, until; /* 0: no bound */
-	const char *simulator, *output, *base, *candidate, *site;
+	const char *simulator, *output, *base, *candidate, *site, *picks;
+	FILE *picks_fp;
 	int cv; /* -1 none, else enum autosync_by */
 	autosync_error_t err;
 };
@@ -283,6 +290,9 @@ static int option(struct ctx *c, int o, char **argv)
 		else
 			return cli_bad_value(cmd, "--cv", optarg, cvs, 2);
 		return 0;
+	case OPT_PICKS:
+		c->picks = optarg;
+		return 0;
 	case OPT_MIN_STEPS:
 		if (cli_uint(cmd, "--min-steps", optarg, 1, 1000000, &n) < 0)
 			return 2;
@@ -351,12 +361,31 @@ static int cross_validate(struct ctx *c, int by, const autosync_learned_t *base)
 	return 0;
 }
 
+/* the picks of the predictions now in the dataset, as 'set' */
+static int write_picks(struct ctx *c, const char *set)
+{
+	autosync_pick_t *p;
+	ssize_t n;
+
+	if (!c->picks_fp)
+		return 0;
+	if ((n = autosync_dataset_picks(c->d, &p, &c->err)) < 0)
+		return -1;
+	for (ssize_t i = 0; i < n; i++)
+		fprintf(c->picks_fp, "%s\t%s\t%s\t%s\t%s\t%.9g\t%.9g\n", set,
+			p[i].label[AUTOSYNC_BY_MODEL],
+			p[i].label[AUTOSYNC_BY_CLUSTER], p[i].picked, p[i].best,
+			p[i].picked_s, p[i].best_s);
+	free(p);
+	return 0;
+}
+
 static int evaluate(struct ctx *c)
 {
 	autosync_learned_t *m = NULL;
 
 	printf("# predictions as recorded (the analytic simulator)\n");
-	if (report(c->d, &c->err) < 0)
+	if (report(c->d, &c->err) < 0 || write_picks(c, "recorded") < 0)
 		return -1;
 	if (c->simulator) {
 		if (!(m = autosync_learned_load(c->simulator, &c->err)) ||
@@ -366,7 +395,8 @@ static int evaluate(struct ctx *c)
 		}
 		autosync_learned_destroy(m);
 		printf("\n# corrected by %s\n", c->simulator);
-		if (report(c->d, &c->err) < 0)
+		if (report(c->d, &c->err) < 0 ||
+		    write_picks(c, "corrected") < 0)
 			return -1;
 		autosync_dataset_reset(c->d);
 	}
@@ -374,7 +404,10 @@ static int evaluate(struct ctx *c)
 		if (cross_validate(c, c->cv, NULL) < 0)
 			return -1;
 		printf("\n# learned, leave-one-%s-out\n", by_name[c->cv]);
-		if (report(c->d, &c->err) < 0)
+		if (report(c->d, &c->err) < 0 ||
+		    write_picks(c, c->cv == AUTOSYNC_BY_MODEL
+				       ? "cv-model"
+				       : "cv-cluster") < 0)
 			return -1;
 		autosync_dataset_reset(c->d);
 	}
@@ -543,6 +576,11 @@ static int run(int argc, char **argv, int mode)
 		autosync_dataset_destroy(c.d);
 		return p < 0 ? 0 : p;
 	}
+	if (c.picks && !(c.picks_fp = fopen(c.picks, "w"))) {
+		fprintf(stderr, "autosync %s: --picks: %s: %s\n", cmd, c.picks,
+			strerror(errno));
+		goto out;
+	}
 	for (int i = optind; i < argc; i++)
 		if (autosync_feedback_read(argv[i], each, &c, bad_line,
 					   &c.err) != 0) {
@@ -564,6 +602,11 @@ static int run(int argc, char **argv, int mode)
 	}
 	rv = 0;
 out:
+	if (c.picks_fp && fclose(c.picks_fp) != 0 && rv == 0) {
+		fprintf(stderr, "autosync %s: --picks: %s: %s\n", cmd, c.picks,
+			strerror(errno));
+		rv = 1;
+	}
 	autosync_dataset_destroy(c.d);
 	return rv;
 }

@@ -376,24 +376,34 @@ static double kendall_tau_b(const double *x, const double *y, size_t n)
 	return (c - dis) / sqrt((c + dis + tx) * (c + dis + ty));
 }
 
+/* the first point of least predicted (x) and of least measured (y) time */
+static void firsts(const double *x, const double *y, size_t n, size_t *best_p,
+		   size_t *best_m)
+{
+	*best_p = *best_m = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (x[i] < x[*best_p])
+			*best_p = i;
+		if (y[i] < y[*best_m])
+			*best_m = i;
+	}
+}
+
 /* One group of n points: predicted x, measured y. */
 static int group_metrics(const autosync_dataset_t *d, const double *x,
 			 const double *y, size_t n, struct acc *a)
 {
-	size_t best_p = 0, best_m = 0;
+	size_t best_p, best_m;
 	double *work, t;
 
 	for (size_t i = 0; i < n; i++) {
 		a->abs_err += fabs(x[i] / y[i] - 1);
 		a->signed_err += x[i] / y[i] - 1;
 		a->n++;
-		if (x[i] < x[best_p])
-			best_p = i;
-		if (y[i] < y[best_m])
-			best_m = i;
 	}
 	if (n < 2)
 		return 0;
+	firsts(x, y, n, &best_p, &best_m);
 	a->ngroups++;
 	a->regret += y[best_p] / y[best_m];
 	for (size_t i = 0; i < n; i++)
@@ -432,20 +442,19 @@ static int cmp_group(const void *a, const void *b, void *arg)
 	return c ? c : strcmp(p[i].plan, p[j].plan);
 }
 
-int autosync_dataset_eval(const autosync_dataset_t *d, int by,
-			  const char *label, autosync_eval_t *out,
-			  autosync_error_t *errp)
+/* Calls fn for every group of the points whose 'by' label is 'label' (NULL:
+ * all), in group order, with the group's point indices and their predicted
+ * (x) and measured (y) times; -1 with ENOMEM or fn's -1. */
+static int for_groups(const autosync_dataset_t *d, int by, const char *label,
+		      int (*fn)(const autosync_dataset_t *, const size_t *,
+				const double *, const double *, size_t, void *),
+		      void *arg)
 {
 	size_t *idx = NULL, n = 0;
 	double *x = NULL, *y = NULL;
-	struct acc a;
 	int rv = -1;
 
-	if (!d || !out || by < 0 || by >= AUTOSYNC_BY_N) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "dataset: invalid argument");
-	}
-	memset(&a, 0, sizeof(a));
+	errno = ENOMEM;
 	if (!(idx = malloc((d->n + 1) * sizeof(size_t))) ||
 	    !(x = malloc((d->n + 1) * sizeof(double))) ||
 	    !(y = malloc((d->n + 1) * sizeof(double))))
@@ -461,8 +470,38 @@ int autosync_dataset_eval(const autosync_dataset_t *d, int by,
 			x[e - s] = d->p[idx[e]].pred;
 			y[e - s] = d->p[idx[e]].measured;
 		}
-		if (group_metrics(d, x, y, e - s, &a) < 0)
+		if (fn(d, idx + s, x, y, e - s, arg) < 0)
 			goto out;
+	}
+	rv = 0;
+out:
+	free(idx);
+	free(x);
+	free(y);
+	return rv;
+}
+
+static int metrics_of(const autosync_dataset_t *d, const size_t *idx,
+		      const double *x, const double *y, size_t n, void *arg)
+{
+	(void)idx;
+	return group_metrics(d, x, y, n, arg);
+}
+
+int autosync_dataset_eval(const autosync_dataset_t *d, int by,
+			  const char *label, autosync_eval_t *out,
+			  autosync_error_t *errp)
+{
+	struct acc a;
+
+	if (!d || !out || by < 0 || by >= AUTOSYNC_BY_N) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "dataset: invalid argument");
+	}
+	memset(&a, 0, sizeof(a));
+	if (for_groups(d, by, label, metrics_of, &a) < 0) {
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "dataset: out of memory");
 	}
 	out->groups = a.ngroups;
 	out->points = a.n;
@@ -474,14 +513,51 @@ int autosync_dataset_eval(const autosync_dataset_t *d, int by,
 	out->regret = a.ngroups ? a.regret / a.ngroups : NAN;
 	out->mean_abs = a.n ? a.abs_err / a.n : NAN;
 	out->mean_signed = a.n ? a.signed_err / a.n : NAN;
-	rv = 0;
-out:
-	free(idx);
-	free(x);
-	free(y);
-	if (rv < 0) {
-		errno = ENOMEM;
-		autosync_errprintf(errp, "dataset: out of memory");
+	return 0;
+}
+
+struct picks {
+	autosync_pick_t *p;
+	size_t n;
+};
+
+/* the group's pick and best, as group_metrics takes them for the regret */
+static int pick_of(const autosync_dataset_t *d, const size_t *idx,
+		   const double *x, const double *y, size_t n, void *arg)
+{
+	struct picks *ps = arg;
+	autosync_pick_t *k;
+	size_t bp, bm;
+
+	if (n < 2)
+		return 0;
+	firsts(x, y, n, &bp, &bm);
+	k = &ps->p[ps->n++];
+	for (int b = 0; b < AUTOSYNC_BY_N; b++)
+		k->label[b] = d->p[idx[0]].label[b];
+	memcpy(k->picked, d->p[idx[bp]].plan, sizeof(k->picked));
+	memcpy(k->best, d->p[idx[bm]].plan, sizeof(k->best));
+	k->picked_s = y[bp];
+	k->best_s = y[bm];
+	return 0;
+}
+
+ssize_t autosync_dataset_picks(const autosync_dataset_t *d,
+			       autosync_pick_t **out, autosync_error_t *errp)
+{
+	struct picks ps = {NULL, 0};
+
+	if (!d || !out) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "dataset: invalid argument");
 	}
-	return rv;
+	/* at most one pick per two points */
+	if (!(ps.p = calloc(d->n / 2 + 1, sizeof(*ps.p))) ||
+	    for_groups(d, AUTOSYNC_BY_MODEL, NULL, pick_of, &ps) < 0) {
+		free(ps.p);
+		errno = ENOMEM;
+		return autosync_errprintf(errp, "dataset: out of memory");
+	}
+	*out = ps.p;
+	return (ssize_t)ps.n;
 }

@@ -16,6 +16,7 @@
 #define AUTOSYNC_LEARN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "autosync/common.h"
 #include "autosync/feedback.h"
@@ -86,6 +87,24 @@ typedef struct autosync_eval {
 int autosync_dataset_eval(const autosync_dataset_t *d, int by,
 			  const char *label, autosync_eval_t *out,
 			  autosync_error_t *errp);
+
+/* One group's pick (a group = one model on one cluster): the point its
+ * predictions rank fastest and the point measured fastest, by plan hash,
+ * with their measured times; regret = picked_s / best_s. */
+typedef struct autosync_pick {
+	const char *label[AUTOSYNC_BY_N]; /* model and cluster labels,
+					   * borrowed from the dataset */
+	char picked[17], best[17];
+	double picked_s, best_s;
+} autosync_pick_t;
+
+/*
+ * The picks of every group with 2 points or more, in group order, into
+ * *out (the caller frees it with free(); its labels live as long as the
+ * dataset is not changed). Returns their number, -1 on error.
+ */
+ssize_t autosync_dataset_picks(const autosync_dataset_t *d,
+			       autosync_pick_t **out, autosync_error_t *errp);
 
 /*
  * A learned correction of the analytic simulator (a simulator file): boosted

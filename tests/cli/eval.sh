@@ -85,6 +85,17 @@ out=$("$AUTOSYNC" eval "$TMP/nonexistent" 2>&1); rc=$?
 is "$rc:$out" "1:autosync eval: $TMP/nonexistent: cannot open: No such file or directory" "a missing file"
 out=$("$AUTOSYNC" eval --tie 2 "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync eval: --tie: '2' is not a share from 0 to 1" "--tie 2: refused"
+# --picks: each group's pick and measured best, per set of predictions
+"$AUTOSYNC" eval --cv model --picks "$TMP/picks.tsv" "$SLICE" >/dev/null 2>&1; rc=$?
+is "$rc:$(cat "$TMP/picks.tsv")" "0:recorded	vgg16@1/32	4x2 1Gbit/s	a6d8cd96b87b0af5	aad07f5fe363f2d9	0.362848391	0.284674388
+recorded	bert-large@1/64	4x2 1Gbit/s	d86c295110f7557a	d86c295110f7557a	0.419881764	0.419881764
+cv-model	vgg16@1/32	4x2 1Gbit/s	a6d8cd96b87b0af5	aad07f5fe363f2d9	0.362848391	0.284674388
+cv-model	bert-large@1/64	4x2 1Gbit/s	d86c295110f7557a	d86c295110f7557a	0.419881764	0.419881764" \
+  "eval --picks: plan hashes and measured times of each group's pick and best"
+is "$(awk -F'\t' '$2 ~ /vgg16/ && $1 == "recorded" { printf "%.3f", $6 / $7 }' "$TMP/picks.tsv")" "1.275" \
+  "  their ratio is the table's regret for that group"
+out=$("$AUTOSYNC" eval --picks "$TMP/nodir/picks.tsv" "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "1:autosync eval: --picks: $TMP/nodir/picks.tsv: No such file or directory" "--picks into a missing directory: named, nothing scored"
 out=$("$AUTOSYNC" eval 2>&1 | head -1); 
 is "$out" "autosync eval: no feedback file given" "no file: says so"
 done_testing
