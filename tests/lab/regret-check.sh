@@ -74,6 +74,12 @@ is "$out" "| model | cluster | dataset best | analytic: dataset regret | pick | 
 | analytic | 5 | 1.120 | 3 | 1.050 | 1.050 | 1 |
 | learned (leave-one-model-out) | 5 | 1.020 | 3 | 1.000 | 0.967 | 0 |
 
+| cluster | groups re-timed | analytic: re-timed regret | learned |
+|---|---:|---:|---:|
+| 2x4 400Mbit/s | 1 | 1.000 | 1.000 |
+| 4x1 200Mbit/s | 1 | 1.000 | 1.000 |
+| 4x2 1Gbit/s | 1 | 1.150 | 1.000 |
+
 left out: bert-large@1/128 4x2 400Mbit/s: not timed
 
 left out: resnet50@1/8 4x2 200Mbit/s: the re-timed plans' hashes (n4) r4 are not the records' b4 r4" \

@@ -18,9 +18,10 @@ summary: per group, per predictor, the dataset's regret and the re-timed
   one (median over rounds of the per-round ratio of medians, with its range);
   then the mean over every group (a pick that is the dataset's best counts
   1 in both; a re-timed ratio below 1, the pick faster than the dataset's
-  best, counts 1). A group whose re-timed plans do not have the records'
-  hashes (for a random plan: the hash its file was written with,
-  OUTDIR/raw/TAG.made) is named and left out of the re-timed mean."""
+  best, counts 1), and that mean per cluster. A group whose re-timed plans
+  do not have the records' hashes (for a random plan: the hash its file
+  was written with, OUTDIR/raw/TAG.made) is named and left out of the
+  re-timed mean."""
 import json
 import os
 import statistics
@@ -142,6 +143,7 @@ def summary(picks, outdir):
             job[w[4]] = dict(x.split("=") for x in w[5:])
     rows, skipped = [], []
     regret, retimed, raw = ({s: [] for s in SETS} for _ in range(3))
+    cl = {}
     for (model, cluster), g in sorted(read_picks(picks).items()):
         t = tag(model, cluster)
         for s in SETS:
@@ -150,6 +152,7 @@ def summary(picks, outdir):
             for s in SETS:
                 retimed[s].append(1.0)
                 raw[s].append(1.0)
+                cl.setdefault(cluster, {x: [] for x in SETS})[s].append(1.0)
             continue
         try:
             got = timed(outdir, t) if t in job else None
@@ -173,6 +176,7 @@ def summary(picks, outdir):
             med = statistics.median(r)
             retimed[s].append(max(1.0, med))
             raw[s].append(med)
+            cl.setdefault(cluster, {x: [] for x in SETS})[s].append(max(1.0, med))
             cells.append("%.3f | %s | %.3f (%.3f-%.3f)" % (
                 g[s][2] / g[s][3], "=" if g[s][0] == g[s][1] else job[t][g[s][0]], med, r[0], r[-1]))
         rows.append("| %s | %s | %s | %s | %d |" % (model, cluster, job[t][g["recorded"][1]], " | ".join(cells), len(best)))
@@ -188,6 +192,11 @@ def summary(picks, outdir):
         print("| %s | %d | %.3f | %d | %.3f | %.3f | %d |" % (
             NAMES[s], len(regret[s]), statistics.mean(regret[s]), len(retimed[s]),
             statistics.mean(retimed[s]), statistics.mean(raw[s]), sum(x > 1.05 for x in retimed[s])))
+    print()
+    print("| cluster | groups re-timed | analytic: re-timed regret | learned |")
+    print("|---|---:|---:|---:|")
+    for c in sorted(cl):
+        print("| %s | %d | %s |" % (c, len(cl[c][SETS[0]]), " | ".join("%.3f" % statistics.mean(cl[c][s]) for s in SETS)))
     for x in skipped:
         print("\nleft out: " + x)
 
