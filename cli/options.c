@@ -509,10 +509,10 @@ autosync_topo_t *cli_load_topology(const struct cli_input *in, const char *dflt,
 		    t, strcmp(in->gpus, "all") ? in->gpus : NULL, in->cpus,
 		    err);
 	else if (live)
-		r = autosync_topo_restrict_env(
-		    t, getenv("CUDA_VISIBLE_DEVICES"),
-		    getenv("SLURM_STEP_GPUS"), getenv("SLURM_JOB_GPUS"),
-		    in->cpus, err);
+		r = autosync_topo_restrict_container(
+		    t, getenv("NVIDIA_VISIBLE_DEVICES"),
+		    getenv("CUDA_VISIBLE_DEVICES"), getenv("SLURM_STEP_GPUS"),
+		    getenv("SLURM_JOB_GPUS"), in->cpus, err);
 	else if (in->cpus)
 		r = autosync_topo_restrict(t, NULL, in->cpus, err);
 	if (r < 0) {

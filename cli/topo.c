@@ -26,7 +26,7 @@ static void usage(FILE *fp)
 	cli_input_usage(fp, WHICH, "live",
 			"the job's GPUs from\n"
 			"CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS"
-			"\nfor live, all for a file",
+			"\nand NVIDIA_VISIBLE_DEVICES for live, all for a file",
 			NULL);
 	cli_help(fp, "    --format text|yaml",
 		 "output format (default "

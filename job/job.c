@@ -480,86 +480,9 @@ static int apply_fabric_nics(autosync_job_t *j, autosync_error_t *errp)
 	return rv;
 }
 
-/*
- * A container's GPUs (Kubernetes' device plugin, the NVIDIA container
- * toolkit): NVIDIA_VISIBLE_DEVICES lists the node's GPUs the container got
- * (indices or UUIDs) while hwloc, reading sysfs, sees every GPU of the node;
- * CUDA_VISIBLE_DEVICES, when set too, counts within that list. Into *cvd
- * goes the one list of node GPUs the process sees (NULL: no container
- * list: unset, empty, "void" and "all" leave the view to the other
- * variables). 'cvd' is scratch. 0, or -1 with errp.
- */
-#define CONTAINER_MAX_GPUS 256
-static int container_gpus(const char *nvd, char *cvd, char **out,
-			  autosync_error_t *errp)
-{
-	char *list = NULL, *tok, *save = NULL, *copy;
-	const char *v[CONTAINER_MAX_GPUS];
-	size_t n = 0, len = 0;
-	int rv = -1;
-
-	*out = NULL;
-	if (!nvd || !*nvd || !strcmp(nvd, "void") || !strcmp(nvd, "all"))
-		return 0;
-	if (!strcmp(nvd, "none")) {
-		errno = ENODEV;
-		return autosync_errprintf(errp,
-					  "NVIDIA_VISIBLE_DEVICES=none: the "
-					  "container has no GPU");
-	}
-	if (!(copy = strdup(nvd)))
-		goto oom;
-	for (tok = strtok_r(copy, ",", &save); tok && n < CONTAINER_MAX_GPUS;
-	     tok = strtok_r(NULL, ",", &save))
-		v[n++] = tok;
-	if (!cvd) {
-		*out = strdup(nvd);
-		free(copy);
-		return *out ? 0 : (errno = ENOMEM, -1);
-	}
-	if (!(list = calloc(1, strlen(nvd) + strlen(cvd) + 2)))
-		goto oom_copy;
-	save = NULL;
-	for (tok = strtok_r(cvd, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		const char *g = tok;
-		char *end;
-		unsigned long k = strtoul(tok, &end, 10);
-
-		if (end != tok && !*end) {
-			if (k >= n) {
-				errno = EINVAL;
-				autosync_errprintf(
-				    errp,
-				    "CUDA_VISIBLE_DEVICES: GPU %lu, but "
-				    "NVIDIA_VISIBLE_DEVICES=%.64s gives the "
-				    "container %zu",
-				    k, nvd, n);
-				goto out;
-			}
-			g = v[k];
-		}
-		len += (size_t)sprintf(list + len, "%s%s", len ? "," : "", g);
-	}
-	*out = list;
-	list = NULL;
-	rv = 0;
-	goto out;
-oom_copy:
-	free(copy);
-	copy = NULL;
-oom:
-	errno = ENOMEM;
-	autosync_errprintf(errp, "topology: out of memory");
-out:
-	free(copy);
-	free(list);
-	return rv;
-}
-
 static int restrict_gpus(autosync_job_t *j, autosync_error_t *errp)
 {
-	char *cvd, *sgpus, *jgpus;
+	char *cvd, *sgpus, *jgpus, *nvd;
 	int rv;
 
 	if (j->gpus)
@@ -569,26 +492,13 @@ static int restrict_gpus(autosync_job_t *j, autosync_error_t *errp)
 	cvd = env_copy(j, "CUDA_VISIBLE_DEVICES");
 	sgpus = env_copy(j, "SLURM_STEP_GPUS");
 	jgpus = env_copy(j, "SLURM_JOB_GPUS");
-	if (!sgpus && !jgpus) {
-		/* Slurm's lists, where there are any, already say which GPUs
-		 * of the node are the job's */
-		char *nvd = env_copy(j, "NVIDIA_VISIBLE_DEVICES"), *view;
-
-		rv = container_gpus(nvd, cvd, &view, errp);
-		free(nvd);
-		if (rv < 0) {
-			free(cvd);
-			return -1;
-		}
-		if (view) {
-			free(cvd);
-			cvd = view;
-		}
-	}
-	rv = autosync_topo_restrict_env(j->topo, cvd, sgpus, jgpus, NULL, errp);
+	nvd = env_copy(j, "NVIDIA_VISIBLE_DEVICES");
+	rv = autosync_topo_restrict_container(j->topo, nvd, cvd, sgpus, jgpus,
+					      NULL, errp);
 	free(cvd);
 	free(sgpus);
 	free(jgpus);
+	free(nvd);
 	return rv;
 }
 

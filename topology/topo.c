@@ -1224,6 +1224,99 @@ out:
 	return rv;
 }
 
+/*
+ * A container's GPUs (Kubernetes' device plugin, the NVIDIA container
+ * toolkit): NVIDIA_VISIBLE_DEVICES lists the node's GPUs the container got
+ * (indices or UUIDs) while hwloc, reading sysfs, sees every GPU of the node;
+ * CUDA_VISIBLE_DEVICES, when set too, counts within that list. Into *out
+ * goes the one list of node GPUs the process sees (NULL: no container
+ * list: unset, empty, "void" and "all" leave the view to the other
+ * variables). 0, or -1 with errp.
+ */
+#define CONTAINER_MAX_GPUS 256
+static int container_gpus(const char *nvd, const char *cvd, char **out,
+			  autosync_error_t *errp)
+{
+	char *list = NULL, *tok, *save = NULL, *copy = NULL, *cv = NULL;
+	const char *v[CONTAINER_MAX_GPUS];
+	size_t n = 0, len = 0;
+	int rv = -1;
+
+	*out = NULL;
+	if (!nvd || !*nvd || !strcmp(nvd, "void") || !strcmp(nvd, "all"))
+		return 0;
+	if (!strcmp(nvd, "none")) {
+		errno = ENODEV;
+		return autosync_errprintf(errp,
+					  "NVIDIA_VISIBLE_DEVICES=none: the "
+					  "container has no GPU");
+	}
+	if (!cvd) {
+		if (!(*out = strdup(nvd)))
+			goto oom;
+		return 0;
+	}
+	if (!(copy = strdup(nvd)) || !(cv = strdup(cvd)) ||
+	    !(list = calloc(1, strlen(nvd) + strlen(cvd) + 2)))
+		goto oom;
+	for (tok = strtok_r(copy, ",", &save); tok && n < CONTAINER_MAX_GPUS;
+	     tok = strtok_r(NULL, ",", &save))
+		v[n++] = tok;
+	save = NULL;
+	for (tok = strtok_r(cv, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		const char *g = tok;
+		char *end;
+		unsigned long k = strtoul(tok, &end, 10);
+
+		if (end != tok && !*end) {
+			if (k >= n) {
+				errno = EINVAL;
+				autosync_errprintf(
+				    errp,
+				    "CUDA_VISIBLE_DEVICES: GPU %lu, but "
+				    "NVIDIA_VISIBLE_DEVICES=%.64s gives the "
+				    "container %zu",
+				    k, nvd, n);
+				goto out;
+			}
+			g = v[k];
+		}
+		len += (size_t)sprintf(list + len, "%s%s", len ? "," : "", g);
+	}
+	*out = list;
+	list = NULL;
+	rv = 0;
+	goto out;
+oom:
+	errno = ENOMEM;
+	autosync_errprintf(errp, "topology: out of memory");
+out:
+	free(copy);
+	free(cv);
+	free(list);
+	return rv;
+}
+
+int autosync_topo_restrict_container(autosync_topo_t *t, const char *nvd,
+				     const char *cvd, const char *step_gpus,
+				     const char *job_gpus, const char *cpuset,
+				     autosync_error_t *errp)
+{
+	char *view = NULL;
+	int rv;
+
+	/* Slurm's lists, where there are any, already say which GPUs of the
+	 * node are the job's */
+	if (!step_gpus && !job_gpus &&
+	    container_gpus(nvd, cvd, &view, errp) < 0)
+		return -1;
+	rv = autosync_topo_restrict_env(t, view ? view : cvd, step_gpus,
+					job_gpus, cpuset, errp);
+	free(view);
+	return rv;
+}
+
 int autosync_topo_restrict(autosync_topo_t *t, const char *gpus,
 			   const char *cpuset, autosync_error_t *errp)
 {

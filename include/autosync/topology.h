@@ -147,6 +147,18 @@ int autosync_topo_restrict_env(autosync_topo_t *t,
 			       const char *slurm_step_gpus,
 			       const char *slurm_job_gpus, const char *cpuset,
 			       autosync_error_t *errp);
+/*
+ * The same inside a container (Kubernetes' device plugin, the NVIDIA
+ * container toolkit), where hwloc sees every GPU of the node:
+ * NVIDIA_VISIBLE_DEVICES lists the node GPUs the container got (indices or
+ * UUIDs; unset, empty, "all" or "void": no list; "none": no GPU, ENODEV)
+ * and CUDA_VISIBLE_DEVICES counts within that list (an index beyond it:
+ * EINVAL). With a Slurm list the container's list is not used.
+ */
+int autosync_topo_restrict_container(
+    autosync_topo_t *t, const char *nvidia_visible_devices,
+    const char *cuda_visible_devices, const char *slurm_step_gpus,
+    const char *slurm_job_gpus, const char *cpuset, autosync_error_t *errp);
 
 /* Counts and items of the restricted view; items are borrowed (NULL when
  * out of range). NICs are all the node's NICs, in PCI bus order. */

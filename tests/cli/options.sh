@@ -87,6 +87,14 @@ out=$("$AUTOSYNC" topo --topology "$TOPO" --gpus all 2>&1)
 like "$out" "GPUs: 4 of 4" "topo --gpus all"
 out=$("$AUTOSYNC" topo --topology none 2>&1); rc=$?
 is "$rc:$out" "2:autosync topo: --topology none: no topology to show" "topo --topology none"
+# live inside a container: hwloc sees the node (here the fixture, through
+# hwloc's own HWLOC_XMLFILE), the device plugin's list says which GPUs
+L="env -u SLURM_STEP_GPUS -u SLURM_JOB_GPUS -u CUDA_VISIBLE_DEVICES HWLOC_XMLFILE=$TOPO"
+like "$($L "$AUTOSYNC" topo 2>&1)" "GPUs: 4 of 4" "topo live, no list: every GPU of the node"
+like "$($L NVIDIA_VISIBLE_DEVICES=1,3 "$AUTOSYNC" topo 2>&1)" "GPUs: 2 of 4" "topo live, NVIDIA_VISIBLE_DEVICES=1,3: the container's 2 GPUs"
+like "$($L NVIDIA_VISIBLE_DEVICES=1,3 CUDA_VISIBLE_DEVICES=1 "$AUTOSYNC" topo 2>&1)" "GPUs: 1 of 4" "  CUDA_VISIBLE_DEVICES=1 within them: 1"
+out=$($L NVIDIA_VISIBLE_DEVICES=none "$AUTOSYNC" topo 2>&1); rc=$?
+is "$rc:$out" "1:autosync topo: NVIDIA_VISIBLE_DEVICES=none: the container has no GPU" "topo live, NVIDIA_VISIBLE_DEVICES=none: says why"
 out=$("$AUTOSYNC" plan --config none --catalog "$CAT" -m resnet50 -T "$TOPO" -g 1,3 -N 2 -o "$TMP/p.yaml" 2>&1); rc=$?
 is "$rc" 0 "plan -T FILE -g LIST -N 2"
 is "$(grep -E '^    (nodes|gpus_per_node|nics_per_node):' "$TMP/p.yaml" | tr -d ' ' | paste -sd,)" "nodes:2,gpus_per_node:2,nics_per_node:2" "  planned for the 2 kept GPUs and their NICs"

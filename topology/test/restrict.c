@@ -1,4 +1,5 @@
-/* Restriction by environment (autosync_topo_restrict_env), edge by edge, on
+/* Restriction by environment (autosync_topo_restrict_env, and
+ * autosync_topo_restrict_container in a container), edge by edge, on
  * the DGX-2 fixture (16 GPUs with UUIDs, in PCI bus order):
  *   0 0000:34:00.0 GPU-d3977428-...   8 0000:b7:00.0 GPU-27ce06e8-...
  *   1 0000:36:00.0 GPU-5bfda7ef-...   ...
@@ -101,6 +102,37 @@ static const struct row {
      NULL, "bad CPU set"},
 };
 
+/* Inside a container (autosync_topo_restrict_container): the container's
+ * list, then CUDA_VISIBLE_DEVICES within it; Slurm's list wins. */
+static const struct crow {
+	const char *what, *nvd, *cvd, *step;
+	const char *want; /* NULL: fails with errno 'err' and words 'msg' */
+	int err;
+	const char *msg;
+} crows[] = {
+    {"unset: every GPU", NULL, NULL, NULL,
+     "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15", 0, NULL},
+    {"all: every GPU", "all", NULL, NULL,
+     "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15", 0, NULL},
+    {"void: no list", "void", "2", NULL, "2", 0, NULL},
+    {"empty: no list", "", "2", NULL, "2", 0, NULL},
+    {"node indices: those GPUs", "1,3", NULL, NULL, "1,3", 0, NULL},
+    {"UUIDs: those GPUs", "GPU-5bfda7ef-6aec-a775-5ae1-a1c3dcaef094", NULL,
+     NULL, "1", 0, NULL},
+    {"CUDA_VISIBLE_DEVICES counts within the list", "1,3", "1", NULL, "3", 0,
+     NULL},
+    {"and may reorder it", "1,3,5", "2,0", NULL, "5,1", 0, NULL},
+    {"a UUID in CUDA_VISIBLE_DEVICES is absolute", "1,3",
+     "GPU-76965b61-2da3-d640-e0fd-94e26018d1e8", NULL, "3", 0, NULL},
+    {"a Slurm list: the container's is not used", "1,3", NULL, "4,5", "4,5", 0,
+     NULL},
+    {"none: no GPU", "none", NULL, NULL, NULL, ENODEV,
+     "NVIDIA_VISIBLE_DEVICES=none: the container has no GPU"},
+    {"an index beyond the container's GPUs", "1,3", "2", NULL, NULL, EINVAL,
+     "CUDA_VISIBLE_DEVICES: GPU 2, but NVIDIA_VISIBLE_DEVICES=1,3 gives the "
+     "container 2"},
+};
+
 static char fix[1200];
 
 /* The view as indices of the unrestricted topology 'full'. */
@@ -170,6 +202,26 @@ int main(void)
 	}
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		run_row(t, full, &rows[i]);
+
+	for (size_t i = 0; i < sizeof(crows) / sizeof(crows[0]); i++) {
+		const struct crow *r = &crows[i];
+		char after[256];
+		int rc;
+
+		err.text[0] = '\0';
+		errno = 0;
+		rc = autosync_topo_restrict_container(
+		    t, r->nvd, r->cvd, r->step, NULL, NULL, &err);
+		view_of(t, full, after, sizeof(after));
+		if (r->want)
+			ok(rc == 0 && !strcmp(after, r->want),
+			   "container, %s: [%s] (%s)", r->what, after,
+			   err.text);
+		else
+			ok(rc == -1 && errno == r->err &&
+			       !strcmp(err.text, r->msg),
+			   "container, %s: %s", r->what, err.text);
+	}
 
 	/* the CPU set is the job's: GPUs' local CPUs are cut to it */
 	if (autosync_topo_restrict_env(t, NULL, "0,8", NULL, "0-1", &err) < 0)
