@@ -368,6 +368,17 @@ const char *autosync_term_name(int term)
 	return term >= 0 && term < AUTOSYNC_TERM_N ? term_names[term] : NULL;
 }
 
+int autosync_bytes_term(int kind, int algo)
+{
+	if (kind == AUTOSYNC_SYNC_PS)
+		return AUTOSYNC_TERM_PS_BYTES;
+	if (algo == AUTOSYNC_ALGO_TREE)
+		return AUTOSYNC_TERM_TREE_BYTES;
+	if (algo == AUTOSYNC_ALGO_HIER)
+		return AUTOSYNC_TERM_HIER_BYTES;
+	return AUTOSYNC_TERM_RING_BYTES;
+}
+
 int autosync_plan_terms(const autosync_plan_t *plan, double *terms)
 {
 	if (!plan || !terms) {

@@ -784,18 +784,6 @@ static int cmp_bucket_r(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j ? 1 : 0;
 }
 
-/* which of the *_bytes terms a bucket's bytes go to */
-static int family_bytes_term(const struct bcfg *c)
-{
-	if (c->kind == AUTOSYNC_SYNC_PS)
-		return AUTOSYNC_TERM_PS_BYTES;
-	if (c->algo == AUTOSYNC_ALGO_TREE)
-		return AUTOSYNC_TERM_TREE_BYTES;
-	if (c->algo == AUTOSYNC_ALGO_HIER)
-		return AUTOSYNC_TERM_HIER_BYTES;
-	return AUTOSYNC_TERM_RING_BYTES;
-}
-
 /* The rest of the terms, once the buckets' parts are in r->terms. */
 static void sim_terms(const struct simctx *x, const struct strategy *s,
 		      struct simres *r, double comp_end)
@@ -822,7 +810,8 @@ static void sim_terms(const struct simctx *x, const struct strategy *s,
 		    s->cfg[b].compress != AUTOSYNC_COMPRESS_NONE;
 		tm[AUTOSYNC_TERM_GRAD_BYTES] += r->bytes[b];
 		tm[AUTOSYNC_TERM_WIRE_BYTES] += r->wire[b];
-		tm[family_bytes_term(&s->cfg[b])] += r->bytes[b];
+		tm[autosync_bytes_term(s->cfg[b].kind, s->cfg[b].algo)] +=
+		    r->bytes[b];
 		if (s->cfg[b].compress != AUTOSYNC_COMPRESS_NONE)
 			tm[AUTOSYNC_TERM_COMPRESSED_BYTES] += r->bytes[b];
 	}

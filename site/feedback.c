@@ -475,22 +475,18 @@ static int parse_bucket(json_t *m, autosync_feedback_bucket_t *b)
 }
 
 /* The *_bytes terms of a record written before the analytic simulator
- * had them, from its buckets as sim.c counts them (which works while the
- * record holds every bucket of its plan). */
+ * had them, from its buckets as the simulator counts them (which works
+ * while the record holds every bucket of its plan). */
 static void bytes_terms(autosync_feedback_rec_t *r)
 {
 	double *t = r->terms;
 
 	for (size_t i = 0; i < r->nbuckets; i++) {
 		const autosync_feedback_bucket_t *b = &r->buckets[i];
-		int k = AUTOSYNC_TERM_RING_BYTES;
-		if (!strcmp(b->kind, "ps"))
-			k = AUTOSYNC_TERM_PS_BYTES;
-		else if (autosync_algo_from_name(b->algo) == AUTOSYNC_ALGO_TREE)
-			k = AUTOSYNC_TERM_TREE_BYTES;
-		else if (autosync_algo_from_name(b->algo) == AUTOSYNC_ALGO_HIER)
-			k = AUTOSYNC_TERM_HIER_BYTES;
-		t[k] += b->bytes;
+		t[autosync_bytes_term(
+		    !strcmp(b->kind, "ps") ? AUTOSYNC_SYNC_PS
+					   : AUTOSYNC_SYNC_ALLREDUCE,
+		    autosync_algo_from_name(b->algo))] += b->bytes;
 		if (b->compress[0] && strcmp(b->compress, "none"))
 			t[AUTOSYNC_TERM_COMPRESSED_BYTES] += b->bytes;
 	}

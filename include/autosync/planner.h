@@ -677,6 +677,10 @@ enum autosync_term {
  * (autosync_feedback_read). */
 /* "forward_s", ...; NULL outside 0 .. AUTOSYNC_TERM_N - 1. */
 const char *autosync_term_name(int term);
+/* Which of the *_bytes terms a bucket's bytes count in: PS
+ * (enum autosync_sync kind), else by its all-reduce algorithm (enum
+ * autosync_algo; ring and NCCL's own choice are ring). */
+int autosync_bytes_term(int kind, int algo);
 /* Copy the plan's terms into terms[AUTOSYNC_TERM_N]. -1 with ENOENT for a
  * plan read from a file (plan files do not carry them). */
 int autosync_plan_terms(const autosync_plan_t *plan, double *terms);
