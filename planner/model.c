@@ -399,6 +399,23 @@ const autosync_tensor_t *autosync_model_tensor(const autosync_model_t *m,
 	return &m->t[i];
 }
 
+uint64_t autosync_tensor_rows_union(const autosync_tensor_t *T, unsigned ranks)
+{
+	double v, r, u;
+
+	if (!T || !T->sparse || ranks <= 1 || T->ndim < 1 || T->shape[0] <= 0)
+		return T ? T->rows_touched : 0;
+	v = (double)T->shape[0];
+	r = (double)T->rows_touched;
+	/* each rank misses a given row with probability 1 - r/V */
+	u = floor(v * -expm1((double)ranks * log1p(-r / v)) + 0.5);
+	if (u > v)
+		u = v;
+	if (u > (double)ranks * r)
+		u = (double)ranks * r;
+	return u < r ? T->rows_touched : (uint64_t)u;
+}
+
 size_t autosync_model_nlayers(const autosync_model_t *m)
 {
 	return m ? m->nl : 0;

@@ -546,7 +546,7 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 	unsigned M = x->nodes, g = x->g, k = cfg->servers ? cfg->servers : 1;
 	double *push = x->scratch, *pull = x->scratch + M,
 	       *req = x->scratch + 2 * (size_t)M;
-	double upush = 0, upull = 0, tpush = 0, tpull = 0, dense = 0, raw = 0;
+	double upush = 0, upull = 0, tpush = 0, tpull = 0, node = 0, raw = 0;
 	double worst = 0, fixed, intra = 0, ureq = 0;
 	double w_net = 0, w_server = 0, w_msgs = 0; /* the worst node's */
 
@@ -559,17 +559,24 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 		const autosync_tensor_t *T = &m->t[list[i]];
 		double sz = autosync_dtype_size(T->dtype), ps, pl;
 		if (T->sparse) {
+			/* aggregated in the node, the rows of its g ranks
+			 * together: their union, not one rank's rows */
 			double row =
 			    (double)T->numel / (double)T->shape[0] * sz;
-			double r = (double)T->rows_touched;
-			ps = g * r * (row + x->k.sparse_index_bytes);
-			pl = g * r * row;
-			raw += r * row;
+			double r =
+			    (double)(cfg->local_agg
+					 ? autosync_tensor_rows_union(T, g)
+					 : T->rows_touched);
+			ps = (cfg->local_agg ? 1 : g) * r *
+			     (row + x->k.sparse_index_bytes);
+			pl = (cfg->local_repl ? 1 : g) * r * row;
+			raw += (double)T->rows_touched * row;
+			node += r * row;
 		} else {
 			double b = (double)T->numel * sz;
 			ps = cfg->local_agg ? b : g * b;
 			pl = cfg->local_repl ? b : g * b;
-			dense += b;
+			node += b;
 			raw += b;
 		}
 		if (server[list[i]] < 0) {
@@ -592,12 +599,14 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 	}
 	*bytes = raw;
 	*wire = tpush + tpull;
-	if (g > 1 && cfg->local_agg && dense > 0)
+	/* the node's reduce and broadcast move its whole buffer, sparse rows
+	 * included */
+	if (g > 1 && cfg->local_agg && node > 0)
 		intra +=
-		    (g - 1) * x->a_in + (double)(g - 1) / g * dense / x->b_in;
-	if (g > 1 && cfg->local_repl && dense > 0)
+		    (g - 1) * x->a_in + (double)(g - 1) / g * node / x->b_in;
+	if (g > 1 && cfg->local_repl && node > 0)
 		intra +=
-		    (g - 1) * x->a_in + (double)(g - 1) / g * dense / x->b_in;
+		    (g - 1) * x->a_in + (double)(g - 1) / g * node / x->b_in;
 	if (M == 1) {
 		/* one node: the server is the host; GPUs push and pull over
 		 * PCIe */

@@ -164,6 +164,13 @@ unsigned autosync_model_tokens(const autosync_model_t *m); /* per sample */
 size_t autosync_model_ntensors(const autosync_model_t *m);
 const autosync_tensor_t *autosync_model_tensor(const autosync_model_t *m,
 					       size_t i);
+/* The rows of sparse tensor T that 'ranks' ranks touch together in a step:
+ * the expected number of distinct rows when each touches rows_touched of
+ * shape[0] rows drawn uniformly, V (1 - (1 - r/V)^ranks), rounded, at least
+ * r and at most min(V, ranks x r). It is what a node's local aggregation
+ * of a sparse gradient holds; the simulator and the trial runtime both use
+ * it. rows_touched for a dense tensor or ranks <= 1. */
+uint64_t autosync_tensor_rows_union(const autosync_tensor_t *T, unsigned ranks);
 size_t autosync_model_nlayers(const autosync_model_t *m);
 const autosync_layer_compute_t *autosync_model_layer(const autosync_model_t *m,
 						     size_t i);

@@ -1031,9 +1031,9 @@ static int walk_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 /* ------------------------------------------------------------ plans */
 struct rbucket {
 	int kind, algo, compress, local_agg, local_repl;
-	unsigned servers;
-	size_t off, n_dense, n_sparse; /* arena offset; dense then sparse */
-	size_t nseg;		       /* PS: one segment per tensor */
+	unsigned servers, sparse_ranks; /* ranks whose sparse rows it holds */
+	size_t off, n_dense, n_sparse;	/* arena offset; dense then sparse */
+	size_t nseg;			/* PS: one segment per tensor */
 	size_t *soff, *slen;
 	int *sserver;
 };
@@ -1057,10 +1057,14 @@ static int cmp_name(const void *a, const void *b)
 		      ((const struct name_ix *)b)->name);
 }
 
-static size_t tensor_elems(const autosync_tensor_t *T, int sparse_rows)
+/* a tensor's floats in the arena: a sparse one sent as rows has the rows
+ * that 'ranks' ranks touch together (a PS bucket aggregated in the node
+ * holds its ranks' union, as the simulator counts it) */
+static size_t tensor_elems(const autosync_tensor_t *T, int sparse_rows,
+			   unsigned ranks)
 {
 	if (T->sparse && sparse_rows && T->ndim >= 1 && T->shape[0] > 0)
-		return (size_t)(T->rows_touched *
+		return (size_t)(autosync_tensor_rows_union(T, ranks) *
 				(T->numel / (uint64_t)T->shape[0]));
 	return (size_t)T->numel;
 }
@@ -1146,7 +1150,7 @@ static int prep_tensor(struct prep *c, const autosync_bucket_t *B,
 					  B->tensors[j]);
 	}
 	c->seen[hit->i] = 1;
-	e = tensor_elems(T, sparse_rows);
+	e = tensor_elems(T, sparse_rows, rb->sparse_ranks);
 	c->rp->goff[hit->i] = c->pos;
 	c->rp->glen[hit->i] = e;
 	if (rb->kind == AUTOSYNC_SYNC_PS) {
@@ -1189,6 +1193,10 @@ static int prep_bucket(struct prep *c, const autosync_plan_summary_t *s,
 	rb->servers = B->servers;
 	rb->local_agg = B->local_agg;
 	rb->local_repl = B->local_repl;
+	/* the plan's layout, not this node's: every rank's buffer is alike */
+	rb->sparse_ranks = B->kind == AUTOSYNC_SYNC_PS && B->local_agg
+			       ? s->cluster.gpus_per_node
+			       : 1;
 	rb->off = c->pos;
 	if (B->kind == AUTOSYNC_SYNC_PS &&
 	    (!(rb->soff = calloc(B->ntensors + 1, sizeof(size_t))) ||

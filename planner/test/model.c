@@ -229,6 +229,19 @@ static void good_file(void)
 	t = autosync_model_tensor(m, 0);
 	ok(t->sparse && t->rows_touched == 10 && !strcmp(t->layer, "emb"),
 	   "sparse tensor");
+	/* 100 rows, 10 touched per rank: 100 (1 - 0.9^4) = 34.39 */
+	ok(autosync_tensor_rows_union(t, 4) == 34 &&
+	       autosync_tensor_rows_union(t, 1) == 10 &&
+	       autosync_tensor_rows_union(t, 0) == 10 &&
+	       autosync_tensor_rows_union(t, 1000) == 100,
+	   "rows 4 ranks touch together: 34 of 100; one rank's 10; at most "
+	   "the table (%llu %llu %llu)",
+	   (unsigned long long)autosync_tensor_rows_union(t, 4),
+	   (unsigned long long)autosync_tensor_rows_union(t, 1),
+	   (unsigned long long)autosync_tensor_rows_union(t, 1000));
+	ok(autosync_tensor_rows_union(autosync_model_tensor(m, 1), 4) == 0 &&
+	       autosync_tensor_rows_union(NULL, 4) == 0,
+	   "rows union: a dense tensor's rows_touched (0), NULL 0");
 	t = autosync_model_tensor(m, 1);
 	is(t->layer, "fc",
 	   "layer defaults to the name minus its last component");

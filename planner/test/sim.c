@@ -375,6 +375,42 @@ static void check_buckets(const autosync_plan_t *pl, const char *const *want,
 	(void)good;
 }
 
+/* A sparse table on PS, 2 nodes x 4 ranks, one NIC of 12.5 GB/s: each
+ * rank touches 100 of 1000 rows of 32 B (+ 8 B index). Parallax
+ * aggregates in the node (push: the 4 ranks' union, 1000 (1 - 0.9^4) =
+ * 344 rows, once per node) but does not replicate (pull: 4 x 344 rows per
+ * node), as the trial runtime sends them. The busiest NIC carries the
+ * pulls: 4 x 344 x 32 B. */
+static void sparse_ps(void)
+{
+	autosync_model_t *m =
+	    parse("autosync_model: 1\nname: sp\ntensors:\n"
+		  "  - {name: emb, dtype: float32, shape: [1000, 8], sparse: "
+		  "true, rows_touched: 100}\n");
+	autosync_cluster_t c = cluster(2, 4);
+	autosync_planner_t *p;
+	autosync_plan_t *pl;
+	const autosync_bucket_t *b;
+	double t[AUTOSYNC_TERM_N];
+
+	c.nics_per_node = 1;
+	p = planner(m, c, ideal_costs(), AUTOSYNC_FW_GENERIC);
+	pl = autosync_planner_baseline(p, AUTOSYNC_BASELINE_PARALLAX, NULL);
+	b = pl && autosync_plan_nbuckets(pl) == 1 ? autosync_plan_bucket(pl, 0)
+						  : NULL;
+	ok(b && b->kind == AUTOSYNC_SYNC_PS && b->local_agg && !b->local_repl,
+	   "parallax: the table on PS, aggregated, not replicated");
+	ok(pl && autosync_plan_terms(pl, t) == 0, "terms");
+	if (pl)
+		near(t[AUTOSYNC_TERM_PS_NETWORK], 4 * 344 * 32 / 12.5e9, 1e-15,
+		     "PS network: the pulls of the 4 ranks' union of rows "
+		     "(%.6g s)",
+		     t[AUTOSYNC_TERM_PS_NETWORK]);
+	autosync_plan_destroy(pl);
+	autosync_planner_destroy(p);
+	autosync_model_destroy(m);
+}
+
 static void baselines(void)
 {
 	autosync_model_t *m = parse(baseline_model);
@@ -481,6 +517,7 @@ static void baselines(void)
 	autosync_planner_destroy(p);
 	autosync_model_destroy(m);
 
+	sparse_ps();
 	ok(!autosync_baseline_applicable(AUTOSYNC_BASELINE_PS_LB,
 					 AUTOSYNC_FW_PYTORCH_DDP),
 	   "DDP cannot run a parameter server");

@@ -259,6 +259,25 @@ int main(int argc, char **argv)
 			      autosync_baseline_name(b), err.text);
 			autosync_plan_destroy(p);
 		}
+		/* parallax aggregates the table in the node: each rank holds
+		 * the rows its node's ranks touch together */
+		p = autosync_planner_baseline(pl, AUTOSYNC_BASELINE_PARALLAX,
+					      &err);
+		{
+			autosync_rt_plan_t *rp =
+			    p ? autosync_rt_prepare(rt, p, m, &err) : NULL;
+			size_t ie = autosync_model_ntensors(m) - 1, n = 0;
+			uint64_t want = 4 * autosync_tensor_rows_union(
+						autosync_model_tensor(m, ie),
+						c.gpus_per_node);
+			CHECK(rp && autosync_rt_plan_grad(rp, ie, &n) &&
+				  n == want,
+			      "parallax: the table's rows on %u ranks of a "
+			      "node: %zu floats (want %llu)",
+			      c.gpus_per_node, n, (unsigned long long)want);
+			autosync_rt_plan_destroy(rp);
+		}
+		autosync_plan_destroy(p);
 		autosync_planner_set_framework(pl, AUTOSYNC_FW_GENERIC, &err);
 		for (uint64_t seed = 1; seed <= 25; seed++) {
 			p = autosync_planner_random(pl, seed, &err);
