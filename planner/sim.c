@@ -560,17 +560,19 @@ static double ps_bucket(const struct simctx *x, const struct bcfg *cfg,
 		double sz = autosync_dtype_size(T->dtype), ps, pl;
 		if (T->sparse) {
 			/* aggregated in the node, the rows of its g ranks
-			 * together: their union, not one rank's rows */
+			 * together: their union, not one rank's rows; a
+			 * rank that pulls for itself pulls its own rows */
 			double row =
 			    (double)T->numel / (double)T->shape[0] * sz;
+			double own = (double)T->rows_touched;
 			double r =
-			    (double)(cfg->local_agg
-					 ? autosync_tensor_rows_union(T, g)
-					 : T->rows_touched);
+			    cfg->local_agg
+				? (double)autosync_tensor_rows_union(T, g)
+				: own;
 			ps = (cfg->local_agg ? 1 : g) * r *
 			     (row + x->k.sparse_index_bytes);
-			pl = (cfg->local_repl ? 1 : g) * r * row;
-			raw += (double)T->rows_touched * row;
+			pl = cfg->local_repl ? r * row : g * own * row;
+			raw += own * row;
 			node += r * row;
 		} else {
 			double b = (double)T->numel * sz;

@@ -167,14 +167,20 @@ static int run_step(autosync_rt_plan_t *rp, const autosync_plan_t *plan,
 	t1 = now() - t0;
 	MPI_Allreduce(&t1, step, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	if (check) {
-		float want_mul = (float)size * (float)(size + 1) / 2;
-		for (size_t i = 0; i < n; i++)
-			if (a[i] != want_mul * (float)((i % 7) + 1) &&
-			    fabsf(a[i] - want_mul * (float)((i % 7) + 1)) >
-				1e-2f * want_mul * 7) {
-				bad = 1;
-				break;
-			}
+		float want_mul = (float)size * (float)(size + 1) / 2, *g;
+		size_t gn;
+		/* each tensor's part that this rank gets back summed */
+		for (size_t t = 0;
+		     !bad && (g = autosync_rt_plan_grad(rp, t, &gn)); t++)
+			for (size_t j = 0, i = (size_t)(g - a);
+			     j < autosync_rt_plan_grad_synced(rp, t); j++, i++)
+				if (a[i] != want_mul * (float)((i % 7) + 1) &&
+				    fabsf(a[i] -
+					  want_mul * (float)((i % 7) + 1)) >
+					1e-2f * want_mul * 7) {
+					bad = 1;
+					break;
+				}
 		MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_MAX,
 			      MPI_COMM_WORLD);
 		return allbad ? 1 : 0;

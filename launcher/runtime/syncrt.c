@@ -633,7 +633,7 @@ int autosync_rt_gather_sum(autosync_rt_t *rt, float *buf, size_t n,
 
 /* ------------------------------------------------------------ PS */
 struct range {
-	size_t off, len;
+	size_t off, len, plen; /* plen: what a rank pulls for itself */
 };
 
 /* What autosync_rt_ps() works on, phase by phase. */
@@ -642,10 +642,12 @@ struct ps {
 	float *buf;
 	int k;		       /* servers */
 	int agg, repl;	       /* local aggregation, local replication */
+	int full_pull;	       /* replication asked for: leaders pull all */
 	int i_push, i_pull;    /* this rank pushes, pulls */
 	int js;		       /* the server this rank leads, -1 none */
 	size_t *cnt, *first;   /* ranges per server: count, first in rg */
 	size_t *sz, total, hi; /* floats per server, all, the buffer's end */
+	size_t *psz;	       /* floats a rank pulls for itself per server */
 	struct range *rg;      /* every server's ranges, server by server */
 	float *pack, *rbuf, *tmp;
 	MPI_Request *q;
@@ -660,6 +662,7 @@ static void ps_free(struct ps *x)
 	free(x->cnt);
 	free(x->first);
 	free(x->sz);
+	free(x->psz);
 	free(x->rg);
 	free(x->pack);
 	free(x->rbuf);
@@ -668,10 +671,16 @@ static void ps_free(struct ps *x)
 	free(x->pushers);
 }
 
+/* the part of [o, o+c) of a segment that lies in its first 'p' elements */
+static size_t prefix_in(size_t o, size_t c, size_t p)
+{
+	return p <= o ? 0 : p - o < c ? p - o : c;
+}
+
 /* phase 1: the ranges of every server - a segment goes to its server, or
  * (server < 0) is split evenly over all of them */
 static void ps_ranges(struct ps *x, size_t nseg, const size_t *off,
-		      const size_t *len, const int *server)
+		      const size_t *len, const size_t *pull, const int *server)
 {
 	int k = x->k;
 
@@ -688,18 +697,22 @@ static void ps_ranges(struct ps *x, size_t nseg, const size_t *off,
 		x->first[j + 1] = x->first[j] + x->cnt[j];
 	memset(x->cnt, 0, (size_t)k * sizeof(size_t));
 	for (size_t s = 0; s < nseg; s++) {
+		size_t p = pull && !x->full_pull ? pull[s] : len[s];
 		if (server[s] >= 0) {
 			int j = server[s] % k;
-			x->rg[x->first[j] + x->cnt[j]++] =
-			    (struct range){off[s], len[s]};
+			x->rg[x->first[j] + x->cnt[j]++] = (struct range){
+			    off[s], len[s], prefix_in(0, len[s], p)};
 			x->sz[j] += len[s];
+			x->psz[j] += prefix_in(0, len[s], p);
 		} else
 			for (int j = 0; j < k; j++) {
 				size_t o, c;
 				chunk(len[s], k, j, &o, &c);
 				x->rg[x->first[j] + x->cnt[j]++] =
-				    (struct range){off[s] + o, c};
+				    (struct range){off[s] + o, c,
+						   prefix_in(o, c, p)};
 				x->sz[j] += c;
+				x->psz[j] += prefix_in(o, c, p);
 			}
 	}
 	for (int j = 0; j < k; j++)
@@ -771,35 +784,36 @@ static int ps_serve(struct ps *x, autosync_error_t *errp)
 }
 
 /* phase 4: pull - a server sends its summed ranges to every puller, a
- * puller takes every other server's ranges back into buf */
+ * puller takes every other server's ranges back into buf (with local
+ * replication the leaders pull whole ranges, else each rank its part) */
 static int ps_pull(struct ps *x, autosync_error_t *errp)
 {
 	autosync_rt_t *rt = x->rt;
 	int rc, js = x->js, R = rt->rank;
 	size_t po = 0;
 
-	if (js >= 0 && x->sz[js]) {
+	if (js >= 0 && x->psz[js]) {
 		size_t o = 0;
 		for (size_t r = x->first[js]; r < x->first[js + 1]; r++) {
 			memcpy(x->rbuf + o, x->buf + x->rg[r].off,
-			       x->rg[r].len * sizeof(float));
-			o += x->rg[r].len;
+			       x->rg[r].plen * sizeof(float));
+			o += x->rg[r].plen;
 		}
 		for (int r = 0; r < rt->size; r++)
 			if (r != R &&
 			    (!x->repl || rt->leader_of[rt->node_of[r]] == r))
-				MPI_Isend(x->rbuf, (int)(x->sz[js] * 4),
+				MPI_Isend(x->rbuf, (int)(x->psz[js] * 4),
 					  MPI_BYTE, r, TAG_PS_PULL, rt->comm,
 					  &x->q[x->nq++]);
 	}
 	if (x->i_pull)
 		for (int j = 0; j < x->k; j++) {
-			if (rt->leader_of[j] != R && x->sz[j])
-				MPI_Irecv(x->pack + po, (int)(x->sz[j] * 4),
+			if (rt->leader_of[j] != R && x->psz[j])
+				MPI_Irecv(x->pack + po, (int)(x->psz[j] * 4),
 					  MPI_BYTE, rt->leader_of[j],
 					  TAG_PS_PULL, rt->comm,
 					  &x->q[x->nq++]);
-			po += x->sz[j];
+			po += x->psz[j];
 		}
 	if ((rc = MPI_Waitall(x->nq, x->q, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
 		return mpierr(rc, errp, "ps pull");
@@ -809,22 +823,22 @@ static int ps_pull(struct ps *x, autosync_error_t *errp)
 	po = 0;
 	for (int j = 0; j < x->k; j++) {
 		if (rt->leader_of[j] == R) {
-			po += x->sz[j];
+			po += x->psz[j];
 			continue;
 		}
 		for (size_t r = x->first[j]; r < x->first[j + 1]; r++) {
 			memcpy(x->buf + x->rg[r].off, x->pack + po,
-			       x->rg[r].len * sizeof(float));
-			po += x->rg[r].len;
+			       x->rg[r].plen * sizeof(float));
+			po += x->rg[r].plen;
 		}
 	}
 	return 0;
 }
 
 int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
-		   const size_t *off, const size_t *len, const int *server,
-		   unsigned servers, int local_agg, int local_repl,
-		   autosync_error_t *errp)
+		   const size_t *off, const size_t *len, const size_t *pull,
+		   const int *server, unsigned servers, int local_agg,
+		   int local_repl, autosync_error_t *errp)
 {
 	struct ps x = {.rt = rt, .buf = buf, .js = -1};
 	int rv = -1, M, P;
@@ -840,14 +854,25 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 		return 0;
 	x.agg = local_agg && rt->lsize > 1;
 	x.repl = local_repl && rt->lsize > 1;
+	x.full_pull = local_repl;
 	if (!(x.cnt = calloc((size_t)x.k, sizeof(size_t))) ||
 	    !(x.first = calloc((size_t)x.k + 1, sizeof(size_t))) ||
 	    !(x.sz = calloc((size_t)x.k, sizeof(size_t))) ||
+	    !(x.psz = calloc((size_t)x.k, sizeof(size_t))) ||
 	    !(x.rg = calloc(nseg * (size_t)x.k + 1, sizeof(*x.rg))) ||
 	    !(x.q = calloc(2 * (size_t)P + 2, sizeof(*x.q))) ||
 	    !(x.pushers = calloc((size_t)P, sizeof(int))))
 		goto nomem;
-	ps_ranges(&x, nseg, off, len, server);
+	for (size_t s = 0; pull && s < nseg; s++)
+		if (pull[s] > len[s]) {
+			errno = EINVAL;
+			autosync_errprintf(errp,
+					   "syncrt: ps: segment %zu pulls "
+					   "%zu of %zu elements",
+					   s, pull[s], len[s]);
+			goto out;
+		}
+	ps_ranges(&x, nseg, off, len, pull, server);
 	if (too_big(x.total * sizeof(float), errp) < 0)
 		goto out;
 	if (!(x.pack = malloc((x.total ? x.total : 1) * sizeof(float))) ||
@@ -891,10 +916,11 @@ static int mpi_gather_sum(void *ctx, float *buf, size_t n,
 }
 
 static int mpi_ps(void *ctx, float *buf, size_t nseg, const size_t *off,
-		  const size_t *len, const int *server, unsigned servers,
-		  int local_agg, int local_repl, autosync_error_t *errp)
+		  const size_t *len, const size_t *pull, const int *server,
+		  unsigned servers, int local_agg, int local_repl,
+		  autosync_error_t *errp)
 {
-	return autosync_rt_ps(ctx, buf, nseg, off, len, server, servers,
+	return autosync_rt_ps(ctx, buf, nseg, off, len, pull, server, servers,
 			      local_agg, local_repl, errp);
 }
 
@@ -1034,7 +1060,7 @@ struct rbucket {
 	unsigned servers, sparse_ranks; /* ranks whose sparse rows it holds */
 	size_t off, n_dense, n_sparse;	/* arena offset; dense then sparse */
 	size_t nseg;			/* PS: one segment per tensor */
-	size_t *soff, *slen;
+	size_t *soff, *slen, *spull; /* spull: what a rank pulls for itself */
 	int *sserver;
 };
 
@@ -1042,7 +1068,7 @@ struct autosync_rt_plan {
 	autosync_rt_t *rt;
 	size_t nb, nt, n;
 	struct rbucket *b;
-	size_t *goff, *glen; /* per model tensor */
+	size_t *goff, *glen, *gsync; /* per model tensor */
 	float *arena;
 };
 
@@ -1076,11 +1102,13 @@ void autosync_rt_plan_destroy(autosync_rt_plan_t *rp)
 	for (size_t b = 0; b < rp->nb; b++) {
 		free(rp->b[b].soff);
 		free(rp->b[b].slen);
+		free(rp->b[b].spull);
 		free(rp->b[b].sserver);
 	}
 	free(rp->b);
 	free(rp->goff);
 	free(rp->glen);
+	free(rp->gsync);
 	free(rp->arena);
 	free(rp);
 }
@@ -1153,9 +1181,15 @@ static int prep_tensor(struct prep *c, const autosync_bucket_t *B,
 	e = tensor_elems(T, sparse_rows, rb->sparse_ranks);
 	c->rp->goff[hit->i] = c->pos;
 	c->rp->glen[hit->i] = e;
+	c->rp->gsync[hit->i] = e;
 	if (rb->kind == AUTOSYNC_SYNC_PS) {
+		/* a rank needs back only the rows it touched itself */
+		size_t own = tensor_elems(T, sparse_rows, 1);
+		if (!rb->local_repl)
+			c->rp->gsync[hit->i] = own;
 		rb->soff[rb->nseg] = c->pos - rb->off;
 		rb->slen[rb->nseg] = e;
+		rb->spull[rb->nseg] = own;
 		rb->sserver[rb->nseg++] =
 		    B->server ? B->server[j] : AUTOSYNC_NO_SERVER;
 	}
@@ -1201,6 +1235,7 @@ static int prep_bucket(struct prep *c, const autosync_plan_summary_t *s,
 	if (B->kind == AUTOSYNC_SYNC_PS &&
 	    (!(rb->soff = calloc(B->ntensors + 1, sizeof(size_t))) ||
 	     !(rb->slen = calloc(B->ntensors + 1, sizeof(size_t))) ||
+	     !(rb->spull = calloc(B->ntensors + 1, sizeof(size_t))) ||
 	     !(rb->sserver = calloc(B->ntensors + 1, sizeof(int))))) {
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "syncrt: out of memory");
@@ -1253,6 +1288,7 @@ autosync_rt_plan_t *autosync_rt_prepare(autosync_rt_t *rt,
 			     sizeof(*rp->b))) ||
 	    !(rp->goff = calloc(nt ? nt : 1, sizeof(size_t))) ||
 	    !(rp->glen = calloc(nt ? nt : 1, sizeof(size_t))) ||
+	    !(rp->gsync = calloc(nt ? nt : 1, sizeof(size_t))) ||
 	    !(c.ix = calloc(nt ? nt : 1, sizeof(*c.ix))) ||
 	    !(c.seen = calloc(nt ? nt : 1, 1)))
 		goto nomem;
@@ -1300,6 +1336,11 @@ size_t autosync_rt_plan_nbuckets(const autosync_rt_plan_t *rp)
 	return rp ? rp->nb : 0;
 }
 
+size_t autosync_rt_plan_grad_synced(const autosync_rt_plan_t *rp, size_t i)
+{
+	return rp && i < rp->nt ? rp->gsync[i] : 0;
+}
+
 float *autosync_rt_plan_grad(autosync_rt_plan_t *rp, size_t i, size_t *n)
 {
 	if (!rp || i >= rp->nt) {
@@ -1345,8 +1386,9 @@ int autosync_rt_sync_bucket(autosync_rt_plan_t *rp, size_t b,
 		const struct autosync_rt_backend *be = BE(rp->rt);
 		if (be->ps)
 			return be->ps(BECTX(rp->rt), buf, rb->nseg, rb->soff,
-				      rb->slen, rb->sserver, rb->servers,
-				      rb->local_agg, rb->local_repl, errp);
+				      rb->slen, rb->spull, rb->sserver,
+				      rb->servers, rb->local_agg,
+				      rb->local_repl, errp);
 		return walk_ps(rp->rt, buf, rb->nseg, rb->soff, rb->slen,
 			       rb->sserver, rb->servers, errp);
 	}

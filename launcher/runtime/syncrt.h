@@ -88,11 +88,14 @@ int autosync_rt_allreduce(autosync_rt_t *rt, float *buf, size_t n, int algo,
 
 /* In-place PS synchronization of 'nseg' segments of 'buf' (segment i:
  * [off[i], off[i]+len[i]) elements, server[i] in 0..servers-1 or
- * AUTOSYNC_NO_SERVER = sharded over all servers). */
+ * AUTOSYNC_NO_SERVER = sharded over all servers). A rank that pulls for
+ * itself (no local replication) pulls the first pull[i] <= len[i] elements
+ * of segment i (the rows it touched of a node's aggregated sparse
+ * gradient) and leaves the rest as they were; 'pull' NULL: all of them. */
 int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
-		   const size_t *off, const size_t *len, const int *server,
-		   unsigned servers, int local_agg, int local_repl,
-		   autosync_error_t *errp);
+		   const size_t *off, const size_t *len, const size_t *pull,
+		   const int *server, unsigned servers, int local_agg,
+		   int local_repl, autosync_error_t *errp);
 
 /* In-place all-gather + local sum: each rank's 'n' values are summed
  * (what a sparse all-reduce without densify does). */
@@ -134,8 +137,9 @@ struct autosync_rt_backend {
 	int (*group_end)(void *ctx, autosync_error_t *errp);
 	/* a whole PS bucket (the arguments of autosync_rt_ps) */
 	int (*ps)(void *ctx, float *buf, size_t nseg, const size_t *off,
-		  const size_t *len, const int *server, unsigned servers,
-		  int local_agg, int local_repl, autosync_error_t *errp);
+		  const size_t *len, const size_t *pull, const int *server,
+		  unsigned servers, int local_agg, int local_repl,
+		  autosync_error_t *errp);
 	void (*destroy)(void *ctx);
 };
 
@@ -178,6 +182,11 @@ size_t autosync_rt_plan_nbuckets(const autosync_rt_plan_t *rp);
 /* the gradient of model tensor i: '*n' fp32 elements (sparse: touched
  * rows x row); the pointer lives as long as 'rp' */
 float *autosync_rt_plan_grad(autosync_rt_plan_t *rp, size_t tensor, size_t *n);
+/* how many of those elements hold the sum on this rank after a step: all,
+ * but for a sparse tensor a rank pulled for itself from a PS bucket with
+ * local aggregation, the rows it touched of its node's union */
+size_t autosync_rt_plan_grad_synced(const autosync_rt_plan_t *rp,
+				    size_t tensor);
 /* the whole arena */
 float *autosync_rt_plan_arena(autosync_rt_plan_t *rp, size_t *n);
 /* bucket b's buffer and element count */

@@ -32,12 +32,36 @@ static float val(int r, size_t i)
 	return (float)((r + 1) * (int)((i % 7) + 1));
 }
 
+/* the sums in b[o .. o+n) */
+static int check_sum_at(const float *b, size_t o, size_t n)
+{
+	float mul = (float)P * (float)(P + 1) / 2;
+	for (size_t i = o; i < o + n; i++)
+		if (b[i] != mul * (float)((i % 7) + 1))
+			return 0;
+	return 1;
+}
+
 static int check_sum(const float *b, size_t n)
 {
 	float mul = (float)P * (float)(P + 1) / 2;
 	for (size_t i = 0; i < n; i++)
 		if (b[i] != mul * (float)((i % 7) + 1))
 			return 0;
+	return 1;
+}
+
+/* the sums in every tensor's part that the plan syncs on this rank */
+static int check_synced(autosync_rt_plan_t *rp, const float *a)
+{
+	float mul = (float)P * (float)(P + 1) / 2, *g;
+	size_t n;
+
+	for (size_t t = 0; (g = autosync_rt_plan_grad(rp, t, &n)); t++)
+		for (size_t j = 0, i = (size_t)(g - a);
+		     j < autosync_rt_plan_grad_synced(rp, t); j++, i++)
+			if (a[i] != mul * (float)((i % 7) + 1))
+				return 0;
 	return 1;
 }
 
@@ -94,7 +118,7 @@ static int run_plan(autosync_rt_t *rt, const autosync_plan_t *plan,
 			autosync_rt_plan_destroy(rp);
 			return 0;
 		}
-	good = check_sum(a, n);
+	good = check_synced(rp, a);
 	autosync_rt_plan_destroy(rp);
 	return good;
 }
@@ -221,11 +245,30 @@ int main(int argc, char **argv)
 				}
 				b = malloc(n * sizeof(float));
 				fill(b, n);
-				CHECK(autosync_rt_ps(rt, b, 5, off, len, server,
-						     k, agg, repl, &err) == 0 &&
+				CHECK(autosync_rt_ps(rt, b, 5, off, len, NULL,
+						     server, k, agg, repl,
+						     &err) == 0 &&
 					  check_sum(b, n),
 				      "ps servers=%u agg=%d repl=%d", k, agg,
 				      repl);
+				/* each rank pulls a prefix of each segment */
+				{
+					size_t pull[5] = {10, 0, 30001, 1, 0};
+					int good;
+					fill(b, n);
+					good =
+					    autosync_rt_ps(rt, b, 5, off, len,
+							   pull, server, k, agg,
+							   repl, &err) == 0;
+					for (int i = 0; good && i < 5; i++)
+						good = check_sum_at(
+						    b, off[i],
+						    repl ? len[i] : pull[i]);
+					CHECK(good,
+					      "ps servers=%u agg=%d repl=%d, "
+					      "pulling prefixes: %s",
+					      k, agg, repl, err.text);
+				}
 				free(b);
 			}
 
