@@ -4,17 +4,37 @@
  * OpenMP and C++ runtimes) never enter srun or slurmstepd. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 
 #include "learn.h"
 
+/* One OpenMP thread in the planning process: XGBoost loads the trees and
+ * builds the prediction matrix in a team of one thread per core, whose
+ * workers then spin on the cores job start needs; a few dozen candidate
+ * rows gain nothing from them. libgomp is XGBoost's, already loaded. */
+static void one_omp_thread(void)
+{
+	void *gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void (*set)(int) = NULL;
+
+	if (!gomp)
+		return;
+	*(void **)&set = dlsym(gomp, "omp_set_num_threads");
+	if (set)
+		set(1);
+	dlclose(gomp);
+}
+
 static void *load(const void *buf, size_t len, const char *name, char *err,
 		  size_t errlen)
 {
 	autosync_error_t e = {.text = ""};
-	autosync_learned_t *l =
-	    autosync_learned_load_buffer(buf, len, name, &e);
+	autosync_learned_t *l;
+
+	one_omp_thread();
+	l = autosync_learned_load_buffer(buf, len, name, &e);
 
 	if (!l && err && errlen)
 		snprintf(err, errlen, "%s", e.text);
