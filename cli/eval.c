@@ -35,6 +35,7 @@ enum {
 	OPT_CANDIDATE,
 	OPT_SITE,
 	OPT_PICKS,
+	OPT_FORMAT,
 };
 
 #define COMMON_OPTIONS                                         \
@@ -58,6 +59,7 @@ static const struct option train_opts[] = {
     COMMON_OPTIONS,
     {"output", required_argument, NULL, 'o'},
     {"base", required_argument, NULL, OPT_BASE},
+    {"format", required_argument, NULL, OPT_FORMAT},
     {NULL, 0, NULL, 0},
 };
 static const struct option promote_opts[] = {
@@ -105,6 +107,10 @@ static void usage(FILE *fp, int mode)
 		cli_help(fp, "    --base FILE",
 			 "keep this file's trees and fit 50 more to these "
 			 "records (transfer to a new cluster)");
+		cli_help(fp, "    --format binary|json",
+			 "binary (default: what job start loads fastest, "
+			 "checked against its header) or XGBoost's JSON "
+			 "(to read)");
 	}
 	if (mode != TRAIN)
 		cli_help(fp, "    --tie X",
@@ -140,7 +146,8 @@ struct ctx {
 	int64_t since, until; /* 0: no bound */
 	const char *simulator, *output, *base, *candidate, *site, *picks;
 	FILE *picks_fp;
-	int cv; /* -1 none, else enum autosync_by */
+	int cv;	    /* -1 none, else enum autosync_by */
+	int format; /* train's AUTOSYNC_LEARNED_BINARY or _JSON */
 	autosync_error_t err;
 };
 
@@ -252,6 +259,7 @@ static int when(struct ctx *c, const char *opt, const char *arg, int64_t *out)
 static int option(struct ctx *c, int o, char **argv)
 {
 	static const char *const cvs[] = {"model", "cluster"};
+	static const char *const formats[] = {"binary", "json"};
 	const char *cmd = cmd_name[c->mode];
 	unsigned long n;
 
@@ -292,6 +300,15 @@ static int option(struct ctx *c, int o, char **argv)
 		return 0;
 	case OPT_PICKS:
 		c->picks = optarg;
+		return 0;
+	case OPT_FORMAT:
+		if (!strcmp(optarg, "binary"))
+			c->format = AUTOSYNC_LEARNED_BINARY;
+		else if (!strcmp(optarg, "json"))
+			c->format = AUTOSYNC_LEARNED_JSON;
+		else
+			return cli_bad_value(cmd, "--format", optarg, formats,
+					     2);
 		return 0;
 	case OPT_MIN_STEPS:
 		if (cli_uint(cmd, "--min-steps", optarg, 1, 1000000, &n) < 0)
@@ -481,7 +498,7 @@ static int train(struct ctx *c)
 		return -1;
 	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)) &&
 	    margins(c, m, b) == 0 && measured_compute(c, m) == 0)
-		rv = autosync_learned_save(m, c->output, &c->err);
+		rv = autosync_learned_save(m, c->output, c->format, &c->err);
 	autosync_learned_destroy(m);
 	autosync_learned_destroy(b);
 	return rv;
@@ -504,7 +521,8 @@ static int not_worse(const autosync_eval_t *n, const autosync_eval_t *o)
 	return rank && n->mean_abs <= o->mean_abs;
 }
 
-/* the candidate as the site's file: written beside it, renamed */
+/* the candidate as the site's file: written beside it, renamed; binary,
+ * whatever the candidate's format (job start reads it) */
 static int install(struct ctx *c, const autosync_learned_t *cand)
 {
 	char tmp[4096];
@@ -512,7 +530,8 @@ static int install(struct ctx *c, const autosync_learned_t *cand)
 	if (snprintf(tmp, sizeof(tmp), "%s.new", c->site) >= (int)sizeof(tmp))
 		return autosync_errprintf(&c->err, "%s: name too long",
 					  c->site);
-	if (autosync_learned_save(cand, tmp, &c->err) < 0)
+	if (autosync_learned_save(cand, tmp, AUTOSYNC_LEARNED_BINARY, &c->err) <
+	    0)
 		return -1;
 	if (rename(tmp, c->site) < 0) {
 		int e = errno;
@@ -565,7 +584,7 @@ out:
 static int run(int argc, char **argv, int mode)
 {
 	const char *cmd = cmd_name[mode];
-	struct ctx c = {.mode = mode};
+	struct ctx c = {.mode = mode, .format = AUTOSYNC_LEARNED_BINARY};
 	int rv = 1, p;
 
 	if (!(c.d = autosync_dataset_create(&c.err))) {

@@ -1,8 +1,8 @@
-/* learned.c - a learned correction of the analytic simulator: boosted
- * trees (XGBoost's C API) fitted to the log of measured / predicted, so
- * that the analytic model stays the base and the trees learn what it gets
- * wrong. Deterministic: one thread, a fixed seed, points in the dataset's
- * order. */
+/* learned.c - a simulator file's trees in use: loaded from a file's bytes
+ * (checked first), correcting the analytic simulator's predictions of
+ * planner candidates, and the margins and measured compute the file keeps.
+ * All that learn/'s planning module links, with features.c and
+ * envelope.c; fitting and writing files is train.c's. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,26 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <xgboost/c_api.h>
-
+#include "booster.h"
+#include "common/readfile.h"
+#include "envelope.h"
 #include "internal.h"
-
-/* The feature layout a file was trained on (features.c); a file of
- * another layout is refused rather than misread. */
-#define FEATURES_VERSION "2"
-#define ROUNDS 200
-/* on top of a base file: fewer trees, fitted to the target's residuals */
-#define BASE_ROUNDS 50
-
-struct autosync_learned {
-	BoosterHandle b;
-};
 
 /* XGBoost's last error without its stack trace: the first line, whose
  * "[time] file:line: " prefix is cut too */
-static int xgb_error(autosync_error_t *errp, const char *what)
+int learn_xgb_error(autosync_error_t *errp, const char *what)
 {
 	const char *e = XGBGetLastError(), *p = e ? strstr(e, ": ") : NULL;
 	size_t n;
@@ -42,218 +31,6 @@ static int xgb_error(autosync_error_t *errp, const char *what)
 				  (int)(n > 200 ? 200 : n), e ? e : "");
 }
 
-/* rows of the points 'use' selects (NULL: all), in the dataset's order */
-static float *rows(const autosync_dataset_t *d, const char *use, size_t *n)
-{
-	float *x = malloc((d->n ? d->n : 1) * LEARN_NFEAT * sizeof(float));
-
-	*n = 0;
-	for (size_t i = 0; x && i < d->n; i++)
-		if (!use || use[i])
-			memcpy(x + (*n)++ * LEARN_NFEAT, d->p[i].feat,
-			       sizeof(d->p[i].feat));
-	return x;
-}
-
-static int set_params(BoosterHandle b)
-{
-	static const char *const kv[][2] = {
-	    {"objective", "reg:squarederror"},
-	    {"max_depth", "4"},
-	    {"eta", "0.1"},
-	    {"min_child_weight", "1"},
-	    {"nthread", "1"},
-	    {"seed", "0"},
-	    {"verbosity", "0"},
-	};
-	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-		if (XGBoosterSetParam(b, kv[i][0], kv[i][1]))
-			return -1;
-	return XGBoosterSetAttr(b, "autosync_features", FEATURES_VERSION);
-}
-
-/* a copy of the base's trees in booster 'b' (XGBoost's JSON) */
-static int copy_base(BoosterHandle b, const autosync_learned_t *base)
-{
-	const char *buf = NULL;
-	bst_ulong len = 0;
-
-	return XGBoosterSaveModelToBuffer(base->b, "{\"format\": \"json\"}",
-					  &len, &buf) ||
-		       XGBoosterLoadModelFromBuffer(b, buf, len)
-		   ? -1
-		   : 0;
-}
-
-static autosync_learned_t *fit_rows(const float *x, const float *y,
-				    const float *w, size_t n,
-				    const autosync_learned_t *base,
-				    autosync_error_t *errp)
-{
-	autosync_learned_t *l = calloc(1, sizeof(*l));
-	DMatrixHandle m = NULL;
-	int rounds = base ? BASE_ROUNDS : ROUNDS, first = 0;
-
-	if (!l) {
-		errno = ENOMEM;
-		autosync_errprintf(errp, "learn: out of memory");
-		return NULL;
-	}
-	if (XGDMatrixCreateFromMat(x, n, LEARN_NFEAT, NAN, &m) ||
-	    XGDMatrixSetFloatInfo(m, "label", y, n) ||
-	    XGDMatrixSetFloatInfo(m, "weight", w, n) ||
-	    XGBoosterCreate(&m, 1, &l->b) || (base && copy_base(l->b, base)) ||
-	    set_params(l->b)) {
-		xgb_error(errp, "learn: XGBoost");
-		goto fail;
-	}
-	if (base)
-		first = ROUNDS; /* iteration numbers go on from the base's */
-	for (int it = first; it < first + rounds; it++)
-		if (XGBoosterUpdateOneIter(l->b, it, m)) {
-			xgb_error(errp, "learn: XGBoost training");
-			goto fail;
-		}
-	XGDMatrixFree(m);
-	return l;
-fail:
-	if (m)
-		XGDMatrixFree(m);
-	autosync_learned_destroy(l);
-	return NULL;
-}
-
-autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
-					 const char *except,
-					 autosync_error_t *errp)
-{
-	return autosync_learned_adapt(NULL, d, by, except, errp);
-}
-
-autosync_learned_t *autosync_learned_adapt(const autosync_learned_t *base,
-					   const autosync_dataset_t *d, int by,
-					   const char *except,
-					   autosync_error_t *errp)
-{
-	autosync_learned_t *l = NULL;
-	char *use = NULL;
-	float *x = NULL, *y = NULL, *w = NULL;
-	size_t n = 0, k = 0;
-
-	if (!d || (except && (by < 0 || by >= AUTOSYNC_BY_N))) {
-		errno = EINVAL;
-		autosync_errprintf(errp, "learn: invalid argument");
-		return NULL;
-	}
-	if (!(use = calloc(d->n + 1, 1)) ||
-	    !(y = malloc((d->n + 1) * sizeof(float))) ||
-	    !(w = malloc((d->n + 1) * sizeof(float))))
-		goto nomem;
-	for (size_t i = 0; i < d->n; i++)
-		if (!except || strcmp(d->p[i].label[by], except)) {
-			use[i] = 1;
-			y[k++] = (float)log(d->p[i].measured / d->p[i].pred0);
-		}
-	if (!k) {
-		errno = EINVAL;
-		autosync_errprintf(errp, "learn: no points to train on");
-		goto out;
-	}
-	if (!(x = rows(d, use, &n)) || learn_weights(d, use, w) != n)
-		goto nomem;
-	l = fit_rows(x, y, w, n, base, errp);
-	goto out;
-nomem:
-	errno = ENOMEM;
-	autosync_errprintf(errp, "learn: out of memory");
-out:
-	free(use);
-	free(x);
-	free(y);
-	free(w);
-	return l;
-}
-
-int autosync_learned_apply(const autosync_learned_t *l, autosync_dataset_t *d,
-			   int by, const char *only, autosync_error_t *errp)
-{
-	DMatrixHandle m = NULL;
-	const float *out = NULL;
-	bst_ulong len = 0;
-	char *use = NULL;
-	float *x = NULL;
-	size_t n = 0, k = 0;
-	int rv = -1;
-
-	if (!l || !d || (only && (by < 0 || by >= AUTOSYNC_BY_N))) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "learn: invalid argument");
-	}
-	if (!(use = calloc(d->n + 1, 1)))
-		goto nomem;
-	for (size_t i = 0; i < d->n; i++)
-		use[i] = !only || !strcmp(d->p[i].label[by], only);
-	if (!(x = rows(d, use, &n)))
-		goto nomem;
-	if (n && (XGDMatrixCreateFromMat(x, n, LEARN_NFEAT, NAN, &m) ||
-		  XGBoosterPredict(l->b, m, 0, 0, 0, &len, &out) || len != n)) {
-		xgb_error(errp, "learn: XGBoost prediction");
-		goto out;
-	}
-	for (size_t i = 0; i < d->n; i++)
-		if (use[i])
-			d->p[i].pred = d->p[i].pred0 * exp(out[k++]);
-	rv = 0;
-	goto out;
-nomem:
-	errno = ENOMEM;
-	autosync_errprintf(errp, "learn: out of memory");
-out:
-	if (m)
-		XGDMatrixFree(m);
-	free(use);
-	free(x);
-	return rv;
-}
-
-void autosync_dataset_reset(autosync_dataset_t *d)
-{
-	for (size_t i = 0; d && i < d->n; i++)
-		d->p[i].pred = d->p[i].pred0;
-}
-
-int autosync_learned_save(const autosync_learned_t *l, const char *path,
-			  autosync_error_t *errp)
-{
-	if (!l || !path) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "learn: invalid argument");
-	}
-	const char *buf = NULL;
-	bst_ulong len = 0;
-	FILE *fp;
-
-	/* always XGBoost's JSON (XGBoosterSaveModel would pick the format by
-	 * the name's end): the planner's module reads JSON only */
-	if (XGBoosterSaveModelToBuffer(l->b, "{\"format\": \"json\"}", &len,
-				       &buf))
-		return xgb_error(errp, path);
-	if (!(fp = fopen(path, "w")))
-		return autosync_errprintf(errp, "%s: %s", path,
-					  strerror(errno));
-	if (fwrite(buf, 1, len, fp) != len || fflush(fp) != 0 ||
-	    fsync(fileno(fp)) != 0) {
-		int e = errno;
-		fclose(fp);
-		errno = e;
-		return autosync_errprintf(errp, "%s: %s", path, strerror(e));
-	}
-	if (fclose(fp) != 0)
-		return autosync_errprintf(errp, "%s: %s", path,
-					  strerror(errno));
-	return 0;
-}
-
 /* the feature layout must be ours; prediction on one thread, so that
  * planning never starts an OpenMP pool */
 static autosync_learned_t *checked(autosync_learned_t *l, const char *name,
@@ -263,17 +40,17 @@ static autosync_learned_t *checked(autosync_learned_t *l, const char *name,
 	int ok = 0;
 
 	if (XGBoosterGetAttr(l->b, "autosync_features", &v, &ok) || !ok || !v ||
-	    strcmp(v, FEATURES_VERSION)) {
+	    strcmp(v, LEARN_FEATURES_VERSION)) {
 		errno = EINVAL;
 		autosync_errprintf(errp,
 				   "%s: not an autosync simulator file of "
 				   "feature layout %s",
-				   name, FEATURES_VERSION);
+				   name, LEARN_FEATURES_VERSION);
 		autosync_learned_destroy(l);
 		return NULL;
 	}
 	if (XGBoosterSetParam(l->b, "nthread", "1")) {
-		xgb_error(errp, name);
+		learn_xgb_error(errp, name);
 		autosync_learned_destroy(l);
 		return NULL;
 	}
@@ -283,19 +60,47 @@ static autosync_learned_t *checked(autosync_learned_t *l, const char *name,
 autosync_learned_t *autosync_learned_load(const char *path,
 					  autosync_error_t *errp)
 {
-	autosync_learned_t *l = calloc(1, sizeof(*l));
+	char why[AUTOSYNC_ERROR_LEN] = "", *buf = NULL;
+	autosync_learned_t *l;
+	size_t n = 0;
 
-	if (!l) {
-		errno = ENOMEM;
-		autosync_errprintf(errp, "learn: out of memory");
+	if (!path) {
+		errno = EINVAL;
+		autosync_errprintf(errp, "learn: invalid argument");
 		return NULL;
 	}
-	if (XGBoosterCreate(NULL, 0, &l->b) || XGBoosterLoadModel(l->b, path)) {
-		xgb_error(errp, path);
-		autosync_learned_destroy(l);
+	if (asi_read_file(path, AUTOSYNC_LEARNED_MAX_BYTES,
+			  ASI_READ_OPEN_PREFIX, (uid_t)-1, &buf, &n, why,
+			  sizeof(why)) < 0) {
+		autosync_errprintf(errp, "%s", why);
 		return NULL;
 	}
-	return checked(l, path, errp);
+	l = autosync_learned_load_buffer(buf, n, path, errp);
+	free(buf);
+	return l;
+}
+
+/* XGBoost's model in a file's bytes: the UBJSON of a binary simulator
+ * file, checked against its header, or JSON. XGBoost reads '{' '"' as
+ * JSON, any other '{' as UBJSON (unchecked) and the rest as its old binary
+ * format (not checked as well): neither reaches it. */
+static int model_bytes(const void *buf, size_t len, const char *name,
+		       const void **m, size_t *mlen, autosync_error_t *errp)
+{
+	int r = learn_envelope_open(buf, len, name, m, mlen, errp);
+
+	if (r != 0)
+		return r;
+	if (len < 2 || memcmp(buf, "{\"", 2)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "%s: neither an autosync simulator "
+					  "file nor XGBoost's JSON model",
+					  name);
+	}
+	*m = buf;
+	*mlen = len;
+	return 0;
 }
 
 autosync_learned_t *autosync_learned_load_buffer(const void *buf, size_t len,
@@ -303,6 +108,8 @@ autosync_learned_t *autosync_learned_load_buffer(const void *buf, size_t len,
 						 autosync_error_t *errp)
 {
 	autosync_learned_t *l = calloc(1, sizeof(*l));
+	const void *m = NULL;
+	size_t mlen = 0;
 
 	if (!l || !buf) {
 		errno = l ? EINVAL : ENOMEM;
@@ -311,17 +118,13 @@ autosync_learned_t *autosync_learned_load_buffer(const void *buf, size_t len,
 		free(l);
 		return NULL;
 	}
-	/* XGBoost takes a JSON model by its first byte; anything else would
-	 * be read as its binary format, which it does not check as well */
-	if (len == 0 || ((const char *)buf)[0] != '{') {
-		errno = EINVAL;
-		autosync_errprintf(errp, "%s: not a JSON XGBoost model", name);
+	if (model_bytes(buf, len, name, &m, &mlen, errp) < 0) {
 		free(l);
 		return NULL;
 	}
 	if (XGBoosterCreate(NULL, 0, &l->b) ||
-	    XGBoosterLoadModelFromBuffer(l->b, buf, len)) {
-		xgb_error(errp, name);
+	    XGBoosterLoadModelFromBuffer(l->b, m, mlen)) {
+		learn_xgb_error(errp, name);
 		autosync_learned_destroy(l);
 		return NULL;
 	}
@@ -353,7 +156,7 @@ int autosync_learned_correct(const autosync_learned_t *l,
 				  x + i * LEARN_NFEAT);
 	if (XGDMatrixCreateFromMat(x, n, LEARN_NFEAT, NAN, &m) ||
 	    XGBoosterPredict(l->b, m, 0, 0, 0, &len, &y) || len != n) {
-		xgb_error(errp, "learn: XGBoost prediction");
+		learn_xgb_error(errp, "learn: XGBoost prediction");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -367,7 +170,7 @@ out:
 }
 
 /* the file's attribute of a family's margin */
-static void margin_key(char *key, size_t len, int family)
+void learn_margin_key(char *key, size_t len, int family)
 {
 	static const char *const short_name[AUTOSYNC_FAMILY_N] = {
 	    [AUTOSYNC_FAMILY_ALLREDUCE] = "allreduce",
@@ -380,99 +183,6 @@ static void margin_key(char *key, size_t len, int family)
 	snprintf(key, len, "autosync_margin_%s", short_name[family]);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* the 90th percentile of v[0..n-1] (sorted in place), interpolated */
-static double p90(double *v, size_t n)
-{
-	double pos = 0.9 * (double)(n - 1);
-	size_t i = (size_t)pos;
-
-	qsort(v, n, sizeof(*v), cmp_double);
-	return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[i];
-}
-
-/* the median of v[0..n-1], sorted */
-static double median_sorted(const double *v, size_t n)
-{
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The median of predicted / measured over each point's group: what the
- * prediction is for that model on that cluster whatever the strategy. The
- * planner compares strategies of one group, so only optimism beyond it
- * can make it choose wrongly. */
-static int group_ratios(const autosync_dataset_t *d, double *ref)
-{
-	double *v = malloc((d->n + 1) * sizeof(double));
-
-	if (!v)
-		return -1;
-	for (size_t i = 0; i < d->n; i++) {
-		size_t n = 0;
-		for (size_t k = 0; k < d->n; k++)
-			if (!strcmp(d->p[k].group, d->p[i].group))
-				v[n++] = d->p[k].pred / d->p[k].measured;
-		qsort(v, n, sizeof(*v), cmp_double);
-		ref[i] = median_sorted(v, n);
-	}
-	free(v);
-	return 0;
-}
-
-int autosync_learned_set_margins(autosync_learned_t *l,
-				 const autosync_dataset_t *d, size_t *counts,
-				 autosync_error_t *errp)
-{
-	double *v, *ref;
-	int given = 0;
-
-	if (!l || !d) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "learn: invalid argument");
-	}
-	v = malloc((d->n + 1) * sizeof(double));
-	ref = malloc((d->n + 1) * sizeof(double));
-	if (!v || !ref || group_ratios(d, ref) < 0) {
-		free(v);
-		free(ref);
-		errno = ENOMEM;
-		return autosync_errprintf(errp, "learn: out of memory");
-	}
-	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
-		char key[40], val[32];
-		size_t n = 0;
-		for (size_t i = 0; i < d->n; i++)
-			if (d->p[i].family == f)
-				v[n++] = 1 - d->p[i].pred / d->p[i].measured /
-						 ref[i];
-		if (counts)
-			counts[f] = n;
-		margin_key(key, sizeof(key), f);
-		if (n < AUTOSYNC_LEARNED_MIN_FAMILY) {
-			if (XGBoosterSetAttr(l->b, key, NULL))
-				goto fail;
-			continue;
-		}
-		snprintf(val, sizeof(val), "%.4f",
-			 fmin(0.9, fmax(0.02, p90(v, n))));
-		if (XGBoosterSetAttr(l->b, key, val))
-			goto fail;
-		given++;
-	}
-	free(v);
-	free(ref);
-	return given;
-fail:
-	free(v);
-	free(ref);
-	return xgb_error(errp, "learn: XGBoost");
-}
-
 double autosync_learned_margin(const autosync_learned_t *l, int family)
 {
 	const char *v = NULL;
@@ -482,131 +192,24 @@ double autosync_learned_margin(const autosync_learned_t *l, int family)
 
 	if (!l || family < 0 || family >= AUTOSYNC_FAMILY_N)
 		return -1;
-	margin_key(key, sizeof(key), family);
+	learn_margin_key(key, sizeof(key), family);
 	if (XGBoosterGetAttr(l->b, key, &v, &ok) || !ok || !v)
 		return -1;
 	m = strtod(v, &end);
 	return *end || !(m >= 0 && m <= 0.99) ? -1 : m;
 }
 
-/* ---------------------------------------------- measured compute */
-
-#define COMPUTE_KEY "autosync_compute_"
-
-/* A point's measured forward + backward compute per sample: the measured
- * step less what the analytic model puts outside compute (exposed
- * communication, the optimizer), only where all communication is at most
- * AUTOSYNC_LEARNED_COMPUTE_COMM of the measured step, so that an error in
- * the exposed part moves it little. NaN when the point cannot tell. */
-static double sample_compute(const struct point *p)
-{
-	double c;
-
-	if (!p->batch || !p->model_hash[0] || !isfinite(p->exposed) ||
-	    !isfinite(p->optimizer) || !isfinite(p->comm) ||
-	    p->comm > AUTOSYNC_LEARNED_COMPUTE_COMM * p->measured)
-		return NAN;
-	c = p->measured - p->exposed - p->optimizer;
-	return c > 0 ? c / p->batch : NAN;
-}
-
-struct cpoint {
-	const char *hash;
-	uint32_t uid;
-	double v;
-};
-
-static int cmp_cpoint(const void *a, const void *b)
-{
-	const struct cpoint *x = a, *y = b;
-	int c = strcmp(x->hash, y->hash);
-
-	if (c)
-		return c;
-	if (x->uid != y->uid)
-		return x->uid < y->uid ? -1 : 1;
-	return x->v < y->v ? -1 : x->v > y->v;
-}
-
-/* One model's value from its points c[0..n-1] (sorted by user, then
- * value): each user's median, then the median of those, so that one
- * user's records are one vote however many they are. */
-static double model_compute(const struct cpoint *c, size_t n, double *votes)
-{
-	size_t nv = 0;
-
-	for (size_t i = 0, j; i < n; i = j) {
-		size_t k;
-		for (j = i; j < n && c[j].uid == c[i].uid; j++)
-			;
-		k = j - i; /* this user's values, sorted */
-		votes[nv++] = k % 2 ? c[i + k / 2].v
-				    : (c[i + k / 2 - 1].v + c[i + k / 2].v) / 2;
-	}
-	qsort(votes, nv, sizeof(*votes), cmp_double);
-	return median_sorted(votes, nv);
-}
-
-int autosync_learned_set_compute(autosync_learned_t *l,
-				 const autosync_dataset_t *d,
-				 autosync_error_t *errp)
-{
-	struct cpoint *c;
-	double *votes;
-	size_t n = 0;
-	int given = 0;
-
-	if (!l || !d) {
-		errno = EINVAL;
-		return autosync_errprintf(errp, "learn: invalid argument");
-	}
-	c = malloc((d->n + 1) * sizeof(*c));
-	votes = malloc((d->n + 1) * sizeof(*votes));
-	if (!c || !votes) {
-		free(c);
-		free(votes);
-		errno = ENOMEM;
-		return autosync_errprintf(errp, "learn: out of memory");
-	}
-	for (size_t i = 0; i < d->n; i++) {
-		double v = sample_compute(&d->p[i]);
-		if (isfinite(v))
-			c[n++] =
-			    (struct cpoint){d->p[i].model_hash, d->p[i].uid, v};
-	}
-	qsort(c, n, sizeof(*c), cmp_cpoint);
-	for (size_t i = 0, j; i < n; i = j) {
-		char key[sizeof(COMPUTE_KEY) + 16], val[32];
-		for (j = i; j < n && !strcmp(c[j].hash, c[i].hash); j++)
-			;
-		if (j - i < AUTOSYNC_LEARNED_MIN_COMPUTE)
-			continue;
-		snprintf(key, sizeof(key), COMPUTE_KEY "%s", c[i].hash);
-		snprintf(val, sizeof(val), "%.6e",
-			 model_compute(c + i, j - i, votes));
-		if (XGBoosterSetAttr(l->b, key, val)) {
-			free(c);
-			free(votes);
-			return xgb_error(errp, "learn: XGBoost");
-		}
-		given++;
-	}
-	free(c);
-	free(votes);
-	return given;
-}
-
 double autosync_learned_compute(const autosync_learned_t *l,
 				const char *model_hash)
 {
-	char key[sizeof(COMPUTE_KEY) + 16], *end;
+	char key[sizeof(LEARN_COMPUTE_KEY) + 16], *end;
 	const char *v = NULL;
 	int ok = 0;
 	double s;
 
 	if (!l || !model_hash || strlen(model_hash) != 16)
 		return -1;
-	snprintf(key, sizeof(key), COMPUTE_KEY "%s", model_hash);
+	snprintf(key, sizeof(key), LEARN_COMPUTE_KEY "%s", model_hash);
 	if (XGBoosterGetAttr(l->b, key, &v, &ok) || !ok || !v)
 		return -1;
 	s = strtod(v, &end);

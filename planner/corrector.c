@@ -15,7 +15,7 @@
 #include "common/readfile.h"
 #include "common/text.h"
 
-/* a simulator file is XGBoost's JSON: a few hundred KiB for 250 trees */
+/* a simulator file: a few hundred KiB for 250 trees (learn/learn.h) */
 #define MAX_SIMULATOR_BYTES (64u << 20)
 
 struct autosync_simulator {

@@ -157,7 +157,7 @@ static void planner_side(void)
 	ok(autosync_learned_margin(l, AUTOSYNC_FAMILY_TREE) < 0,
 	   "no margin for a family without records");
 	close(fd);
-	ok(autosync_learned_save(l, path, NULL) == 0 &&
+	ok(autosync_learned_save(l, path, AUTOSYNC_LEARNED_BINARY, NULL) == 0 &&
 	       (back = autosync_learned_load(path, NULL)) != NULL,
 	   "saved and loaded");
 	if (back) {
@@ -242,7 +242,7 @@ static void measured_compute(void)
 	   "model CCC: records without a batch size: none");
 	ok(autosync_learned_compute(l, "nothex") < 0, "a bad hash: none");
 	close(fd);
-	ok(autosync_learned_save(l, path, NULL) == 0 &&
+	ok(autosync_learned_save(l, path, AUTOSYNC_LEARNED_BINARY, NULL) == 0 &&
 	       (back = autosync_learned_load(path, NULL)) != NULL &&
 	       fabs(autosync_learned_compute(back, a) - 1.2e-3) < 1e-9,
 	   "the measured compute survives the file");

@@ -25,10 +25,10 @@ like "$("$AUTOSYNC" eval --tie 0 "$SLICE" 2>/dev/null | grep '^all')" "^all +- +
 
 # a learned correction (XGBoost): deterministic, and scored honestly --
 # on its own training data it fits, left out it is what it is
-"$AUTOSYNC" train -o "$TMP/sim1.json" "$SLICE" 2>/dev/null &&
-  "$AUTOSYNC" train --output "$TMP/sim2.json" "$SLICE" "$SLICE" 2>/dev/null
-is "$?:$(cmp "$TMP/sim1.json" "$TMP/sim2.json" 2>&1)" "0:" "train: the same points, the same file, byte for byte"
-out=$("$AUTOSYNC" eval --simulator "$TMP/sim1.json" "$SLICE" 2>/dev/null | sed -n '/^# corrected/,$p' | grep '^all')
+"$AUTOSYNC" train -o "$TMP/sim1.bin" "$SLICE" 2>/dev/null &&
+  "$AUTOSYNC" train --output "$TMP/sim2.bin" "$SLICE" "$SLICE" 2>/dev/null
+is "$?:$(cmp "$TMP/sim1.bin" "$TMP/sim2.bin" 2>&1)" "0:" "train: the same points, the same file, byte for byte"
+out=$("$AUTOSYNC" eval --simulator "$TMP/sim1.bin" "$SLICE" 2>/dev/null | sed -n '/^# corrected/,$p' | grep '^all')
 like "$out" "^all +- +2 +14 +43 +1\\.000 +1\\.000 +1\\.000 +1\\.000 +0\\.[0-9]% " "eval --simulator on its own training data: ranks and fits (in-sample, not a result)"
 out=$("$AUTOSYNC" eval --cv model "$SLICE" 2>/dev/null | sed -n '/^# learned/,$p')
 is "$out" "# learned, leave-one-model-out
@@ -38,35 +38,41 @@ model    vgg16@1/32                    1      8     28    0.786  0.571    0.667 
 cluster  4x2 1Gbit/s                   2     14     43    0.814  0.652    0.776   1.137    30.3%    -4.4%
 all      -                             2     14     43    0.814  0.652    0.776   1.137    30.3%    -4.4%" \
   "eval --cv model: each model predicted by a correction trained without it"
-echo '{}' > "$TMP/corrupt.json"
+echo '{"version": [1, 7, 4]}' > "$TMP/corrupt.json"
 out=$("$AUTOSYNC" eval --simulator "$TMP/corrupt.json" "$SLICE" 2>&1 >/dev/null | tail -1); rc=$?
 is "$out" "autosync eval: $TMP/corrupt.json: Invalid cast, from Null to Object" "a corrupt simulator file: named, one line"
 out=$("$AUTOSYNC" eval --cv x "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync eval: --cv: unknown value 'x'; one of model or cluster" "--cv x: refused"
-out=$("$AUTOSYNC" train --user-cap 0 -o "$TMP/x.json" "$SLICE" 2>&1); rc=$?
+out=$("$AUTOSYNC" train --user-cap 0 -o "$TMP/x.bin" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync train: --user-cap: '0' is not a share above 0 and at most 1" "--user-cap 0: refused"
 # promotion: a candidate replaces the site's file only when not worse
-out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.json" --site "$TMP/site.json" "$SLICE" 2>/dev/null); rc=$?
-is "$rc:$out" "0:candidate $TMP/sim1.json: pairwise 1.000, mean abs. error 0.1 % on 14 points; the analytic simulator: pairwise 0.814, 36.1 %
-promoted: $TMP/site.json is the candidate now" "promote: no site file yet, the candidate beats the analytic simulator"
-cmp -s "$TMP/site.json" "$TMP/sim1.json"; is "$?" 0 "  the site's file is the candidate's, byte for byte"
+out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" --site "$TMP/site.bin" "$SLICE" 2>/dev/null); rc=$?
+is "$rc:$out" "0:candidate $TMP/sim1.bin: pairwise 1.000, mean abs. error 0.1 % on 14 points; the analytic simulator: pairwise 0.814, 36.1 %
+promoted: $TMP/site.bin is the candidate now" "promote: no site file yet, the candidate beats the analytic simulator"
+cmp -s "$TMP/site.bin" "$TMP/sim1.bin"; is "$?" 0 "  the site's file is the candidate's, byte for byte"
+"$AUTOSYNC" train --format json -o "$TMP/simj.json" "$SLICE" 2>/dev/null
+"$AUTOSYNC" promote --candidate "$TMP/simj.json" --site "$TMP/site-j.bin" "$SLICE" >/dev/null 2>&1
+cmp -s "$TMP/site-j.bin" "$TMP/sim1.bin"
+is "$?" 0 "  a JSON candidate: the site's file is binary, the same trees byte for byte"
+out=$("$AUTOSYNC" train --format yaml -o "$TMP/x.bin" "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "2:autosync train: --format: unknown value 'yaml'; one of binary or json" "--format yaml: refused"
 # a candidate trained on records that measure 3x or 0.5x their prediction
-sed 's/"measured_step_s": \[[^]]*\]/"measured_step_s": [9, 0.1, 9]/; s/"measured_median_s": [0-9.e-]*, "measured_spread": [0-9.e-]*, //' "$SLICE" > "$TMP/odd.jsonl"
-"$AUTOSYNC" train -o "$TMP/odd.json" "$TMP/odd.jsonl" 2>/dev/null
-out=$("$AUTOSYNC" promote --candidate "$TMP/odd.json" --site "$TMP/site.json" "$SLICE" 2>/dev/null | tail -1)
-is "$out" "kept $TMP/site.json: the candidate is worse" "promote: a worse candidate is not installed"
-cmp -s "$TMP/site.json" "$TMP/sim1.json"; is "$?" 0 "  the site's file is unchanged"
-out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.json" --site "$TMP/site.json" --since 2030-01-01 "$SLICE" 2>/dev/null)
-is "$out" "kept $TMP/site.json: no records to compare on" "promote --since after every record: nothing to compare on, kept"
+sed 's/"measured_step_s": \[[^]]*\]/"measured_step_s": [9, 0.1, 9]/; s/"measured_median_s": [0-9.e-]*, "measured_spread": [0-9.e-]*, //' "$SLICE" > "$TMP/odd.binl"
+"$AUTOSYNC" train -o "$TMP/odd.bin" "$TMP/odd.binl" 2>/dev/null
+out=$("$AUTOSYNC" promote --candidate "$TMP/odd.bin" --site "$TMP/site.bin" "$SLICE" 2>/dev/null | tail -1)
+is "$out" "kept $TMP/site.bin: the candidate is worse" "promote: a worse candidate is not installed"
+cmp -s "$TMP/site.bin" "$TMP/sim1.bin"; is "$?" 0 "  the site's file is unchanged"
+out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" --site "$TMP/site.bin" --since 2030-01-01 "$SLICE" 2>/dev/null)
+is "$out" "kept $TMP/site.bin: no records to compare on" "promote --since after every record: nothing to compare on, kept"
 # transfer: the base's trees kept, more fitted on top; deterministic
-"$AUTOSYNC" train --base "$TMP/site.json" -o "$TMP/t1.json" "$SLICE" 2>/dev/null &&
-  "$AUTOSYNC" train --base "$TMP/site.json" -o "$TMP/t2.json" "$SLICE" 2>/dev/null
-is "$?:$(cmp "$TMP/t1.json" "$TMP/t2.json" 2>&1)" "0:" "train --base: deterministic"
-like "$(wc -c < "$TMP/t1.json")" "^[0-9]+$" "  and writes a file"
-[ "$(wc -c < "$TMP/t1.json")" -gt "$(wc -c < "$TMP/site.json")" ]; is "$?" 0 "  larger than its base (its trees and 50 more)"
-out=$("$AUTOSYNC" train --base "$TMP/corrupt.json" -o "$TMP/t3.json" "$SLICE" 2>&1 | tail -1)
+"$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t1.bin" "$SLICE" 2>/dev/null &&
+  "$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t2.bin" "$SLICE" 2>/dev/null
+is "$?:$(cmp "$TMP/t1.bin" "$TMP/t2.bin" 2>&1)" "0:" "train --base: deterministic"
+like "$(wc -c < "$TMP/t1.bin")" "^[0-9]+$" "  and writes a file"
+[ "$(wc -c < "$TMP/t1.bin")" -gt "$(wc -c < "$TMP/site.bin")" ]; is "$?" 0 "  larger than its base (its trees and 50 more)"
+out=$("$AUTOSYNC" train --base "$TMP/corrupt.json" -o "$TMP/t3.bin" "$SLICE" 2>&1 | tail -1)
 is "$out" "autosync train: $TMP/corrupt.json: Invalid cast, from Null to Object" "train --base with a corrupt file: named"
-out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.json" "$SLICE" 2>&1); rc=$?
+out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync promote: give --candidate FILE and --site FILE" "promote without --site: refused"
 out=$("$AUTOSYNC" eval --since yesterday "$SLICE" 2>&1 | head -1); rc=$?
 like "$out" "^autosync eval: --since: bad time 'yesterday'" "--since with a bad time: refused"

@@ -7,13 +7,13 @@ SCRIPT=${AUTOSYNC_BUILDDIR:-.}/etc/autosync-retrain
 SLICE=$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl
 mkdir -p "$TMP/lib"
 cp "$SLICE" "$TMP/lib/feedback.jsonl"
-run() { AUTOSYNC=$AUTOSYNC FEEDBACK=$TMP/lib/feedback.jsonl SIMULATOR=$TMP/lib/simulator.json WINDOW=2026-12-03T09:10:00Z sh "$SCRIPT" 2>"$TMP/err"; }
-out=$(run | sed 's|/\.candidate\.[A-Za-z0-9]*\.json|/.candidate.X.json|'); rc=$?
-is "$rc:$out" "0:candidate $TMP/lib/.candidate.X.json: pairwise 0.867, mean abs. error 39.4 % on 6 points; the analytic simulator: pairwise 0.867, 56.3 %
-promoted: $TMP/lib/simulator.json is the candidate now" "trained on the older records, judged on the newer ones: promoted" || cat "$TMP/err"
+run() { AUTOSYNC=$AUTOSYNC FEEDBACK=$TMP/lib/feedback.jsonl SIMULATOR=$TMP/lib/simulator.bin WINDOW=2026-12-03T09:10:00Z sh "$SCRIPT" 2>"$TMP/err"; }
+out=$(run | sed 's|/\.candidate\.[A-Za-z0-9]*\.bin|/.candidate.X.bin|'); rc=$?
+is "$rc:$out" "0:candidate $TMP/lib/.candidate.X.bin: pairwise 0.867, mean abs. error 39.4 % on 6 points; the analytic simulator: pairwise 0.867, 56.3 %
+promoted: $TMP/lib/simulator.bin is the candidate now" "trained on the older records, judged on the newer ones: promoted" || cat "$TMP/err"
 like "$(cat "$TMP/err")" "autosync train: 12 records: 8 points" "  it trained on the 12 records before the window"
-[ -s "$TMP/lib/simulator.json" ]; is "$?" 0 "  the site's simulator file exists"
+[ -s "$TMP/lib/simulator.bin" ]; is "$?" 0 "  the site's simulator file exists"
 is "$(ls -A "$TMP/lib" | grep -c candidate)" 0 "  no candidate left behind"
-out=$(AUTOSYNC=$AUTOSYNC FEEDBACK=$TMP/none.jsonl SIMULATOR=$TMP/lib/simulator.json sh "$SCRIPT" 2>&1); rc=$?
+out=$(AUTOSYNC=$AUTOSYNC FEEDBACK=$TMP/none.jsonl SIMULATOR=$TMP/lib/simulator.bin sh "$SCRIPT" 2>&1); rc=$?
 is "$rc:$out" "0:autosync-retrain: no feedback log at $TMP/none.jsonl; nothing to do" "no log yet: nothing done"
 done_testing

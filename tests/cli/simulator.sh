@@ -14,17 +14,21 @@ plan() { "$AUTOSYNC" plan --config none --catalog "$SRCDIR/planner/catalog" --ne
 field() { sed -n "s/^ *$1: \"*\([^\"]*\)\"*\$/\1/p" "$2" | head -1; }
 
 # train: the margins of each family from leave-one-model-out predictions
-"$AUTOSYNC" train -o "$TMP/sim.json" "$SLICE" 2>"$TMP/err"
+"$AUTOSYNC" train -o "$TMP/sim.bin" "$SLICE" 2>"$TMP/err"
 is "$(grep -c '^autosync train: margin for ' "$TMP/err")" "6" "train: one margin line per strategy family"
 like "$(cat "$TMP/err")" "margin for bucketed all-reduce: [0-9.]+% \\(90th percentile of leave-one-model-out optimism, 1[0-9] points\\)" \
   "train: the all-reduce family's margin from held-out predictions"
 like "$(cat "$TMP/err")" "margin for tree all-reduce: the cost constants' \\(0 points, fewer than 5\\)" \
   "train: a family without enough points keeps the cost constants' margin"
-like "$(tr ',' '\n' < "$TMP/sim.json" | grep -c autosync_margin_)" "^[1-6]$" "the margins are in the file"
+like "$(grep -a -o 'autosync_margin_[a-z_]*' "$TMP/sim.bin" | sort -u | wc -l)" "^[1-6]$" "the margins are in the file"
+is "$(head -1 "$TMP/sim.bin" | sed 's/ [0-9]* [0-9a-f]*$/ N H/')" "autosync-simulator 1 ubj N H" \
+  "train: the binary file by default (a header, then XGBoost's UBJSON)"
+"$AUTOSYNC" train --format json -o "$TMP/sim-json.json" "$SLICE" 2>/dev/null
+is "$(head -c 11 "$TMP/sim-json.json")" '{"learner":' "train --format json: XGBoost's JSON model"
 
 # plan with it: the file's hash in the plan and in the plan hash
 plan --model bert-large -o "$TMP/a.yaml" 2>"$TMP/a.err"
-plan --model bert-large --simulator "$TMP/sim.json" -o "$TMP/l.yaml" 2>"$TMP/l.err"
+plan --model bert-large --simulator "$TMP/sim.bin" -o "$TMP/l.yaml" 2>"$TMP/l.err"
 is "$(cat "$TMP/l.err")" "" "--simulator: no warning"
 h=$(field simulator_hash "$TMP/l.yaml")
 like "$h" "^[0-9a-f]{16}$" "the plan records the simulator's hash ($h)"
@@ -39,20 +43,23 @@ plan --model bert-large --baseline ddp-default -o "$TMP/d.yaml" 2>/dev/null
 is "$(field analytic_step_time "$TMP/l.yaml")" "$(field step_time "$TMP/d.yaml")" \
   "analytic_step_time: the analytic prediction of the chosen strategy"
 like "$(field step_time "$TMP/l.yaml")" "^3[0-9]\\." "step_time: the corrected one"
-plan --model bert-large --simulator "$TMP/sim.json" -o "$TMP/l2.yaml" 2>/dev/null
+plan --model bert-large --simulator "$TMP/sim.bin" -o "$TMP/l2.yaml" 2>/dev/null
 check_same=$(cmp "$TMP/l.yaml" "$TMP/l2.yaml" 2>&1)
 is "$check_same" "" "deterministic: the same file, the same plan bytes"
-cp "$TMP/sim.json" "$TMP/copy.json"
-plan --model bert-large --simulator "$TMP/copy.json" -o "$TMP/l3.yaml" 2>/dev/null
+cp "$TMP/sim.bin" "$TMP/copy.bin"
+plan --model bert-large --simulator "$TMP/copy.bin" -o "$TMP/l3.yaml" 2>/dev/null
 is "$(field hash "$TMP/l3.yaml")" "$(field hash "$TMP/l.yaml")" "the hash is of the bytes, not of the path"
-"$AUTOSYNC" train -o "$TMP/other.json" "$SLICE" "$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl" 2>/dev/null
+cp "$TMP/sim-json.json" "$TMP/other.json"
 printf ' ' >> "$TMP/other.json"
 plan --model bert-large --simulator "$TMP/other.json" -o "$TMP/l4.yaml" 2>/dev/null
-[ "$(field simulator_hash "$TMP/l4.yaml")" != "$h" ]
+h4=$(field simulator_hash "$TMP/l4.yaml")
+[ -n "$h4" ] && [ "$h4" != "$h" ]
 ok $? "another file: another simulator hash (nodes with different files disagree)"
+is "$(field step_time "$TMP/l4.yaml"):$(field strategy "$TMP/l4.yaml")" "$(field step_time "$TMP/l.yaml"):$(field strategy "$TMP/l.yaml")" \
+  "the JSON file of the same trees: the same corrected plan"
 
 # the site config's key does the same; --simulator none turns it off
-printf 'version: 1\nsimulator: %s\n' "$TMP/sim.json" > "$TMP/site.yaml"
+printf 'version: 1\nsimulator: %s\n' "$TMP/sim.bin" > "$TMP/site.yaml"
 "$AUTOSYNC" plan --config "$TMP/site.yaml" --catalog "$SRCDIR/planner/catalog" --network "$NET" -f generic \
   --model bert-large -o "$TMP/s.yaml" >/dev/null 2>&1
 is "$(cmp "$TMP/s.yaml" "$TMP/l.yaml" 2>&1)" "" "site config 'simulator:': the plan --simulator makes"
@@ -72,11 +79,28 @@ failopen() { # NAME FILE WANT-ON-STDERR
 }
 failopen "a missing file" "$TMP/missing.json" "$TMP/missing.json: cannot open: No such file or directory"
 printf 'not json' > "$TMP/text.json"
-failopen "not JSON" "$TMP/text.json" "$TMP/text.json: not a JSON XGBoost model"
-head -c 2000 "$TMP/sim.json" > "$TMP/cut.json"
+failopen "not JSON" "$TMP/text.json" "$TMP/text.json: neither an autosync simulator file nor XGBoost's JSON model"
+# a binary file is checked before XGBoost reads it (its UBJSON reader
+# trusts the lengths inside): cut, changed, bare or of another version
+head -c 2000 "$TMP/sim.bin" > "$TMP/cut.bin"
+failopen "a cut binary file" "$TMP/cut.bin" \
+  "$TMP/cut.bin: $((2000 - $(head -1 "$TMP/sim.bin" | wc -c))) bytes after the header, which says $(head -1 "$TMP/sim.bin" | cut -d' ' -f4) (cut or changed since it was written)"
+cp "$TMP/sim.bin" "$TMP/changed.bin"
+printf 'Z' | dd of="$TMP/changed.bin" bs=1 seek=5000 conv=notrunc 2>/dev/null
+failopen "one byte changed" "$TMP/changed.bin" \
+  "$TMP/changed.bin: its bytes do not match the hash in its header (changed since it was written)"
+sed 1d "$TMP/sim.bin" > "$TMP/bare.ubj"
+failopen "UBJSON without the header" "$TMP/bare.ubj" \
+  "$TMP/bare.ubj: neither an autosync simulator file nor XGBoost's JSON model"
+sed '1s/^autosync-simulator 1 ubj /autosync-simulator 2 ubj /' "$TMP/sim.bin" > "$TMP/v2.bin"
+failopen "another version" "$TMP/v2.bin" "$TMP/v2.bin: format '2 ubj' (this autosync reads '1 ubj')"
+printf 'autosync-simulator 1 ubj 12\n' > "$TMP/header.bin"
+failopen "a bad header" "$TMP/header.bin" \
+  "$TMP/header.bin: a bad header (expected 'autosync-simulator 1 ubj LENGTH HASH')"
+head -c 2000 "$TMP/sim-json.json" > "$TMP/cut.json"
 plan --model bert-large --simulator "$TMP/cut.json" -o "$TMP/f.yaml" 2>"$TMP/f.err"
 like "$(cat "$TMP/f.err")" "^autosync plan: simulator: $TMP/cut.json: Expecting.*; planning with the analytic model$" \
-  "a cut file: one warning, XGBoost's reason"
+  "a cut JSON file: one warning, XGBoost's reason"
 is "$(cmp "$TMP/f.yaml" "$TMP/a.yaml" 2>&1)" "" "... and the analytic plan"
 printf '{"learner": {}}' > "$TMP/other-model.json"
 plan --model bert-large --simulator "$TMP/other-model.json" -o "$TMP/f.yaml" 2>"$TMP/f.err"
@@ -85,22 +109,23 @@ like "$(cat "$TMP/f.err")" "^autosync plan: simulator: $TMP/other-model.json: .*
 is "$(cmp "$TMP/f.yaml" "$TMP/a.yaml" 2>&1)" "" "... and the analytic plan"
 mkfifo "$TMP/fifo.json"
 failopen "a FIFO (never blocks)" "$TMP/fifo.json" "$TMP/fifo.json: not a regular file"
-AUTOSYNC_SIMULATOR_MODULE=$TMP/none.so failopen "a missing module" "$TMP/sim.json" \
-  "$TMP/sim.json: module $TMP/none.so: cannot open shared object file: No such file or directory"
-AUTOSYNC_SIMULATOR_MODULE=$(cd "${AUTOSYNC_BUILDDIR:-.}" && pwd)/.libs/libautosync.so failopen "a library that is not a simulator module" "$TMP/sim.json" \
-  "$TMP/sim.json: module $(cd "${AUTOSYNC_BUILDDIR:-.}" && pwd)/.libs/libautosync.so: not an autosync simulator module of this version"
+AUTOSYNC_SIMULATOR_MODULE=$TMP/none.so failopen "a missing module" "$TMP/sim.bin" \
+  "$TMP/sim.bin: module $TMP/none.so: cannot open shared object file: No such file or directory"
+AUTOSYNC_SIMULATOR_MODULE=$(cd "${AUTOSYNC_BUILDDIR:-.}" && pwd)/.libs/libautosync.so failopen "a library that is not a simulator module" "$TMP/sim.bin" \
+  "$TMP/sim.bin: module $(cd "${AUTOSYNC_BUILDDIR:-.}" && pwd)/.libs/libautosync.so: not an autosync simulator module of this version"
 # baselines are not searched: the simulator is not used for them
 plan --model bert-large --baseline ddp-default --simulator "$TMP/missing.json" -o "$TMP/b.yaml" 2>"$TMP/b.err"
 is "$(cat "$TMP/b.err")" "" "--baseline: no simulator is loaded"
 
-# the no-harm margin: a file whose margins are 99% keeps the default
-sed 's/"autosync_margin_allreduce":"[0-9.]*"/"autosync_margin_allreduce":"0.9900"/' "$TMP/sim.json" > "$TMP/wide.json"
+# the no-harm margin: a file whose margins are 99% keeps the default (the
+# JSON form, edited)
+sed 's/"autosync_margin_allreduce":"[0-9.]*"/"autosync_margin_allreduce":"0.9900"/' "$TMP/sim-json.json" > "$TMP/wide.json"
 plan --model bert-large --simulator "$TMP/wide.json" -o "$TMP/w.yaml" 2>/dev/null
 is "$(field strategy "$TMP/w.yaml")" "ddp-default" "a 99% learned margin: the framework's default stays"
 like "$(field reason "$TMP/w.yaml")" "within the 99% margin for bucketed all-reduce" "... and the reason gives the learned margin"
 
 # eval --simulator scores the file the planner uses
-like "$("$AUTOSYNC" eval --simulator "$TMP/sim.json" "$SLICE" 2>/dev/null | grep -A5 corrected | grep '^all')" "^all +- +2 +14 +43 " \
+like "$("$AUTOSYNC" eval --simulator "$TMP/sim.bin" "$SLICE" 2>/dev/null | grep -A5 corrected | grep '^all')" "^all +- +2 +14 +43 " \
   "eval --simulator: the same file scores on the records"
 # measured compute: a model file without FLOPs plans with the compute its
 # records measured (per sample x its batch), from the file every node reads
@@ -136,15 +161,15 @@ for i, (uid, ms) in enumerate([(0, 2.0), (1000, 1.9), (2000, 2.4)]):
              measured_step_s=[step] * 3, measured_count=3, measured_mean_s=step)
     print(json.dumps(r))
 EOF2
-"$AUTOSYNC" train -o "$TMP/simc.json" "$SLICE" "$TMP/tiny.jsonl" 2>"$TMP/c.err"
+"$AUTOSYNC" train -o "$TMP/simc.bin" "$SLICE" "$TMP/tiny.jsonl" 2>"$TMP/c.err"
 like "$(cat "$TMP/c.err")" "^autosync train: measured compute for 1 model\(s\) " "train: the measured compute of the one model with 3 records"
-"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.json" -o "$TMP/t1.yaml" >/dev/null 2>&1
+"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.bin" -o "$TMP/t1.yaml" >/dev/null 2>&1
 like "$(field reason "$TMP/t1.yaml")" "compute: 64 ms per step, measured in the site's feedback records \(the learned simulator file\)$" \
   "plan --simulator: the measured compute (2 ms per sample x 32)"
-"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.json" --batch-size 16 -o "$TMP/t2.yaml" >/dev/null 2>&1
+"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.bin" --batch-size 16 -o "$TMP/t2.yaml" >/dev/null 2>&1
 like "$(field reason "$TMP/t2.yaml")" "compute: estimated from parameter counts" "--batch-size 16: another model hash, no records of it: estimated"
-"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.json" --compute-ms 10 -o "$TMP/t3.yaml" >/dev/null 2>&1
+"$AUTOSYNC" plan --config none --network "$NET" -f generic -m "$TMP/tiny.yaml" --simulator "$TMP/simc.bin" --compute-ms 10 -o "$TMP/t3.yaml" >/dev/null 2>&1
 like "$(field reason "$TMP/t3.yaml")" "compute: 10 ms per step, measured$" "--compute-ms: the user's measurement wins"
-plan --model bert-large --simulator "$TMP/simc.json" -o "$TMP/t4.yaml" 2>/dev/null
+plan --model bert-large --simulator "$TMP/simc.bin" -o "$TMP/t4.yaml" 2>/dev/null
 unlike "$(field reason "$TMP/t4.yaml")" "feedback records" "a model with FLOPs: its own compute"
 done_testing

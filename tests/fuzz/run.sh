@@ -3,11 +3,12 @@
 # Debian's clang-14 which ships libclang_rt.fuzzer in libclang-common-14-dev).
 # Every parser of an input autosync does not control has one: cluster
 # descriptions, NCCL topology XML, model files, plan files, site configs,
-# feedback records, job reports, the tuner's rules file, what a planning
-# child sends back to slurmstepd and the webhook's AdmissionReviews. Each
-# target (DIR/fuzz/NAME.c) is linked with every source of the library's
-# modules (common, topology, planner, site, job) built with the fuzzer's
-# instrumentation, plus its own extra sources (table at the end).
+# feedback records, job reports, simulator file headers, the tuner's rules
+# file, what a planning child sends back to slurmstepd and the webhook's
+# AdmissionReviews. Each target (DIR/fuzz/NAME.c) is linked with every
+# source of the library's modules (common, topology, planner, site, job)
+# built with the fuzzer's instrumentation, plus its own extra sources
+# (table at the end).
 # usage: tests/fuzz/run.sh [BUILDDIR] [TARGET...]
 #        BUILDDIR holds config.h (default: the first of ./build-topo,
 #        ./build, . that has one); TARGETs default to all of them.
@@ -128,6 +129,7 @@ run_target feedback "$s/site/fuzz/feedback.c" "" "$s/site/fuzz/corpus-feedback"
 run_target report "$s/site/fuzz/report.c" "" "$s/site/fuzz/corpus-report"
 run_target rules "$s/launcher/nccl/fuzz/rules.c" "$s/launcher/nccl/tunerules.c" \
 	"$s/launcher/nccl/fuzz/corpus" "-I$s/launcher/nccl"
+run_target envelope "$s/learn/fuzz/envelope.c" "$s/learn/envelope.c" "$s/learn/fuzz/corpus"
 run_target child "$s/plugin/fuzz/child.c" "$s/plugin/child.c" "$s/plugin/fuzz/corpus" "-I$s/plugin"
 if pkg-config --exists libmicrohttpd gnutls 2>/dev/null; then
 	run_target webhook "$s/webhook/fuzz/review.c" "$s/webhook/mutate.c" \

@@ -7,12 +7,12 @@
 # one, and a corrupt file is a node-log warning and the analytic plan.
 . "$(dirname "$0")/lib.sh"
 SLICE=$(dirname "$0")/../fixtures/feedback-lab-slice.jsonl
-SIM=$IT_LIB/simulator.json
+SIM=$IT_LIB/simulator.bin
 
 # the site trains it (root's file, readable by the job's user)
 "$AUTOSYNC" train -o "$SIM.new" "$SLICE" >/dev/null 2>&1 && chmod 0644 "$SIM.new" && mv "$SIM.new" "$SIM"
 check "autosync train on the committed slice writes the site's simulator" test -s "$SIM"
-head -c 3000 "$SIM" > "$IT_LIB/simulator-cut.json"; chmod 0644 "$IT_LIB/simulator-cut.json"
+head -c 3000 "$SIM" > "$IT_LIB/simulator-cut.bin"; chmod 0644 "$IT_LIB/simulator-cut.bin"
 
 step() { # FILE: node1's plan file, then every task's "node hash"
   as_user srun -N2 --ntasks-per-node=1 --gpus-per-node=2 --autosync-model=bert-large bash -c '
@@ -54,7 +54,7 @@ assert abs(r["predicted_step_s"] - a) <= 1e-6 * a and abs(r["learned_step_s"] - 
 ok $? "... with the analytic prediction as predicted_step_s and the corrected one as learned_step_s"
 
 # --- fail-open -------------------------------------------------------------
-use_site simcut "simulator: $IT_LIB/simulator-cut.json"
+use_site simcut "simulator: $IT_LIB/simulator-cut.bin"
 out=$(step "$IT_WORK/plugin-cut.yaml")
 is "$(awk '{print $1}' <<<"$out" | tr '\n' ' ')" "node1 node2 " "a corrupt simulator file: the step runs on both nodes"
 is "$(awk '{print $2}' <<<"$out" | sort -u | wc -l)" 1 "... with the same plan on both"
@@ -63,6 +63,6 @@ reset_plugin_args
 step "$IT_WORK/plugin-none.yaml" >/dev/null
 is "$(field hash "$IT_WORK/plugin-cut.yaml")" "$(field hash "$IT_WORK/plugin-none.yaml")" \
   "... the plan a site without a simulator gets"
-like "$(grep -h "simulator: $IT_LIB/simulator-cut.json: .*; planning with the analytic model" /var/log/slurm/slurmd-node1.log | tail -1)" \
+like "$(grep -h "simulator: $IT_LIB/simulator-cut.bin: .*; planning with the analytic model" /var/log/slurm/slurmd-node1.log | tail -1)" \
   "autosync: job [0-9]+ step [0-9]+ node node1: simulator: " "... and the node's log says why, once per step"
 done_testing

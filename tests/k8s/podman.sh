@@ -76,10 +76,10 @@ mkdir -p "$TMP/site"
 cp "$SRCDIR/tests/fixtures/topologies/hwloc-juwels-booster-4xA100-4xHDR.xml" "$TMP/site/topo.xml"
 simline=
 if [ -f "$sim" ]; then
-  AUTOSYNC_SIMULATOR_MODULE=$sim "$B/cli/autosync" train -o "$TMP/site/simulator.json" \
+  AUTOSYNC_SIMULATOR_MODULE=$sim "$B/cli/autosync" train -o "$TMP/site/simulator.bin" \
     "$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl" 2>/dev/null
   ok $? "a simulator trained on the committed slice, in the site config's directory"
-  simline="simulator: $sysconf/autosync/simulator.json
+  simline="simulator: $sysconf/autosync/simulator.bin
 simulator_module: /usr/lib/autosync/autosync-simulator.so"
 fi
 cat > "$TMP/site/autosync.yaml" <<EOF

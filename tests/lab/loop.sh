@@ -45,9 +45,9 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 pat=$(for ms in $HELDOUT; do printf '"model": "%s"|' "${ms%%:*}"; done | sed 's/|$//')
 grep -Ev "$pat" "$DATA" > "$T/train.jsonl"
 grep -E "$pat" "$DATA" > "$T/heldout.jsonl"
-"$BIN" train -o "$OUT/simulator.json" "$T/train.jsonl" 2> "$OUT/train.txt" || exit 1
+"$BIN" train -o "$OUT/simulator.bin" "$T/train.jsonl" 2> "$OUT/train.txt" || exit 1
 log "trained on $(wc -l < "$T/train.jsonl") records, $(wc -l < "$T/heldout.jsonl") held out"
-"$BIN" eval --simulator "$OUT/simulator.json" "$T/heldout.jsonl" > "$OUT/heldout-eval.txt" 2>&1
+"$BIN" eval --simulator "$OUT/simulator.bin" "$T/heldout.jsonl" > "$OUT/heldout-eval.txt" 2>&1
 
 for cell in $CELLS; do
 	rate=${cell%%:*}; lay=${cell#*:}; hosts=${lay%x*}; ppn=${lay#*x}; np=$((hosts * ppn))
@@ -61,7 +61,7 @@ for cell in $CELLS; do
 		[ -n "$MODEL_DIR" ] && [ -f "$MODEL_DIR/$m.yaml" ] && mf="$MODEL_DIR/$m.yaml"
 		log "round 2: $m/$sc on $lay at $rate"
 		LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
-			--scale "$sc" --network "$BASE,nics=1x$nic" --simulator "$OUT/simulator.json" \
+			--scale "$sc" --network "$BASE,nics=1x$nic" --simulator "$OUT/simulator.bin" \
 			--strategies autosync,autosync-learned,ddp-default --rounds "$ROUNDS" --steps "$STEPS" \
 			--out "$OUT/raw/$tag.jsonl" --feedback "$OUT/feedback.jsonl" \
 			--write-plans "$OUT/plans/$tag" > "$OUT/raw/$tag.txt" 2>&1
