@@ -5,6 +5,10 @@ target, adapted with k trials of the target (autosync train --base), against
 one trained on the k trials alone, both scored on the target's other records
 (autosync eval --simulator): pairwise accuracy and top-1 regret for k = 0, 5,
 10, 20, 50, 200 (as many as the target has), mean over SEEDS draws (3).
+Each draw shuffles the target's records once: the first 200 (fewer when the
+target has under 300) are the pool the k trials are taken from, in order,
+and the rest is the test set, the same for every k, so that the regret with
+200 trials is measured on the same groups and strategies as with 20.
 TARGET-CLUSTER is a cluster label as autosync eval prints it, e.g.
 "4x2 400Mbit/s"; records are matched on nodes, gpus_per_node and the NIC
 speed of their 'cluster' field. Prints a Markdown table."""
@@ -12,6 +16,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,30 +62,32 @@ def main():
     tgt = [r for r in recs if label(r) == target]
     rest = [r for r in recs if label(r) != target]
     tmp = tempfile.mkdtemp(prefix="autosync-transfer.")
-    base = os.path.join(tmp, "base.json")
+    base = os.path.join(tmp, "base.bin")
     if not train(autosync, base, rest, tmp=tmp):
         sys.exit("transfer.py: no base: too few records outside %s" % target)
-    print("target %s: %d records; base trained on %d records of other clusters; %d draws\n"
-          % (target, len(tgt), len(rest), seeds))
+    pool = min(max(KS), len(tgt) - max(len(tgt) // 3, 5))
+    print("target %s: %d records; base trained on %d records of other clusters; %d draws;"
+          " trials from a pool of %d, scored on the other %d\n"
+          % (target, len(tgt), len(rest), seeds, pool, len(tgt) - pool))
     print("| trials | with base: pairwise | regret | without base: pairwise | regret |")
     print("|---:|---:|---:|---:|---:|")
     for k in KS:
-        if k >= len(tgt) - 5:
+        if k > pool:
             break
         acc = {"b": [], "s": []}
         for seed in range(seeds):
-            pick = random.Random(seed).sample(range(len(tgt)), k)
-            trials = [tgt[i] for i in pick]
-            test = [tgt[i] for i in range(len(tgt)) if i not in set(pick)]
+            order = random.Random(seed).sample(range(len(tgt)), len(tgt))
+            trials = [tgt[i] for i in order[:k]]
+            test = [tgt[i] for i in order[pool:]]
             tpath = os.path.join(tmp, "test.jsonl")
             write(tpath, test)
             sim = base
             if k:
-                sim = os.path.join(tmp, "adapted.json")
+                sim = os.path.join(tmp, "adapted.bin")
                 train(autosync, sim, trials, base=base, tmp=tmp)
             acc["b"].append(score(autosync, sim, tpath))
             if k >= 5:
-                own = os.path.join(tmp, "own.json")
+                own = os.path.join(tmp, "own.bin")
                 acc["s"].append(score(autosync, own, tpath) if train(autosync, own, trials, tmp=tmp) else None)
             else:
                 acc["s"].append(score(autosync, None, tpath))  # k = 0: the analytic model
@@ -90,6 +97,7 @@ def main():
         print("| %d | %s | %s | %s | %s |" % (k, mean(acc["b"], 0), mean(acc["b"], 1),
                                              mean(acc["s"], 0), mean(acc["s"], 1)))
     print("\n(k = 0 without base: the analytic model)")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
