@@ -29,15 +29,16 @@ static int bad(autosync_error_t *errp, const char *name, const char *why)
 	return autosync_errprintf(errp, "%s: %s", name, why);
 }
 
-/* "DIGITS " at *p (no sign, no leading zero but "0", at most 19 digits):
- * the value, *p past the space; -1 when it is not that */
+/* "DIGITS " at *p (no sign, no leading zero but "0", at most 18 digits,
+ * so that the value cannot overflow): the value, *p past the space; -1
+ * when it is not that */
 static long long digits(const char **p, const char *end)
 {
 	const char *s = *p;
 	long long v = 0;
 	int n = 0;
 
-	while (s < end && *s >= '0' && *s <= '9' && n < 19) {
+	while (s < end && *s >= '0' && *s <= '9' && n < 18) {
 		v = v * 10 + (*s++ - '0');
 		n++;
 	}

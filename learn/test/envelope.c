@@ -85,6 +85,7 @@ int main(void)
 	    H "5 005a0d15131ec7a\n",		  /* 15 digits */
 	    H "5  " HELLO "\n",			  /* two spaces */
 	    H "99999999999999999999 " HELLO "\n", /* 20 digits */
+	    H "9999999999999999999 " HELLO "\n",  /* 19: beyond 18 */
 	    "autosync-simulator x\n",
 	    "autosync-simulator \n",
 	};
