@@ -9,6 +9,10 @@ Each draw shuffles the target's records once: the first 200 (fewer when the
 target has under 300) are the pool the k trials are taken from, in order,
 and the rest is the test set, the same for every k, so that the regret with
 200 trials is measured on the same groups and strategies as with 20.
+With PICKS=FILE in the environment, one draw's picks (PICKS_DRAW, default
+0: the first) with a base and 20 and 200 trials (autosync eval --picks, sets k20 and k200, one test set,
+so one best per group) go to FILE, for tests/lab/regret.sh with
+REGRET_SETS=k20,k200: the two picks timed again beside the best.
 TARGET-CLUSTER is a cluster label as autosync eval prints it, e.g.
 "4x2 400Mbit/s"; records are matched on nodes, gpus_per_node and the NIC
 speed of their 'cluster' field. Prints a Markdown table."""
@@ -37,9 +41,17 @@ def write(path, recs):
             f.write(json.dumps(r) + "\n")
 
 
-def score(autosync, sim, test):
-    cmd = [autosync, "eval"] + (["--simulator", sim] if sim else []) + [test]
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+def score(autosync, sim, test, picks=None, name=None):
+    cmd = [autosync, "eval"] + (["--simulator", sim] if sim else [])
+    if picks:
+        cmd += ["--picks", picks + ".part"]
+    out = subprocess.run(cmd + [test], capture_output=True, text=True).stdout
+    if picks:  # the corrected predictions' picks, as set 'name'
+        with open(picks + ".part") as f, open(picks, "a") as o:
+            for line in f:
+                if line.startswith("corrected\t"):
+                    o.write(name + line[len("corrected"):])
+        os.unlink(picks + ".part")
     rows = [ln.split() for ln in out.splitlines() if ln.startswith("all ")]
     if not rows:
         return None
@@ -85,7 +97,9 @@ def main():
             if k:
                 sim = os.path.join(tmp, "adapted.bin")
                 train(autosync, sim, trials, base=base, tmp=tmp)
-            acc["b"].append(score(autosync, sim, tpath))
+            draw = int(os.environ.get("PICKS_DRAW", "0"))
+            keep = os.environ.get("PICKS") if seed == draw and k in (20, 200) else None
+            acc["b"].append(score(autosync, sim, tpath, keep, "k%d" % k))
             if k >= 5:
                 own = os.path.join(tmp, "own.bin")
                 acc["s"].append(score(autosync, own, tpath) if train(autosync, own, trials, tmp=tmp) else None)
