@@ -105,8 +105,9 @@ static void usage(FILE *fp, int mode)
 		cli_help(fp, "-o, --output FILE",
 			 "the simulator file to write");
 		cli_help(fp, "    --base FILE",
-			 "keep this file's trees and fit 50 more to these "
-			 "records (transfer to a new cluster)");
+			 "keep this file's trees and fit up to 50 more to "
+			 "these records, as many as 5-fold cross-validation "
+			 "on them says (transfer to a new cluster)");
 		cli_help(fp, "    --format binary|json",
 			 "binary (default: what job start loads fastest, "
 			 "checked against its header) or XGBoost's JSON "
@@ -496,8 +497,14 @@ static int train(struct ctx *c)
 
 	if (c->base && !(b = autosync_learned_load(c->base, &c->err)))
 		return -1;
-	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)) &&
-	    margins(c, m, b) == 0 && measured_compute(c, m) == 0)
+	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)) && b)
+		fprintf(stderr,
+			"autosync train: %d of at most %d trees on top of %s "
+			"(%d-fold cross-validation on these records)\n",
+			autosync_learned_adapted(m),
+			AUTOSYNC_LEARNED_ADAPT_TREES, c->base,
+			AUTOSYNC_LEARNED_CV_FOLDS);
+	if (m && margins(c, m, b) == 0 && measured_compute(c, m) == 0)
 		rv = autosync_learned_save(m, c->output, c->format, &c->err);
 	autosync_learned_destroy(m);
 	autosync_learned_destroy(b);

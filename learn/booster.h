@@ -15,6 +15,8 @@
 #define LEARN_FEATURES_VERSION "2"
 /* the attribute of a model's measured compute: this and its hash */
 #define LEARN_COMPUTE_KEY "autosync_compute_"
+/* the attribute of the number of trees fitted on top of a base */
+#define LEARN_TREES_KEY "autosync_adapted_trees"
 
 struct autosync_learned {
 	BoosterHandle b;

@@ -120,12 +120,22 @@ autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 					 const char *except,
 					 autosync_error_t *errp);
 /* The same on top of 'base' (a file trained elsewhere): its trees are kept
- * and 50 more are fitted to what it still gets wrong here, so that a few
- * trials on a new cluster adapt it (transfer). */
+ * and up to AUTOSYNC_LEARNED_ADAPT_TREES more are fitted to what it still
+ * gets wrong here, so that a few trials on a new cluster adapt it
+ * (transfer). How many: AUTOSYNC_LEARNED_CV_FOLDS-fold cross-validation on
+ * these points (point i in fold i % folds) scores the base plus each
+ * number of trees on the points left out by weighted squared error of the
+ * log; the least wins, the fewest on a tie, and 0 keeps the base as it is
+ * (a handful of noisy trials is fitted by 50 trees noise and all). */
+#define AUTOSYNC_LEARNED_ADAPT_TREES 50
+#define AUTOSYNC_LEARNED_CV_FOLDS 5
 autosync_learned_t *autosync_learned_adapt(const autosync_learned_t *base,
 					   const autosync_dataset_t *d, int by,
 					   const char *except,
 					   autosync_error_t *errp);
+/* How many trees autosync_learned_adapt() fitted on top of the base, kept
+ * in the file; -1 when 'l' was not adapted from a base. */
+int autosync_learned_adapted(const autosync_learned_t *l);
 /* Replace the prediction of every point (or of those whose 'by' label is
  * 'only') with the corrected one; autosync_dataset_reset() goes back to the
  * records' own predictions. */

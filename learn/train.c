@@ -18,8 +18,10 @@
 #include "internal.h"
 
 #define ROUNDS 200
-/* on top of a base file: fewer trees, fitted to the target's residuals */
-#define BASE_ROUNDS 50
+/* on top of a base file: at most this many trees, fitted to the target's
+ * residuals; how many, cross-validation on the target's records says */
+#define BASE_ROUNDS AUTOSYNC_LEARNED_ADAPT_TREES
+#define LEARN_CV_FOLDS AUTOSYNC_LEARNED_CV_FOLDS
 
 /* rows of the points 'use' selects (NULL: all), in the dataset's order */
 static float *rows(const autosync_dataset_t *d, const char *use, size_t *n)
@@ -64,6 +66,140 @@ static int copy_base(BoosterHandle b, const autosync_learned_t *base)
 		   : 0;
 }
 
+/* a booster for rows x[n] (labels y, weights w), starting from a copy of
+ * 'base' when there is one, in *b; its data in *m; the number of rounds
+ * it already has in *first */
+static int booster_for(const float *x, const float *y, const float *w, size_t n,
+		       const autosync_learned_t *base, BoosterHandle *b,
+		       DMatrixHandle *m, int *first)
+{
+	*b = NULL;
+	*m = NULL;
+	*first = 0;
+	return XGDMatrixCreateFromMat(x, n, LEARN_NFEAT, NAN, m) ||
+		       XGDMatrixSetFloatInfo(*m, "label", y, n) ||
+		       XGDMatrixSetFloatInfo(*m, "weight", w, n) ||
+		       XGBoosterCreate(m, 1, b) ||
+		       (base && (copy_base(*b, base) ||
+				 XGBoosterBoostedRounds(*b, first))) ||
+		       set_params(*b)
+		   ? -1
+		   : 0;
+}
+
+/* how many trees were fitted on top of the base, kept in the file */
+static int set_trees(BoosterHandle b, int trees)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", trees);
+	return XGBoosterSetAttr(b, LEARN_TREES_KEY, v);
+}
+
+static void booster_free(BoosterHandle b, DMatrixHandle m)
+{
+	if (b)
+		XGBoosterFree(b);
+	if (m)
+		XGDMatrixFree(m);
+}
+
+/* The rows of fold 'f' of 'k' (point i is in fold i % k: 'held') or of
+ * the others, copied to the front of x, y, w; their number. */
+static size_t fold(const float *x, const float *y, const float *w, size_t n,
+		   size_t k, size_t f, int held, float *fx, float *fy,
+		   float *fw)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if ((i % k == f) == held) {
+			memcpy(fx + c * LEARN_NFEAT, x + i * LEARN_NFEAT,
+			       LEARN_NFEAT * sizeof(float));
+			fy[c] = y[i];
+			fw[c++] = w[i];
+		}
+	return c;
+}
+
+/* add to err[r] the weighted squared error, on the nh held rows, of the
+ * base and of 'base' plus r = 1..BASE_ROUNDS trees fitted to the nt
+ * training rows */
+static int cv_fold(const autosync_learned_t *base, const float *tx,
+		   const float *ty, const float *tw, size_t nt, const float *hx,
+		   const float *hy, const float *hw, size_t nh, double *err)
+{
+	BoosterHandle b;
+	DMatrixHandle m, h = NULL;
+	const float *out = NULL;
+	bst_ulong len = 0;
+	int first, rv = -1;
+
+	if (booster_for(tx, ty, tw, nt, base, &b, &m, &first) ||
+	    XGDMatrixCreateFromMat(hx, nh, LEARN_NFEAT, NAN, &h))
+		goto out;
+	for (int r = 0; r <= BASE_ROUNDS; r++) {
+		if ((r && XGBoosterUpdateOneIter(b, first + r - 1, m)) ||
+		    XGBoosterPredict(b, h, 0, 0, 0, &len, &out) || len != nh)
+			goto out;
+		for (size_t i = 0; i < nh; i++)
+			err[r] += hw[i] * (out[i] - hy[i]) * (out[i] - hy[i]);
+	}
+	rv = 0;
+out:
+	if (h)
+		XGDMatrixFree(h);
+	booster_free(b, m);
+	return rv;
+}
+
+/* How many trees to fit on top of 'base': 50 trees fit a handful of
+ * trials on a new cluster closely, noise included, and may then rank
+ * worse than the base alone. K-fold cross-validation on the trials
+ * themselves (nothing a site does not have) scores the base plus each
+ * number of trees on the trials left out; the least weighted squared
+ * error wins, the fewest trees on a tie, 0 keeps the base. */
+static int cv_rounds(const float *x, const float *y, const float *w, size_t n,
+		     const autosync_learned_t *base, int *rounds,
+		     autosync_error_t *errp)
+{
+	double err[BASE_ROUNDS + 1] = {0};
+	size_t k = n < LEARN_CV_FOLDS ? n : LEARN_CV_FOLDS;
+	/* one block for both sides' features, one for labels and weights */
+	float *tx = malloc((n + 1) * LEARN_NFEAT * sizeof(float) * 2);
+	float *ty = malloc((n + 1) * sizeof(float) * 4);
+	float *hx = tx ? tx + (n + 1) * LEARN_NFEAT : NULL;
+	float *tw = ty ? ty + (n + 1) : NULL,
+	      *hy = ty ? ty + 2 * (n + 1) : NULL;
+	float *hw = ty ? ty + 3 * (n + 1) : NULL;
+	int rv = -1;
+
+	if (!tx || !ty) {
+		errno = ENOMEM;
+		autosync_errprintf(errp, "learn: out of memory");
+		goto out;
+	}
+	for (size_t f = 0; f < k; f++) {
+		size_t nt = fold(x, y, w, n, k, f, 0, tx, ty, tw);
+		size_t nh = fold(x, y, w, n, k, f, 1, hx, hy, hw);
+		if (nt && nh &&
+		    cv_fold(base, tx, ty, tw, nt, hx, hy, hw, nh, err) < 0) {
+			learn_xgb_error(errp,
+					"learn: XGBoost cross-validation");
+			goto out;
+		}
+	}
+	*rounds = 0;
+	for (int r = 1; r <= BASE_ROUNDS; r++)
+		if (err[r] < err[*rounds])
+			*rounds = r;
+	rv = 0;
+out:
+	free(tx);
+	free(ty);
+	return rv;
+}
+
 static autosync_learned_t *fit_rows(const float *x, const float *y,
 				    const float *w, size_t n,
 				    const autosync_learned_t *base,
@@ -71,28 +207,29 @@ static autosync_learned_t *fit_rows(const float *x, const float *y,
 {
 	autosync_learned_t *l = calloc(1, sizeof(*l));
 	DMatrixHandle m = NULL;
-	int rounds = base ? BASE_ROUNDS : ROUNDS, first = 0;
+	int rounds = ROUNDS, first = 0;
 
 	if (!l) {
 		errno = ENOMEM;
 		autosync_errprintf(errp, "learn: out of memory");
 		return NULL;
 	}
-	if (XGDMatrixCreateFromMat(x, n, LEARN_NFEAT, NAN, &m) ||
-	    XGDMatrixSetFloatInfo(m, "label", y, n) ||
-	    XGDMatrixSetFloatInfo(m, "weight", w, n) ||
-	    XGBoosterCreate(&m, 1, &l->b) || (base && copy_base(l->b, base)) ||
-	    set_params(l->b)) {
+	if (base && cv_rounds(x, y, w, n, base, &rounds, errp) < 0)
+		goto fail;
+	if (booster_for(x, y, w, n, base, &l->b, &m, &first) ||
+	    XGBoosterSetAttr(l->b, LEARN_TREES_KEY, NULL)) {
 		learn_xgb_error(errp, "learn: XGBoost");
 		goto fail;
 	}
-	if (base)
-		first = ROUNDS; /* iteration numbers go on from the base's */
 	for (int it = first; it < first + rounds; it++)
 		if (XGBoosterUpdateOneIter(l->b, it, m)) {
 			learn_xgb_error(errp, "learn: XGBoost training");
 			goto fail;
 		}
+	if (base && set_trees(l->b, rounds) < 0) {
+		learn_xgb_error(errp, "learn: XGBoost");
+		goto fail;
+	}
 	XGDMatrixFree(m);
 	return l;
 fail:
@@ -151,6 +288,19 @@ out:
 	free(y);
 	free(w);
 	return l;
+}
+
+int autosync_learned_adapted(const autosync_learned_t *l)
+{
+	const char *v = NULL;
+	char *end;
+	int ok = 0;
+	long t;
+
+	if (!l || XGBoosterGetAttr(l->b, LEARN_TREES_KEY, &v, &ok) || !ok || !v)
+		return -1;
+	t = strtol(v, &end, 10);
+	return *end || t < 0 || t > BASE_ROUNDS ? -1 : (int)t;
 }
 
 int autosync_learned_apply(const autosync_learned_t *l, autosync_dataset_t *d,

@@ -279,6 +279,76 @@ static void test_share_features(void)
 	ok(good, "features: no terms, no shares (NaN: missing to XGBoost)");
 }
 
+/* n records of one model on C2, predicted 0.1 .. 0.1 + 0.05 (n - 1),
+ * measuring 'shift' x their prediction, times 1.3 or 1 / 1.3 when 'noise'
+ * (as many of each, in the Thue-Morse order: no runs to fit) */
+static autosync_dataset_t *target(int n, double shift, int noise)
+{
+	autosync_dataset_t *d = autosync_dataset_create(NULL);
+
+	for (int i = 0; i < n; i++) {
+		double p = 0.1 + 0.05 * i, f = shift;
+		if (noise)
+			f *= __builtin_parity((unsigned)i) ? 1.3 : 1 / 1.3;
+		autosync_dataset_add(d, rec("T", C2, i, p, f * p, 3), NULL);
+	}
+	return d;
+}
+
+/* trees fitted on top of a base: as many as cross-validation on the
+ * target's records finds useful, none for noise or a single record */
+static void adapt(void)
+{
+	autosync_dataset_t *src = target(0, 1, 0), *d;
+	autosync_learned_t *base, *l;
+	autosync_eval_t e = {0};
+	const char *path = "adapt.test.bin";
+	int t;
+
+	for (int i = 0; i < 24; i++) /* the base: 1.5 x on both clusters */
+		autosync_dataset_add(src,
+				     rec("A", i % 2 ? C1 : C2, i, 0.1 * (1 + i),
+					 0.15 * (1 + i), 3),
+				     NULL);
+	base = autosync_learned_fit(src, 0, NULL, NULL);
+	ok(base && autosync_learned_adapted(base) == -1,
+	   "a file fitted without a base: not adapted (-1)");
+	d = target(20, 3, 0);
+	l = autosync_learned_adapt(base, d, 0, NULL, NULL);
+	t = autosync_learned_adapted(l);
+	autosync_learned_apply(l, d, 0, NULL, NULL);
+	autosync_dataset_eval(d, AUTOSYNC_BY_MODEL, NULL, &e, NULL);
+	ok(t == AUTOSYNC_LEARNED_ADAPT_TREES && fabs(e.mean_signed) < 0.05,
+	   "20 records that measure 3 x: all %d trees (%d), the error left "
+	   "%+.1f %%",
+	   AUTOSYNC_LEARNED_ADAPT_TREES, t, 100 * e.mean_signed);
+	ok(autosync_learned_save(l, path, AUTOSYNC_LEARNED_BINARY, NULL) == 0,
+	   "saved");
+	autosync_learned_destroy(l);
+	l = autosync_learned_load(path, NULL);
+	ok(autosync_learned_adapted(l) == t, "  the number kept in the file");
+	autosync_learned_destroy(l);
+	unlink(path);
+	autosync_dataset_destroy(d);
+	d = target(20, 1.5, 1);
+	l = autosync_learned_adapt(base, d, 0, NULL, NULL);
+	t = autosync_learned_adapted(l);
+	ok(t == 0,
+	   "20 records that scatter 1.3 x either way around the base: %d "
+	   "trees (the base as it is)",
+	   t);
+	autosync_learned_destroy(l);
+	autosync_dataset_destroy(d);
+	d = target(1, 3, 0);
+	l = autosync_learned_adapt(base, d, 0, NULL, NULL);
+	ok(autosync_learned_adapted(l) == 0,
+	   "one record: nothing to cross-validate on, the base as it is");
+	autosync_learned_destroy(l);
+	autosync_dataset_destroy(d);
+	autosync_learned_destroy(base);
+	autosync_dataset_destroy(src);
+}
+
 int main(void)
 {
 	autosync_dataset_t *d = autosync_dataset_create(NULL);
@@ -369,5 +439,6 @@ int main(void)
 	forged();
 	planner_side();
 	measured_compute();
+	adapt();
 	return done_testing();
 }

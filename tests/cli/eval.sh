@@ -64,12 +64,17 @@ is "$out" "kept $TMP/site.bin: the candidate is worse" "promote: a worse candida
 cmp -s "$TMP/site.bin" "$TMP/sim1.bin"; is "$?" 0 "  the site's file is unchanged"
 out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" --site "$TMP/site.bin" --since 2030-01-01 "$SLICE" 2>/dev/null)
 is "$out" "kept $TMP/site.bin: no records to compare on" "promote --since after every record: nothing to compare on, kept"
-# transfer: the base's trees kept, more fitted on top; deterministic
-"$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t1.bin" "$SLICE" 2>/dev/null &&
-  "$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t2.bin" "$SLICE" 2>/dev/null
+# transfer: the base's trees kept, as many more as 5-fold cross-validation
+# on the records finds useful; deterministic
+out=$("$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t0.bin" "$SLICE" 2>&1 | grep trees)
+is "$out" "autosync train: 0 of at most 50 trees on top of $TMP/site.bin (5-fold cross-validation on these records)" \
+  "train --base on the base's own records: no tree helps, none added"
+out=$("$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t1.bin" "$TMP/odd.binl" 2>&1 | grep trees) &&
+  "$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t2.bin" "$TMP/odd.binl" 2>/dev/null
 is "$?:$(cmp "$TMP/t1.bin" "$TMP/t2.bin" 2>&1)" "0:" "train --base: deterministic"
-like "$(wc -c < "$TMP/t1.bin")" "^[0-9]+$" "  and writes a file"
-[ "$(wc -c < "$TMP/t1.bin")" -gt "$(wc -c < "$TMP/site.bin")" ]; is "$?" 0 "  larger than its base (its trees and 50 more)"
+is "$out" "autosync train: 48 of at most 50 trees on top of $TMP/site.bin (5-fold cross-validation on these records)" \
+  "  records far from the base's predictions: 48 trees added"
+[ "$(wc -c < "$TMP/t1.bin")" -gt "$(wc -c < "$TMP/site.bin")" ]; is "$?" 0 "  larger than its base (its trees and 48 more)"
 out=$("$AUTOSYNC" train --base "$TMP/corrupt.json" -o "$TMP/t3.bin" "$SLICE" 2>&1 | tail -1)
 is "$out" "autosync train: $TMP/corrupt.json: Invalid cast, from Null to Object" "train --base with a corrupt file: named"
 out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" "$SLICE" 2>&1); rc=$?

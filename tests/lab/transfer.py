@@ -10,7 +10,7 @@ target has under 300) are the pool the k trials are taken from, in order,
 and the rest is the test set, the same for every k, so that the regret with
 200 trials is measured on the same groups and strategies as with 20.
 With PICKS=FILE in the environment, one draw's picks (PICKS_DRAW, default
-0: the first) with a base and 20 and 200 trials (autosync eval --picks, sets k20 and k200, one test set,
+0: the first; "all": every draw's, draw d to FILE.dD) with a base and 20 and 200 trials (autosync eval --picks, sets k20 and k200, one test set,
 so one best per group) go to FILE, for tests/lab/regret.sh with
 REGRET_SETS=k20,k200: the two picks timed again beside the best.
 TARGET-CLUSTER is a cluster label as autosync eval prints it, e.g.
@@ -81,8 +81,9 @@ def main():
     print("target %s: %d records; base trained on %d records of other clusters; %d draws;"
           " trials from a pool of %d, scored on the other %d\n"
           % (target, len(tgt), len(rest), seeds, pool, len(tgt) - pool))
-    print("| trials | with base: pairwise | regret | without base: pairwise | regret |")
+    print("| trials | with base: pairwise | regret [min–max over draws] | without base: pairwise | regret |")
     print("|---:|---:|---:|---:|---:|")
+    per = {}  # k -> the with-base regret of each draw
     for k in KS:
         if k > pool:
             break
@@ -97,20 +98,35 @@ def main():
             if k:
                 sim = os.path.join(tmp, "adapted.bin")
                 train(autosync, sim, trials, base=base, tmp=tmp)
-            draw = int(os.environ.get("PICKS_DRAW", "0"))
-            keep = os.environ.get("PICKS") if seed == draw and k in (20, 200) else None
+            draw = os.environ.get("PICKS_DRAW", "0")
+            keep = os.environ.get("PICKS") if k in (20, 200) else None
+            if keep and draw == "all":
+                keep = "%s.d%d" % (keep, seed)
+            elif draw != str(seed):
+                keep = None
             acc["b"].append(score(autosync, sim, tpath, keep, "k%d" % k))
             if k >= 5:
                 own = os.path.join(tmp, "own.bin")
                 acc["s"].append(score(autosync, own, tpath) if train(autosync, own, trials, tmp=tmp) else None)
             else:
                 acc["s"].append(score(autosync, None, tpath))  # k = 0: the analytic model
+        per[k] = [x[1] if x else None for x in acc["b"]]
         def mean(v, i):
             v = [x[i] for x in v if x]
             return "%.3f" % (sum(v) / len(v)) if v else "-"
-        print("| %d | %s | %s | %s | %s |" % (k, mean(acc["b"], 0), mean(acc["b"], 1),
-                                             mean(acc["s"], 0), mean(acc["s"], 1)))
+        def spread(v, i):
+            v = [x[i] for x in v if x]
+            return " [%.3f–%.3f]" % (min(v), max(v)) if len(v) > 1 else ""
+        print("| %d | %s | %s%s | %s | %s |" % (k, mean(acc["b"], 0), mean(acc["b"], 1),
+                                               spread(acc["b"], 1), mean(acc["s"], 0),
+                                               mean(acc["s"], 1)))
     print("\n(k = 0 without base: the analytic model)")
+    if 20 in per and 200 in per:  # the target: 20 trials within 5 % of 200
+        r = [a / b for a, b in zip(per[20], per[200]) if a and b]
+        if r:
+            print("\nwith base, regret at 20 trials / at 200, per draw: %s; mean %.3f, %d of %d within 1.05"
+                  % (" ".join("%.3f" % x for x in r), sum(r) / len(r),
+                     sum(x <= 1.05 for x in r), len(r)))
     shutil.rmtree(tmp, ignore_errors=True)
 
 
