@@ -490,6 +490,26 @@ static int measured_compute(struct ctx *c, autosync_learned_t *m)
 	return 0;
 }
 
+/* how many trees went on top of the base, and how that was decided */
+static void adapted(const struct ctx *c, const autosync_learned_t *m)
+{
+	size_t n = autosync_dataset_npoints(c->d);
+	size_t k =
+	    n < AUTOSYNC_LEARNED_CV_FOLDS ? n : AUTOSYNC_LEARNED_CV_FOLDS;
+
+	if (k < 2)
+		fprintf(stderr,
+			"autosync train: %s as it is (one point: nothing to "
+			"cross-validate on)\n",
+			c->base);
+	else
+		fprintf(stderr,
+			"autosync train: %d of at most %d trees on top of %s "
+			"(%zu-fold cross-validation on these records)\n",
+			autosync_learned_adapted(m),
+			AUTOSYNC_LEARNED_ADAPT_TREES, c->base, k);
+}
+
 static int train(struct ctx *c)
 {
 	autosync_learned_t *b = NULL, *m = NULL;
@@ -498,12 +518,7 @@ static int train(struct ctx *c)
 	if (c->base && !(b = autosync_learned_load(c->base, &c->err)))
 		return -1;
 	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)) && b)
-		fprintf(stderr,
-			"autosync train: %d of at most %d trees on top of %s "
-			"(%d-fold cross-validation on these records)\n",
-			autosync_learned_adapted(m),
-			AUTOSYNC_LEARNED_ADAPT_TREES, c->base,
-			AUTOSYNC_LEARNED_CV_FOLDS);
+		adapted(c, m);
 	if (m && margins(c, m, b) == 0 && measured_compute(c, m) == 0)
 		rv = autosync_learned_save(m, c->output, c->format, &c->err);
 	autosync_learned_destroy(m);

@@ -123,7 +123,8 @@ autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
  * and up to AUTOSYNC_LEARNED_ADAPT_TREES more are fitted to what it still
  * gets wrong here, so that a few trials on a new cluster adapt it
  * (transfer). How many: AUTOSYNC_LEARNED_CV_FOLDS-fold cross-validation on
- * these points (point i in fold i % folds) scores the base plus each
+ * these points (point i in fold i % folds; leave-one-out under 5 points,
+ * none for 1) scores the base plus each
  * number of trees on the points left out by weighted squared error of the
  * log; the least wins, the fewest on a tie, and 0 keeps the base as it is
  * (a handful of noisy trials is fitted by 50 trees noise and all). */
@@ -134,7 +135,8 @@ autosync_learned_t *autosync_learned_adapt(const autosync_learned_t *base,
 					   const char *except,
 					   autosync_error_t *errp);
 /* How many trees autosync_learned_adapt() fitted on top of the base, kept
- * in the file; -1 when 'l' was not adapted from a base. */
+ * in the file; -1 when 'l' was not adapted from a base (or was, before
+ * files kept the number). */
 int autosync_learned_adapted(const autosync_learned_t *l);
 /* Replace the prediction of every point (or of those whose 'by' label is
  * 'only') with the corrected one; autosync_dataset_reset() goes back to the

@@ -300,7 +300,7 @@ int autosync_learned_adapted(const autosync_learned_t *l)
 	if (!l || XGBoosterGetAttr(l->b, LEARN_TREES_KEY, &v, &ok) || !ok || !v)
 		return -1;
 	t = strtol(v, &end, 10);
-	return *end || t < 0 || t > BASE_ROUNDS ? -1 : (int)t;
+	return end == v || *end || t < 0 || t > BASE_ROUNDS ? -1 : (int)t;
 }
 
 int autosync_learned_apply(const autosync_learned_t *l, autosync_dataset_t *d,

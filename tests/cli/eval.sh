@@ -75,6 +75,10 @@ is "$?:$(cmp "$TMP/t1.bin" "$TMP/t2.bin" 2>&1)" "0:" "train --base: deterministi
 is "$out" "autosync train: 48 of at most 50 trees on top of $TMP/site.bin (5-fold cross-validation on these records)" \
   "  records far from the base's predictions: 48 trees added"
 [ "$(wc -c < "$TMP/t1.bin")" -gt "$(wc -c < "$TMP/site.bin")" ]; is "$?" 0 "  larger than its base (its trees and 48 more)"
+head -1 "$SLICE" > "$TMP/one.jsonl"
+out=$("$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t4.bin" "$TMP/one.jsonl" 2>&1 | grep "as it is"); rc=$?
+is "$rc:$out" "0:autosync train: $TMP/site.bin as it is (one point: nothing to cross-validate on)" \
+  "train --base on one record: the base as it is"
 out=$("$AUTOSYNC" train --base "$TMP/corrupt.json" -o "$TMP/t3.bin" "$SLICE" 2>&1 | tail -1)
 is "$out" "autosync train: $TMP/corrupt.json: Invalid cast, from Null to Object" "train --base with a corrupt file: named"
 out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" "$SLICE" 2>&1); rc=$?

@@ -71,6 +71,12 @@ def main():
     seeds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
     recs = [json.loads(ln) for ln in open(feedback) if ln.strip()]
     recs = [r for r in recs if r.get("measured_count", 0) >= 3]
+    draw = os.environ.get("PICKS_DRAW", "0")
+    if draw != "all":
+        try:
+            draw = int(draw)
+        except ValueError:
+            sys.exit("transfer.py: PICKS_DRAW=%s: a draw number or 'all'" % draw)
     tgt = [r for r in recs if label(r) == target]
     rest = [r for r in recs if label(r) != target]
     tmp = tempfile.mkdtemp(prefix="autosync-transfer.")
@@ -97,14 +103,14 @@ def main():
             sim = base
             if k:
                 sim = os.path.join(tmp, "adapted.bin")
-                train(autosync, sim, trials, base=base, tmp=tmp)
-            draw = os.environ.get("PICKS_DRAW", "0")
+                if not train(autosync, sim, trials, base=base, tmp=tmp):
+                    sim = None  # not the previous draw's file
             keep = os.environ.get("PICKS") if k in (20, 200) else None
             if keep and draw == "all":
                 keep = "%s.d%d" % (keep, seed)
-            elif draw != str(seed):
+            elif draw != seed:
                 keep = None
-            acc["b"].append(score(autosync, sim, tpath, keep, "k%d" % k))
+            acc["b"].append(score(autosync, sim, tpath, keep, "k%d" % k) if sim else None)
             if k >= 5:
                 own = os.path.join(tmp, "own.bin")
                 acc["s"].append(score(autosync, own, tpath) if train(autosync, own, trials, tmp=tmp) else None)
@@ -122,7 +128,7 @@ def main():
                                                mean(acc["s"], 1)))
     print("\n(k = 0 without base: the analytic model)")
     if 20 in per and 200 in per:  # the target: 20 trials within 5 % of 200
-        r = [a / b for a, b in zip(per[20], per[200]) if a and b]
+        r = [a / b for a, b in zip(per[20], per[200]) if a is not None and b is not None]
         if r:
             print("\nwith base, regret at 20 trials / at 200, per draw: %s; mean %.3f, %d of %d within 1.05"
                   % (" ".join("%.3f" % x for x in r), sum(r) / len(r),
