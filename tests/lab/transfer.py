@@ -13,6 +13,12 @@ With PICKS=FILE in the environment, one draw's picks (PICKS_DRAW, default
 0: the first; "all": every draw's, draw d to FILE.dD) with a base and 20 and 200 trials (autosync eval --picks, sets k20 and k200, one test set,
 so one best per group) go to FILE, for tests/lab/regret.sh with
 REGRET_SETS=k20,k200: the two picks timed again beside the best.
+With TRIALS=planned, the trials are not drawn at random but taken as a
+site running the loop would take them: in rounds, each round one trial per
+model (models in a seeded order), the plan the current simulator ranks
+fastest among that model's untried records in the pool; after each round
+the simulator is adapted again (autosync train --base) on every trial so
+far. Round 1 is the base's own picks. k = 200 is the whole pool either way.
 TARGET-CLUSTER is a cluster label as autosync eval prints it, e.g.
 "4x2 400Mbit/s"; records are matched on nodes, gpus_per_node and the NIC
 speed of their 'cluster' field. Prints a Markdown table."""
@@ -59,6 +65,47 @@ def score(autosync, sim, test, picks=None, name=None):
     return float(row[5]), float(row[8])  # pairwise, regret
 
 
+def picks_of(autosync, sim, recs, tmp):
+    """plan hash of each group's pick by sim, as autosync eval --picks says"""
+    path, out = os.path.join(tmp, "untried.jsonl"), os.path.join(tmp, "picks.tsv")
+    write(path, recs)
+    subprocess.run([autosync, "eval", "--simulator", sim, "--picks", out, path],
+                   capture_output=True, text=True)
+    picked = {}
+    with open(out) as f:
+        for line in f:
+            c = line.rstrip("\n").split("\t")
+            if c[0] == "corrected":
+                picked[c[1]] = c[3]
+    os.unlink(out)
+    return picked
+
+
+def planned(autosync, base, pool, seed, kmax, tmp):
+    """pool's indices in the order the loop would run them (TRIALS=planned)"""
+    rng = random.Random(1000 + seed)
+    order, sim = [], base
+    while len(order) < kmax:
+        left = [i for i in range(len(pool)) if i not in order]
+        if not left:
+            break
+        picked = picks_of(autosync, sim, [pool[i] for i in left], tmp)
+        hashes = sorted(picked.values())
+        rng.shuffle(hashes)  # the models' order within the round
+        for h in hashes:
+            i = next((i for i in left if pool[i]["plan_hash"] == h and i not in order), None)
+            if i is not None:
+                order.append(i)
+        if len(order) == len(pool) - len(left):
+            break  # no pick matched a record: stop rather than loop
+        sim = os.path.join(tmp, "loop.bin")
+        if not train(autosync, sim, [pool[i] for i in order], base=base, tmp=tmp):
+            sim = base
+    rest = [i for i in range(len(pool)) if i not in order]
+    rng.shuffle(rest)
+    return order + rest
+
+
 def train(autosync, out, recs, base=None, tmp="."):
     path = os.path.join(tmp, "train.jsonl")
     write(path, recs)
@@ -71,6 +118,9 @@ def main():
     seeds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
     recs = [json.loads(ln) for ln in open(feedback) if ln.strip()]
     recs = [r for r in recs if r.get("measured_count", 0) >= 3]
+    how = os.environ.get("TRIALS", "random")
+    if how not in ("random", "planned"):
+        sys.exit("transfer.py: TRIALS=%s: 'random' or 'planned'" % how)
     draw = os.environ.get("PICKS_DRAW", "0")
     if draw != "all":
         try:
@@ -85,17 +135,25 @@ def main():
         sys.exit("transfer.py: no base: too few records outside %s" % target)
     pool = min(max(KS), len(tgt) - max(len(tgt) // 3, 5))
     print("target %s: %d records; base trained on %d records of other clusters; %d draws;"
-          " trials from a pool of %d, scored on the other %d\n"
-          % (target, len(tgt), len(rest), seeds, pool, len(tgt) - pool))
+          " trials (%s) from a pool of %d, scored on the other %d\n"
+          % (target, len(tgt), len(rest), seeds, how, pool, len(tgt) - pool))
     print("| trials | with base: pairwise | regret [min–max over draws] | without base: pairwise | regret |")
     print("|---:|---:|---:|---:|---:|")
     per = {}  # k -> the with-base regret of each draw
+    orders = {}  # draw -> the target's indices: the pool in trial order, then the test set
+    for seed in range(seeds):
+        order = random.Random(seed).sample(range(len(tgt)), len(tgt))
+        if how == "planned":
+            p = [tgt[i] for i in order[:pool]]
+            kmax = max(k for k in KS if k < pool) if pool > 5 else pool
+            order = [order[i] for i in planned(autosync, base, p, seed, kmax, tmp)] + order[pool:]
+        orders[seed] = order
     for k in KS:
         if k > pool:
             break
         acc = {"b": [], "s": []}
         for seed in range(seeds):
-            order = random.Random(seed).sample(range(len(tgt)), len(tgt))
+            order = orders[seed]
             trials = [tgt[i] for i in order[:k]]
             test = [tgt[i] for i in order[pool:]]
             tpath = os.path.join(tmp, "test.jsonl")
