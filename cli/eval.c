@@ -147,7 +147,8 @@ struct ctx {
 	int64_t since, until; /* 0: no bound */
 	const char *simulator, *output, *base, *candidate, *site, *picks;
 	FILE *picks_fp;
-	int cv;	    /* -1 none, else enum autosync_by */
+	autosync_learned_t *given; /* --simulator, --base or --candidate */
+	int cv;			   /* -1 none, else enum autosync_by */
 	int format; /* train's AUTOSYNC_LEARNED_BINARY or _JSON */
 	autosync_error_t err;
 };
@@ -400,18 +401,13 @@ static int write_picks(struct ctx *c, const char *set)
 
 static int evaluate(struct ctx *c)
 {
-	autosync_learned_t *m = NULL;
-
 	printf("# predictions as recorded (the analytic simulator)\n");
 	if (report(c->d, &c->err) < 0 || write_picks(c, "recorded") < 0)
 		return -1;
-	if (c->simulator) {
-		if (!(m = autosync_learned_load(c->simulator, &c->err)) ||
-		    autosync_learned_apply(m, c->d, 0, NULL, &c->err) < 0) {
-			autosync_learned_destroy(m);
+	if (c->given) {
+		if (autosync_learned_apply(c->given, c->d, 0, NULL, &c->err) <
+		    0)
 			return -1;
-		}
-		autosync_learned_destroy(m);
 		printf("\n# corrected by %s\n", c->simulator);
 		if (report(c->d, &c->err) < 0 ||
 		    write_picks(c, "corrected") < 0)
@@ -512,17 +508,15 @@ static void adapted(const struct ctx *c, const autosync_learned_t *m)
 
 static int train(struct ctx *c)
 {
-	autosync_learned_t *b = NULL, *m = NULL;
+	const autosync_learned_t *b = c->given;
+	autosync_learned_t *m = NULL;
 	int rv = -1;
 
-	if (c->base && !(b = autosync_learned_load(c->base, &c->err)))
-		return -1;
 	if ((m = autosync_learned_adapt(b, c->d, 0, NULL, &c->err)) && b)
 		adapted(c, m);
 	if (m && margins(c, m, b) == 0 && measured_compute(c, m) == 0)
 		rv = autosync_learned_save(m, c->output, c->format, &c->err);
 	autosync_learned_destroy(m);
-	autosync_learned_destroy(b);
 	return rv;
 }
 
@@ -567,13 +561,12 @@ static int install(struct ctx *c, const autosync_learned_t *cand)
 
 static int promote(struct ctx *c)
 {
-	autosync_learned_t *cand, *cur = NULL;
+	const autosync_learned_t *cand = c->given;
+	autosync_learned_t *cur = NULL;
 	autosync_eval_t en, eo;
 	int rv = -1, have_site = access(c->site, F_OK) == 0;
 	autosync_error_t e2 = {.text = ""};
 
-	if (!(cand = autosync_learned_load(c->candidate, &c->err)))
-		return -1;
 	if (have_site && !(cur = autosync_learned_load(c->site, &e2)))
 		fprintf(stderr,
 			"autosync promote: %s; compared with the analytic "
@@ -599,8 +592,20 @@ static int promote(struct ctx *c)
 	}
 out:
 	autosync_learned_destroy(cur);
-	autosync_learned_destroy(cand);
 	return rv;
+}
+
+/* the simulator file the command was given, read before any record: a bad
+ * name fails at once, not after a long read */
+static int load_given(struct ctx *c)
+{
+	const char *f = c->mode == TRAIN     ? c->base
+			: c->mode == PROMOTE ? c->candidate
+					     : c->simulator;
+
+	if (f && !(c->given = autosync_learned_load(f, &c->err)))
+		return -1;
+	return 0;
 }
 
 static int run(int argc, char **argv, int mode)
@@ -620,6 +625,10 @@ static int run(int argc, char **argv, int mode)
 	if (c.picks && !(c.picks_fp = fopen(c.picks, "w"))) {
 		fprintf(stderr, "autosync %s: --picks: %s: %s\n", cmd, c.picks,
 			strerror(errno));
+		goto out;
+	}
+	if (load_given(&c) < 0) {
+		fprintf(stderr, "autosync %s: %s\n", cmd, CLI_Q(c.err.text));
 		goto out;
 	}
 	for (int i = optind; i < argc; i++)
@@ -648,6 +657,7 @@ out:
 			strerror(errno));
 		rv = 1;
 	}
+	autosync_learned_destroy(c.given);
 	autosync_dataset_destroy(c.d);
 	return rv;
 }

@@ -79,8 +79,16 @@ head -1 "$SLICE" > "$TMP/one.jsonl"
 out=$("$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t4.bin" "$TMP/one.jsonl" 2>&1 | grep "as it is"); rc=$?
 is "$rc:$out" "0:autosync train: $TMP/site.bin as it is (one point: nothing to cross-validate on)" \
   "train --base on one record: the base as it is"
-out=$("$AUTOSYNC" train --base "$TMP/corrupt.json" -o "$TMP/t3.bin" "$SLICE" 2>&1 | tail -1)
-is "$out" "autosync train: $TMP/corrupt.json: Invalid cast, from Null to Object" "train --base with a corrupt file: named"
+out=$("$AUTOSYNC" train --base "$TMP/corrupt.json" -o "$TMP/t3.bin" "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "1:autosync train: $TMP/corrupt.json: Invalid cast, from Null to Object" \
+  "train --base with a corrupt file: named, before any record is read"
+# the file a command is given is read first: a bad name fails at once
+for c in "train -o $TMP/t5.bin --base" "eval --simulator" "promote --site $TMP/s.bin --candidate"; do
+  out=$("$AUTOSYNC" $c "$TMP/missing.bin" "$SLICE" 2>&1); rc=$?
+  is "$rc:$out" "1:autosync ${c%% *}: $TMP/missing.bin: cannot open: No such file or directory" \
+    "${c%% *} ${c##* } missing: one line, before any record is read"
+done
+[ ! -e "$TMP/t5.bin" ] && [ ! -e "$TMP/s.bin" ]; is "$?" 0 "  nothing written"
 out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync promote: give --candidate FILE and --site FILE" "promote without --site: refused"
 out=$("$AUTOSYNC" eval --since yesterday "$SLICE" 2>&1 | head -1); rc=$?

@@ -69,8 +69,12 @@ def picks_of(autosync, sim, recs, tmp):
     """plan hash of each group's pick by sim, as autosync eval --picks says"""
     path, out = os.path.join(tmp, "untried.jsonl"), os.path.join(tmp, "picks.tsv")
     write(path, recs)
-    subprocess.run([autosync, "eval", "--simulator", sim, "--picks", out, path],
-                   capture_output=True, text=True)
+    r = subprocess.run([autosync, "eval", "--simulator", sim, "--picks", out,
+                        path], capture_output=True, text=True)
+    if r.returncode != 0 or not os.path.exists(out):
+        # eval says why on stderr; without its picks the round has no trial
+        sys.exit("transfer.py: autosync eval --picks failed (exit %d): %s"
+                 % (r.returncode, r.stderr.strip() or "no message"))
     picked = {}
     with open(out) as f:
         for line in f:
