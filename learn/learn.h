@@ -115,7 +115,8 @@ ssize_t autosync_dataset_picks(const autosync_dataset_t *d,
  */
 typedef struct autosync_learned autosync_learned_t;
 /* Fit on every point, or on every point whose 'by' label is not 'except'
- * (held out). The caller destroys the result. */
+ * (held out); the same points read in any order fit the same file. The
+ * caller destroys the result. */
 autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 					 const char *except,
 					 autosync_error_t *errp);
@@ -123,8 +124,9 @@ autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
  * and up to AUTOSYNC_LEARNED_ADAPT_TREES more are fitted to what it still
  * gets wrong here, so that a few trials on a new cluster adapt it
  * (transfer). How many: AUTOSYNC_LEARNED_CV_FOLDS-fold cross-validation on
- * these points (point i in fold i % folds; leave-one-out under 5 points,
- * none for 1) scores the base plus each
+ * these points (taken in order of model, cluster and plan, whatever the
+ * records' order, the i-th in fold i % folds; leave-one-out under 5
+ * points, none for 1) scores the base plus each
  * number of trees on the points left out by weighted squared error of the
  * log; the least wins, the fewest on a tie, and 0 keeps the base as it is
  * (a handful of noisy trials is fitted by 50 trees noise and all). */

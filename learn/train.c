@@ -104,7 +104,7 @@ static void booster_free(BoosterHandle b, DMatrixHandle m)
 		XGDMatrixFree(m);
 }
 
-/* The rows of fold 'f' of 'k' (point i is in fold i % k: 'held') or of
+/* The rows of fold 'f' of 'k' (row i is in fold i % k: 'held') or of
  * the others, copied to the front of x, y, w; their number. */
 static size_t fold(const float *x, const float *y, const float *w, size_t n,
 		   size_t k, size_t f, int held, float *fx, float *fy,
@@ -239,6 +239,59 @@ fail:
 	return NULL;
 }
 
+/* a used point and its row */
+struct row_of {
+	const struct point *p;
+	size_t row;
+};
+
+/* by a point's identity: its group (model and cluster), then its plan */
+static int by_identity(const void *a, const void *b)
+{
+	const struct row_of *x = a, *y = b;
+	int c = strcmp(x->p->group, y->p->group);
+
+	return c ? c : strcmp(x->p->plan, y->p->plan);
+}
+
+/* The n rows x, y, w of the points 'use' selects, in the dataset's order,
+ * put in order of identity: records read in another order (logs joined
+ * in another order) give the same folds, the same rows to XGBoost and so
+ * the same file. 0 or -1 (no memory). */
+static int identity_order(const autosync_dataset_t *d, const char *use,
+			  float *x, float *y, float *w, size_t n)
+{
+	struct row_of *o = malloc((n + 1) * sizeof(*o));
+	float *t = malloc((n + 1) * LEARN_NFEAT * sizeof(float));
+	size_t j = 0;
+
+	if (!o || !t) {
+		free(o);
+		free(t);
+		return -1;
+	}
+	for (size_t i = 0; i < d->n && j < n; i++)
+		if (use[i]) {
+			o[j].p = &d->p[i];
+			o[j].row = j;
+			j++;
+		}
+	qsort(o, n, sizeof(*o), by_identity);
+	for (size_t k = 0; k < n; k++)
+		memcpy(t + k * LEARN_NFEAT, x + o[k].row * LEARN_NFEAT,
+		       LEARN_NFEAT * sizeof(float));
+	memcpy(x, t, n * LEARN_NFEAT * sizeof(float));
+	for (size_t k = 0; k < n; k++)
+		t[k] = y[o[k].row];
+	memcpy(y, t, n * sizeof(float));
+	for (size_t k = 0; k < n; k++)
+		t[k] = w[o[k].row];
+	memcpy(w, t, n * sizeof(float));
+	free(o);
+	free(t);
+	return 0;
+}
+
 autosync_learned_t *autosync_learned_fit(const autosync_dataset_t *d, int by,
 					 const char *except,
 					 autosync_error_t *errp)
@@ -275,7 +328,8 @@ autosync_learned_t *autosync_learned_adapt(const autosync_learned_t *base,
 		autosync_errprintf(errp, "learn: no points to train on");
 		goto out;
 	}
-	if (!(x = rows(d, use, &n)) || learn_weights(d, use, w) != n)
+	if (!(x = rows(d, use, &n)) || learn_weights(d, use, w) != n ||
+	    identity_order(d, use, x, y, w, n) < 0)
 		goto nomem;
 	l = fit_rows(x, y, w, n, base, errp);
 	goto out;

@@ -72,9 +72,16 @@ is "$out" "autosync train: 0 of at most 50 trees on top of $TMP/site.bin (5-fold
 out=$("$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t1.bin" "$TMP/odd.binl" 2>&1 | grep trees) &&
   "$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t2.bin" "$TMP/odd.binl" 2>/dev/null
 is "$?:$(cmp "$TMP/t1.bin" "$TMP/t2.bin" 2>&1)" "0:" "train --base: deterministic"
-is "$out" "autosync train: 48 of at most 50 trees on top of $TMP/site.bin (5-fold cross-validation on these records)" \
-  "  records far from the base's predictions: 48 trees added"
-[ "$(wc -c < "$TMP/t1.bin")" -gt "$(wc -c < "$TMP/site.bin")" ]; is "$?" 0 "  larger than its base (its trees and 48 more)"
+# logs joined in another order: the same points, the same folds, the same file
+tac "$TMP/odd.binl" > "$TMP/odd-rev.binl"
+"$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t6.bin" "$TMP/odd-rev.binl" 2>/dev/null
+is "$?:$(cmp "$TMP/t1.bin" "$TMP/t6.bin" 2>&1)" "0:" "train --base: the records in reverse order, the same file"
+tac "$SLICE" > "$TMP/rev.jsonl"
+"$AUTOSYNC" train -o "$TMP/sim3.bin" "$TMP/rev.jsonl" 2>/dev/null
+is "$?:$(cmp "$TMP/sim1.bin" "$TMP/sim3.bin" 2>&1)" "0:" "train: the records in reverse order, the same file"
+is "$out" "autosync train: 50 of at most 50 trees on top of $TMP/site.bin (5-fold cross-validation on these records)" \
+  "  records far from the base's predictions: 50 trees added (all it may)"
+[ "$(wc -c < "$TMP/t1.bin")" -gt "$(wc -c < "$TMP/site.bin")" ]; is "$?" 0 "  larger than its base (its trees and 50 more)"
 head -1 "$SLICE" > "$TMP/one.jsonl"
 out=$("$AUTOSYNC" train --base "$TMP/site.bin" -o "$TMP/t4.bin" "$TMP/one.jsonl" 2>&1 | grep "as it is"); rc=$?
 is "$rc:$out" "0:autosync train: $TMP/site.bin as it is (one point: nothing to cross-validate on)" \
