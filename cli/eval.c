@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "autosync/feedback.h"
@@ -147,6 +148,7 @@ struct ctx {
 	int64_t since, until; /* 0: no bound */
 	const char *simulator, *output, *base, *candidate, *site, *picks;
 	FILE *picks_fp;
+	char picks_tmp[4096];	   /* written, renamed to picks on success */
 	autosync_learned_t *given; /* --simulator, --base or --candidate */
 	int cv;			   /* -1 none, else enum autosync_by */
 	int format; /* train's AUTOSYNC_LEARNED_BINARY or _JSON */
@@ -608,6 +610,45 @@ static int load_given(struct ctx *c)
 	return 0;
 }
 
+/* --picks FILE: written beside it and renamed when the command succeeds,
+ * so a failed run (a bad simulator file, an unreadable log) leaves the
+ * picks of an earlier run as they were. Not a regular file (/dev/stdout,
+ * a FIFO): written in place. 0 or -1 with errno. */
+static int picks_open(struct ctx *c)
+{
+	struct stat st;
+	const char *path = c->picks;
+
+	c->picks_tmp[0] = 0;
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) {
+		if (snprintf(c->picks_tmp, sizeof(c->picks_tmp), "%s.tmp.%ld",
+			     path,
+			     (long)getpid()) >= (int)sizeof(c->picks_tmp)) {
+			c->picks_tmp[0] = 0;
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		path = c->picks_tmp;
+	}
+	return (c->picks_fp = fopen(path, "w")) ? 0 : -1;
+}
+
+/* close the picks; renamed into place when 'keep', else removed */
+static int picks_close(struct ctx *c, int keep)
+{
+	int rv = fclose(c->picks_fp) == 0 ? 0 : -1, e;
+
+	c->picks_fp = NULL;
+	if (!c->picks_tmp[0])
+		return rv;
+	if (rv == 0 && keep && rename(c->picks_tmp, c->picks) == 0)
+		return 0;
+	e = errno;
+	unlink(c->picks_tmp);
+	errno = e;
+	return keep ? -1 : rv;
+}
+
 static int run(int argc, char **argv, int mode)
 {
 	const char *cmd = cmd_name[mode];
@@ -622,13 +663,13 @@ static int run(int argc, char **argv, int mode)
 		autosync_dataset_destroy(c.d);
 		return p < 0 ? 0 : p;
 	}
-	if (c.picks && !(c.picks_fp = fopen(c.picks, "w"))) {
-		fprintf(stderr, "autosync %s: --picks: %s: %s\n", cmd, c.picks,
-			strerror(errno));
-		goto out;
-	}
 	if (load_given(&c) < 0) {
 		fprintf(stderr, "autosync %s: %s\n", cmd, CLI_Q(c.err.text));
+		goto out;
+	}
+	if (c.picks && picks_open(&c) < 0) {
+		fprintf(stderr, "autosync %s: --picks: %s: %s\n", cmd, c.picks,
+			strerror(errno));
 		goto out;
 	}
 	for (int i = optind; i < argc; i++)
@@ -652,7 +693,7 @@ static int run(int argc, char **argv, int mode)
 	}
 	rv = 0;
 out:
-	if (c.picks_fp && fclose(c.picks_fp) != 0 && rv == 0) {
+	if (c.picks_fp && picks_close(&c, rv == 0) < 0 && rv == 0) {
 		fprintf(stderr, "autosync %s: --picks: %s: %s\n", cmd, c.picks,
 			strerror(errno));
 		rv = 1;

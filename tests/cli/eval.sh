@@ -126,6 +126,19 @@ is "$(awk -F'\t' '$2 ~ /vgg16/ && $1 == "recorded" { printf "%.3f", $6 / $7 }' "
   "  their ratio is the table's regret for that group"
 out=$("$AUTOSYNC" eval --picks "$TMP/nodir/picks.tsv" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "1:autosync eval: --picks: $TMP/nodir/picks.tsv: No such file or directory" "--picks into a missing directory: named, nothing scored"
+# a run that fails leaves the picks of the last run as they were
+cp "$TMP/picks.tsv" "$TMP/picks.before"
+out=$("$AUTOSYNC" eval --simulator "$TMP/corrupt.json" --picks "$TMP/picks.tsv" "$SLICE" 2>&1); rc=$?
+is "$rc:$out" "1:autosync eval: $TMP/corrupt.json: Invalid cast, from Null to Object" \
+  "--picks with a corrupt simulator file: the file named, nothing scored"
+cmp -s "$TMP/picks.tsv" "$TMP/picks.before"; is "$?" "0" "  the earlier picks file kept as it was"
+out=$("$AUTOSYNC" eval --picks "$TMP/picks.tsv" "$SLICE" "$TMP/nonexistent" 2>&1 >/dev/null); rc=$?
+is "$rc:$out" "1:autosync eval: $TMP/nonexistent: cannot open: No such file or directory" \
+  "--picks with a log that cannot be read: named"
+cmp -s "$TMP/picks.tsv" "$TMP/picks.before"; is "$?" "0" "  the earlier picks file kept as it was"
+is "$(ls "$TMP" | grep -c 'picks.tsv.tmp')" "0" "  no temporary file left beside it"
+out=$("$AUTOSYNC" eval --picks /dev/stdout "$SLICE" 2>/dev/null | grep -c '^recorded	'); rc=$?
+is "$out" "2" "--picks /dev/stdout: written in place, one line per group"
 out=$("$AUTOSYNC" eval 2>&1 | head -1); 
 is "$out" "autosync eval: no feedback file given" "no file: says so"
 done_testing
