@@ -182,4 +182,20 @@ int cli_simulator_module(autosync_job_t *j, autosync_error_t *err);
 int cli_load_site(const char *config, autosync_siteconf_t **site,
 		  autosync_error_t *err);
 
+/* ------------------------------------------- output files (outfile.c) */
+/* An output a failed command leaves as it was: opened as PATH.tmp.PID and
+ * renamed over PATH when closed with 'keep' (else removed). A PATH that
+ * exists and is not a regular file (/dev/stdout, a FIFO) is written in
+ * place. 'path' must outlive the handle. */
+struct cli_outfile {
+	FILE *fp;
+	const char *path;
+	char tmp[4096]; /* "" when written in place */
+};
+/* 0, or -1 with errno (fp NULL) */
+int cli_outfile_open(struct cli_outfile *o, const char *path);
+/* Closes fp. With 'keep': 0, or -1 with errno when the file could not be
+ * written or renamed (the temporary is then removed); without: 0. */
+int cli_outfile_close(struct cli_outfile *o, int keep);
+
 #endif

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "autosync/feedback.h"
@@ -147,10 +146,9 @@ struct ctx {
 	unsigned long records, skipped, bad, outside;
 	int64_t since, until; /* 0: no bound */
 	const char *simulator, *output, *base, *candidate, *site, *picks;
-	FILE *picks_fp;
-	char picks_tmp[4096];	   /* written, renamed to picks on success */
-	autosync_learned_t *given; /* --simulator, --base or --candidate */
-	int cv;			   /* -1 none, else enum autosync_by */
+	struct cli_outfile picks_out; /* renamed to picks on success */
+	autosync_learned_t *given;    /* --simulator, --base or --candidate */
+	int cv;			      /* -1 none, else enum autosync_by */
 	int format; /* train's AUTOSYNC_LEARNED_BINARY or _JSON */
 	autosync_error_t err;
 };
@@ -388,13 +386,13 @@ static int write_picks(struct ctx *c, const char *set)
 	autosync_pick_t *p;
 	ssize_t n;
 
-	if (!c->picks_fp)
+	if (!c->picks_out.fp)
 		return 0;
 	if ((n = autosync_dataset_picks(c->d, &p, &c->err)) < 0)
 		return -1;
 	for (ssize_t i = 0; i < n; i++)
-		fprintf(c->picks_fp, "%s\t%s\t%s\t%s\t%s\t%.9g\t%.9g\n", set,
-			p[i].label[AUTOSYNC_BY_MODEL],
+		fprintf(c->picks_out.fp, "%s\t%s\t%s\t%s\t%s\t%.9g\t%.9g\n",
+			set, p[i].label[AUTOSYNC_BY_MODEL],
 			p[i].label[AUTOSYNC_BY_CLUSTER], p[i].picked, p[i].best,
 			p[i].picked_s, p[i].best_s);
 	free(p);
@@ -610,45 +608,6 @@ static int load_given(struct ctx *c)
 	return 0;
 }
 
-/* --picks FILE: written beside it and renamed when the command succeeds,
- * so a failed run (a bad simulator file, an unreadable log) leaves the
- * picks of an earlier run as they were. Not a regular file (/dev/stdout,
- * a FIFO): written in place. 0 or -1 with errno. */
-static int picks_open(struct ctx *c)
-{
-	struct stat st;
-	const char *path = c->picks;
-
-	c->picks_tmp[0] = 0;
-	if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) {
-		if (snprintf(c->picks_tmp, sizeof(c->picks_tmp), "%s.tmp.%ld",
-			     path,
-			     (long)getpid()) >= (int)sizeof(c->picks_tmp)) {
-			c->picks_tmp[0] = 0;
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		path = c->picks_tmp;
-	}
-	return (c->picks_fp = fopen(path, "w")) ? 0 : -1;
-}
-
-/* close the picks; renamed into place when 'keep', else removed */
-static int picks_close(struct ctx *c, int keep)
-{
-	int rv = fclose(c->picks_fp) == 0 ? 0 : -1, e;
-
-	c->picks_fp = NULL;
-	if (!c->picks_tmp[0])
-		return rv;
-	if (rv == 0 && keep && rename(c->picks_tmp, c->picks) == 0)
-		return 0;
-	e = errno;
-	unlink(c->picks_tmp);
-	errno = e;
-	return keep ? -1 : rv;
-}
-
 static int run(int argc, char **argv, int mode)
 {
 	const char *cmd = cmd_name[mode];
@@ -667,7 +626,7 @@ static int run(int argc, char **argv, int mode)
 		fprintf(stderr, "autosync %s: %s\n", cmd, CLI_Q(c.err.text));
 		goto out;
 	}
-	if (c.picks && picks_open(&c) < 0) {
+	if (c.picks && cli_outfile_open(&c.picks_out, c.picks) < 0) {
 		fprintf(stderr, "autosync %s: --picks: %s: %s\n", cmd, c.picks,
 			strerror(errno));
 		goto out;
@@ -681,7 +640,7 @@ static int run(int argc, char **argv, int mode)
 		}
 	fprintf(stderr,
 		"autosync %s: %lu records: %zu points (%zu pooled with "
-		"the same model, cluster and plan), %lu left out (fewer "
+		"the same user, model, cluster and plan), %lu left out (fewer "
 		"steps, no measurement or no cluster), %lu unreadable\n",
 		cmd, c.records - c.outside, autosync_dataset_npoints(c.d),
 		autosync_dataset_npooled(c.d), c.skipped, c.bad);
@@ -693,7 +652,8 @@ static int run(int argc, char **argv, int mode)
 	}
 	rv = 0;
 out:
-	if (c.picks_fp && picks_close(&c, rv == 0) < 0 && rv == 0) {
+	if (c.picks_out.fp && cli_outfile_close(&c.picks_out, rv == 0) < 0 &&
+	    rv == 0) {
 		fprintf(stderr, "autosync %s: --picks: %s: %s\n", cmd, c.picks,
 			strerror(errno));
 		rv = 1;

@@ -6,7 +6,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -137,40 +136,15 @@ static void print_env(FILE *out, const char *pfx, const autosync_job_t *j)
 static int write_atomic(const char *path, const autosync_plan_t *plan, int svg,
 			autosync_error_t *err)
 {
-	char tmp[PATH_MAX];
-	FILE *fp;
+	struct cli_outfile o;
 	int rv;
-	struct stat st;
 
-	/* Only a regular file is replaced through rename(2): a device such
-	 * as /dev/null or a FIFO is written in place (renaming over it as
-	 * root would replace /dev/null with a regular file). */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (!(fp = fopen(path, "w")))
-			return autosync_errprintf(err, "%s: %s", path,
-						  strerror(errno));
-		rv = svg ? autosync_plan_write_svg(plan, fp, err)
-			 : autosync_plan_write(plan, fp, err);
-		if (fclose(fp) != 0 && rv == 0)
-			rv = autosync_errprintf(err, "%s: %s", path,
-						strerror(errno));
-		return rv;
-	}
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
-	    (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return autosync_errprintf(err, "%s: name too long", path);
-	}
-	if (!(fp = fopen(tmp, "w")))
-		return autosync_errprintf(err, "%s: %s", tmp, strerror(errno));
-	rv = svg ? autosync_plan_write_svg(plan, fp, err)
-		 : autosync_plan_write(plan, fp, err);
-	if (fclose(fp) != 0 && rv == 0)
-		rv = autosync_errprintf(err, "%s: %s", tmp, strerror(errno));
-	if (rv == 0 && rename(tmp, path) < 0)
+	if (cli_outfile_open(&o, path) < 0)
+		return autosync_errprintf(err, "%s: %s", path, strerror(errno));
+	rv = svg ? autosync_plan_write_svg(plan, o.fp, err)
+		 : autosync_plan_write(plan, o.fp, err);
+	if (cli_outfile_close(&o, rv == 0) < 0 && rv == 0)
 		rv = autosync_errprintf(err, "%s: %s", path, strerror(errno));
-	if (rv < 0)
-		unlink(tmp);
 	return rv;
 }
 

@@ -243,8 +243,11 @@ int autosync_dataset_add(autosync_dataset_t *d,
 		return 0;
 	if (!(key = group_key(r)))
 		goto nomem;
+	/* pooled only with the same user's records: another user's forged
+	 * steps would otherwise move a point outside their capped weight */
 	for (size_t i = 0; i < d->n; i++)
-		if (!strcmp(d->p[i].plan, r->plan_hash) &&
+		if (d->p[i].uid == r->uid &&
+		    !strcmp(d->p[i].plan, r->plan_hash) &&
 		    !strcmp(d->p[i].group, key)) {
 			free(key);
 			if (pool(d, &d->p[i], m) < 0)

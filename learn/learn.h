@@ -44,10 +44,12 @@ int autosync_dataset_set_user_cap(autosync_dataset_t *d, double cap,
 /*
  * Add the point of record 'r': measured = the median of its kept step
  * times (else its mean), predicted = its predicted_step_s. A record of a
- * (model, cluster, plan) already there is pooled with it (the median of the
- * medians). Returns 1 when added or pooled, 0 when skipped (no measurement,
- * fewer steps than the minimum, or no cluster: format 1 records do not say
- * which network they ran on), -1 with errno on error.
+ * (user, model, cluster, plan) already there is pooled with it (the median
+ * of the medians); another user's record of the same plan is a point of
+ * its own, so that it weighs within that user's share. Returns 1 when
+ * added or pooled, 0 when skipped (no measurement, fewer steps than the
+ * minimum, or no cluster: format 1 records do not say which network they
+ * ran on), -1 with errno on error.
  */
 int autosync_dataset_add(autosync_dataset_t *d,
 			 const autosync_feedback_rec_t *r,

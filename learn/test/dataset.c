@@ -37,8 +37,10 @@ static autosync_feedback_rec_t *rec(const char *model, const char *cluster,
 
 /* the held-out model's mean signed error after training on the rest:
  * honest records of models A and B measure 1.5 x their prediction; a user
- * adds n records of model A that measure 10 x */
-static double forged_shift(int n, double cap, float *w_forged)
+ * adds n records of model A that measure 10 x, of plans of their own or
+ * (same) of the honest records' plans; the points in *npoints */
+static double forged_shift(int n, double cap, int same, float *w_forged,
+			   size_t *npoints)
 {
 	autosync_dataset_t *d = autosync_dataset_create(NULL);
 	autosync_learned_t *l;
@@ -54,8 +56,10 @@ static double forged_shift(int n, double cap, float *w_forged)
 				     NULL);
 	for (int i = 0; i < n; i++) {
 		autosync_feedback_rec_t *r =
-		    rec("A", C1, 100 + i, 0.1 + 0.5 * i / n,
-			10 * (0.1 + 0.5 * i / n), 3);
+		    same ? rec("A", C1, i % 6, 0.1 * (1 + i % 6),
+			       10 * 0.1 * (1 + i % 6), 3)
+			 : rec("A", C1, 100 + i, 0.1 + 0.5 * i / n,
+			       10 * (0.1 + 0.5 * i / n), 3);
 		r->uid = 1234;
 		autosync_dataset_add(d, r, NULL);
 	}
@@ -63,6 +67,7 @@ static double forged_shift(int n, double cap, float *w_forged)
 	    learn_weights(d, NULL, w) == autosync_dataset_npoints(d))
 		*w_forged = n ? w[12] : 0;
 	free(w);
+	*npoints = autosync_dataset_npoints(d);
 	l = autosync_learned_fit(d, AUTOSYNC_BY_MODEL, "BB", NULL);
 	autosync_learned_apply(l, d, AUTOSYNC_BY_MODEL, "BB", NULL);
 	autosync_dataset_eval(d, AUTOSYNC_BY_MODEL, "BB", &e, NULL);
@@ -77,15 +82,16 @@ static double forged_shift(int n, double cap, float *w_forged)
 static void forged(void)
 {
 	float w = 0;
-	double honest = forged_shift(0, 0.1, &w);
-	double capped = forged_shift(1000, 0.1, &w);
-	double uncapped;
+	size_t np = 0;
+	double honest = forged_shift(0, 0.1, 0, &w, &np);
+	double capped = forged_shift(1000, 0.1, 0, &w, &np);
+	double uncapped, same;
 
 	near(w, 1.2 / 900, 1e-6,
 	     "1000 forged records weigh 10 %% of the total: 12 x 0.1 / 0.9 / "
 	     "1000 each (%g)",
 	     w);
-	uncapped = forged_shift(1000, 1, &w);
+	uncapped = forged_shift(1000, 1, 0, &w, &np);
 	ok(fabs(honest) < 0.05,
 	   "held-out model, honest records only: mean error %+.1f %%",
 	   100 * honest);
@@ -96,6 +102,18 @@ static void forged(void)
 	ok(uncapped - honest > 1,
 	   "the same without the cap: %+.1f %% (the cap is what holds)",
 	   100 * uncapped);
+	/* pooled into root's points, they would set those points' medians
+	 * at full weight, outside the cap */
+	same = forged_shift(1000, 0.1, 1, &w, &np);
+	ok(np == 18,
+	   "1000 forged records of root's 6 plans of model A: "
+	   "6 points of their own beside root's 12 (%zu)",
+	   np);
+	near(w, 1.2 / 0.9 / 6, 1e-6,
+	     "they weigh 10 %% of the total: 12 x 0.1 / 0.9 / 6 each (%g)", w);
+	ok(fabs(same - honest) < 0.25,
+	   "and move the held-out error by %.1f points (bound 25)",
+	   100 * (same - honest));
 }
 #define C2 "nodes=2,gpus=2,nics=1x400Mbit/s"
 

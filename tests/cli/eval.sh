@@ -14,7 +14,7 @@ model    vgg16@1/32                    1      8     28    0.786  0.571    0.667 
 cluster  4x2 1Gbit/s                   2     14     43    0.814  0.652    0.776   1.137    36.1%   -36.1%
 all      -                             2     14     43    0.814  0.652    0.776   1.137    36.1%   -36.1%" \
   "the metrics table of the slice: per model, per cluster, all"
-is "$(cat "$TMP/err")" "autosync eval: 18 records: 14 points (4 pooled with the same model, cluster and plan), 0 left out (fewer steps, no measurement or no cluster), 0 unreadable" \
+is "$(cat "$TMP/err")" "autosync eval: 18 records: 14 points (4 pooled with the same user, model, cluster and plan), 0 left out (fewer steps, no measurement or no cluster), 0 unreadable" \
   "what was read, pooled and left out"
 # the same records twice: every one pooled, the metrics unchanged
 out2=$("$AUTOSYNC" eval "$SLICE" "$SLICE" 2>"$TMP/err")
@@ -38,6 +38,20 @@ model    vgg16@1/32                    1      8     28    0.786  0.571    0.667 
 cluster  4x2 1Gbit/s                   2     14     43    0.814  0.652    0.776   1.137    30.3%    -4.4%
 all      -                             2     14     43    0.814  0.652    0.776   1.137    30.3%    -4.4%" \
   "eval --cv model: each model predicted by a correction trained without it"
+# leave-one-cluster-out, on a slice of the committed dataset
+# (tests/fixtures/feedback-dataset-slice.jsonl: the first 5 records of
+# gpt2/64 and resnet50/8 on 4x2 at 1 Gbit/s and 4x1 at 400 Mbit/s in
+# results/2026-12-03-dataset/feedback.jsonl)
+DSLICE=$SRCDIR/tests/fixtures/feedback-dataset-slice.jsonl
+out=$("$AUTOSYNC" eval --cv cluster "$DSLICE" 2>/dev/null | sed -n '/^# learned/,$p')
+is "$out" "# learned, leave-one-cluster-out
+by       label                    groups points  pairs pairwise  tau_b spearman  regret mean_abs mean_err
+model    gpt2@1/64                     2     10     20    0.775  0.564    0.708   1.040    11.4%    -0.1%
+model    resnet50@1/8                  2     10     17    0.794  0.464    0.583   1.006     8.9%    -4.1%
+cluster  4x1 400Mbit/s                 2     10     19    0.789  0.527    0.641   1.024    10.5%    -1.3%
+cluster  4x2 1Gbit/s                   2     10     18    0.778  0.500    0.650   1.022     9.9%    -2.9%
+all      -                             4     20     37    0.784  0.514    0.646   1.023    10.2%    -2.1%" \
+  "eval --cv cluster: each cluster predicted by a correction trained without it"
 echo '{"version": [1, 7, 4]}' > "$TMP/corrupt.json"
 out=$("$AUTOSYNC" eval --simulator "$TMP/corrupt.json" "$SLICE" 2>&1 >/dev/null | tail -1); rc=$?
 is "$out" "autosync eval: $TMP/corrupt.json: Invalid cast, from Null to Object" "a corrupt simulator file: named, one line"
@@ -109,7 +123,7 @@ like "$out" ", 18 left out " "--min-steps 26: every record (25 timed steps each)
 out=$("$AUTOSYNC" eval "$TMP/bad.jsonl" 2>&1 >/dev/null); rc=$?
 is "$rc:$out" "0:autosync: skipped $TMP/bad.jsonl:4: field 'time': missing
 autosync: skipped $TMP/bad.jsonl:5: not JSON: '[' or '{' expected near 'not' (column 3)
-autosync eval: 3 records: 3 points (0 pooled with the same model, cluster and plan), 0 left out (fewer steps, no measurement or no cluster), 2 unreadable" \
+autosync eval: 3 records: 3 points (0 pooled with the same user, model, cluster and plan), 0 left out (fewer steps, no measurement or no cluster), 2 unreadable" \
   "unreadable lines: named by file and line, skipped"
 out=$("$AUTOSYNC" eval "$TMP/nonexistent" 2>&1); rc=$?
 is "$rc:$out" "1:autosync eval: $TMP/nonexistent: cannot open: No such file or directory" "a missing file"

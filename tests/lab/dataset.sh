@@ -20,6 +20,8 @@
 #        exported with contrib/pytorch/autosync_export.py), else the catalog's
 #      NRANDOM (24) STEPS (3) WARMUP (1) REPEAT (0) DEADLINE (none)
 #      CLUSTER_BASE (intra=host_bridge:2.5GB/s:20us,lat=100us)
+#      SIMULATOR: a learned simulator file; bench adds autosync-learned,
+#        its plan (for checking a file on cells it was not trained on)
 # Needs root. Tears the lab down on exit.
 set -u
 OUT=${1:?usage: dataset.sh OUTDIR [AUTOSYNC_BINARY]}
@@ -29,14 +31,20 @@ BIN=${2:-${AUTOSYNC_BUILDDIR:-$SRC/build}/cli/autosync}
 if [ -z "${AUTOSYNC_LIBEXECDIR:-}" ] && [ -x "${BIN%/*}/../launcher/runtime/autosync-bench" ]; then
 	AUTOSYNC_LIBEXECDIR=$(cd "${BIN%/*}/../launcher/runtime" && pwd); export AUTOSYNC_LIBEXECDIR
 fi
+if [ -z "${AUTOSYNC_SIMULATOR_MODULE:-}" ] && [ -f "${BIN%/*}/../learn/.libs/autosync-simulator.so" ]; then
+	AUTOSYNC_SIMULATOR_MODULE=$(cd "${BIN%/*}/../learn/.libs" && pwd)/autosync-simulator.so
+	export AUTOSYNC_SIMULATOR_MODULE
+fi
 RATES=${RATES:-"1gbit 400mbit 200mbit"}
 LAYOUTS=${LAYOUTS:-"4x2 2x4 4x1"}
 MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 gpt2-xl:128 ncf:8 resnet50:8 resnet101:16"}
 NRANDOM=${NRANDOM:-24}; STEPS=${STEPS:-3}; WARMUP=${WARMUP:-1}; REPEAT=${REPEAT:-0}
 DEADLINE=${DEADLINE:-0}
+SIMULATOR=${SIMULATOR:-}
 MODEL_DIR=${MODEL_DIR:-}
 BASE=${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us}
 STRATS="autosync,ddp-default,horovod-default,ps-loadbalanced,parallax,allreduce-per-tensor"
+[ -z "$SIMULATOR" ] || STRATS="$STRATS,autosync-learned"
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
 export AUTOSYNC_CATALOG_DIR=${AUTOSYNC_CATALOG_DIR:-$SRC/planner/catalog}
@@ -54,7 +62,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "host: $(uname -srm), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "cells: rates $RATES; layouts $LAYOUTS; models $MODELS"
-	echo "per cell: $STRATS + $NRANDOM random, $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT"
+	echo "per cell: $STRATS + $NRANDOM random, $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT${SIMULATOR:+; simulator $SIMULATOR}"
 } >> "$OUT/setup.txt"
 
 for rate in $RATES; do
@@ -83,7 +91,7 @@ for rate in $RATES; do
 			LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 				--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
 				--random "$NRANDOM" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
-				--warmup "$WARMUP" --out "$OUT/raw/$tag.jsonl" \
+				--warmup "$WARMUP" --output "$OUT/raw/$tag.jsonl" ${SIMULATOR:+--simulator "$SIMULATOR"} \
 				--feedback "$OUT/feedback.jsonl" > "$OUT/raw/$tag.txt" 2>&1
 			rc=$?
 			log "  rc $rc, $(wc -l < "$OUT/raw/$tag.jsonl" 2>/dev/null || echo 0) results"
@@ -91,7 +99,7 @@ for rate in $RATES; do
 				LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 					--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
 					--random "$NRANDOM" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
-					--warmup "$WARMUP" --out "$OUT/repeat/$tag.jsonl" > "$OUT/repeat/$tag.txt" 2>&1
+					--warmup "$WARMUP" --output "$OUT/repeat/$tag.jsonl" > "$OUT/repeat/$tag.txt" 2>&1
 				log "  repeat rc $?"
 			fi
 			[ $rc = 0 ] && echo "$cell" >> "$OUT/cells.done"

@@ -14,6 +14,11 @@ and then what the rounds show.
 jobs: one line per group where a pick is not the measured best:
   RATE LAYOUT MODEL SCALE TAG then HASH=STRATEGY for each distinct plan
   (best first), STRATEGY a bench name (autosync, a baseline, random-SEED).
+TOPK=K (env): every group, its K fastest strategies as the dataset measured
+  them timed as well (the pick and the best are then among K + 2 plans), so
+  that a pick the dataset called the best is timed against others too;
+  summary then divides each pick's time (median over rounds) by the
+  fastest of the group's re-timed plans.
 summary: per group, per predictor, the dataset's regret and the re-timed
   one (median over rounds of the per-round ratio of medians, with its range);
   then the mean over every group (a pick that is the dataset's best counts
@@ -32,6 +37,7 @@ import sys
 SETS = tuple(os.environ.get("REGRET_SETS", "recorded,cv-model").split(","))
 NAMES = {"recorded": "analytic", "cv-model": "learned (leave-one-model-out)"}
 SHORT = {"recorded": "analytic", "cv-model": "learned"}
+TOPK = int(os.environ.get("TOPK", "0") or 0)
 
 
 def read_picks(path):
@@ -67,6 +73,30 @@ def strategies(feedback):
     return out
 
 
+def fastest(feedback):
+    """(model label, cluster label) -> plan hashes, fastest first, by the
+    median of their records' median step times"""
+    times = {}
+    with open(feedback) as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            steps = r.get("measured_step_s") or []
+            if len(steps) < 1:
+                continue
+            sc = r.get("scale", 1)
+            label = r["model"] if sc == 1 else "%s@1/%g" % (r["model"], sc)
+            nic = [x for x in r["cluster"].split(",") if x.startswith("nics=")][0]
+            bps = float(nic.split("x")[1].split("B/s")[0]) * 8
+            rate = "%gGbit/s" % (bps / 1e9) if bps >= 1e9 else "%gMbit/s" % (bps / 1e6)
+            key = (label, "%dx%d %s" % (r["nodes"], r["gpus_per_node"], rate))
+            times.setdefault(key, {}).setdefault(r["plan_hash"], []).append(statistics.median(steps))
+    return {k: [h for _, h in sorted((statistics.median(v), h) for h, v in g.items())]
+            for k, g in times.items()}
+
+
 def split_cluster(cluster):
     lay, rate = cluster.split()
     return rate.replace("Gbit/s", "gbit").replace("Mbit/s", "mbit"), lay
@@ -94,11 +124,13 @@ def plans_of(g):
 
 def jobs(picks, feedback):
     names = strategies(feedback)
+    top = fastest(feedback) if TOPK else {}
     for (model, cluster), g in sorted(read_picks(picks).items()):
-        if all(g[s][0] == g[s][1] for s in SETS):
+        if not TOPK and all(g[s][0] == g[s][1] for s in SETS):
             continue
         known = names.get((model, cluster), {})
         hs = plans_of(g)
+        hs += [h for h in top.get((model, cluster), [])[:TOPK] if h not in hs]
         missing = [h for h in hs if h not in known]
         if missing:
             sys.stderr.write("regret.py: %s %s: no record names plan %s\n" % (model, cluster, " ".join(missing)))
@@ -204,11 +236,74 @@ def summary(picks, outdir):
         print("\nleft out: " + x)
 
 
+def summary_topk(picks, outdir):
+    """every group re-timed with its dataset's K fastest: a pick's regret is
+    its median over rounds ÷ the smallest such median in the group"""
+    job = {}
+    with open(os.path.join(outdir, "jobs.txt")) as f:
+        for line in f:
+            w = line.split()
+            job[w[4]] = dict(x.split("=") for x in w[5:])
+    rows, skipped, cl = [], [], {}
+    regret = {s: [] for s in SETS}
+    retimed = {s: [] for s in SETS + ("best",)}
+    for (model, cluster), g in sorted(read_picks(picks).items()):
+        t = tag(model, cluster)
+        try:
+            got = timed(outdir, t) if t in job else None
+        except (OSError, ValueError, KeyError):
+            got = None
+        if not got or any(not ms for _, ms in got):
+            skipped.append("%s %s: not timed" % (model, cluster))
+            continue
+        want, mk = list(job[t]), made(outdir, t)
+        seen = [w if h == w or mk.get(w) == w else "(%s)" % h for (h, _), w in zip(got, want)]
+        if seen != want:
+            skipped.append("%s %s: the re-timed plans' hashes %s are not the records' %s" % (
+                model, cluster, " ".join(seen), " ".join(want)))
+            continue
+        med = {w: statistics.median(ms) for w, (_, ms) in zip(want, got)}
+        best = min(med.values())
+        fast = min(med, key=med.get)
+        cells = []
+        for s in SETS + ("best",):
+            h = g[SETS[0]][1] if s == "best" else g[s][0]
+            r = med[h] / best
+            retimed[s].append(r)
+            cl.setdefault(cluster, {x: [] for x in SETS + ("best",)})[s].append(r)
+            if s != "best":
+                regret[s].append(g[s][2] / g[s][3])
+                cells.append("%.3f | %s | %.3f" % (g[s][2] / g[s][3], "=" if h == g[s][1] else job[t][h], r))
+            else:
+                cells.append("%.3f" % r)
+        rows.append("| %s | %s | %d | %s | %s |" % (model, cluster, len(want), job[t][fast], " | ".join(cells)))
+    print("| model | cluster | plans re-timed | re-timed fastest | %s: dataset regret | pick | re-timed regret "
+          "| %s: dataset regret | pick | re-timed regret | dataset best, re-timed |" % tuple(SHORT.get(s, s) for s in SETS))
+    print("|---|---|---:|---|---:|---|---:|---:|---|---:|---:|")
+    print("\n".join(rows))
+    print()
+    print("| predictions | groups re-timed | dataset regret (mean) | re-timed regret (mean) | median | groups above 1.05 |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for s in SETS + ("best",):
+        name = "the dataset's measured best" if s == "best" else NAMES.get(s, s)
+        print("| %s | %d | %s | %.3f | %.3f | %d |" % (
+            name, len(retimed[s]), "%.3f" % statistics.mean(regret[s]) if s in regret else "1",
+            statistics.mean(retimed[s]), statistics.median(retimed[s]), sum(x > 1.05 for x in retimed[s])))
+    print()
+    print("| cluster | groups | %s | %s | dataset best |" % tuple(SHORT.get(s, s) for s in SETS))
+    print("|---|---:|---:|---:|---:|")
+    for c in sorted(cl):
+        print("| %s | %d | %s |" % (c, len(cl[c][SETS[0]]), " | ".join(
+            "%.3f" % statistics.mean(cl[c][s]) for s in SETS + ("best",))))
+    for x in skipped:
+        print("\nleft out: " + x)
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "jobs":
         jobs(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "summary":
-        summary(sys.argv[2], sys.argv[3])
+        (summary_topk if TOPK else summary)(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)
 

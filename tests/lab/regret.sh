@@ -11,7 +11,10 @@
 # with). tests/lab/regret.py summary > OUTDIR/summary.md.
 #
 # env: ROUNDS (4) STEPS (3) WARMUP (1) MODEL_DIR (exported models, as for
-#      dataset.sh) CLUSTER_BASE (as dataset.sh's) ONLY (a tag: that group)
+#      dataset.sh) CLUSTER_BASE (as dataset.sh's) ONLY (tags or shell
+#      patterns, e.g. "*-ncf": those groups) SKIP (the same: not those)
+#      TOPK (0; K: every group, with the K strategies the dataset measured
+#      fastest timed beside the picks; regret.py says how it is scored)
 # Needs root. Tears the lab down on exit.
 set -u
 OUT=${1:?usage: regret.sh OUTDIR PICKS FEEDBACK [AUTOSYNC_BINARY]}
@@ -24,7 +27,7 @@ if [ -z "${AUTOSYNC_LIBEXECDIR:-}" ] && [ -x "${BIN%/*}/../launcher/runtime/auto
 	AUTOSYNC_LIBEXECDIR=$(cd "${BIN%/*}/../launcher/runtime" && pwd); export AUTOSYNC_LIBEXECDIR
 fi
 ROUNDS=${ROUNDS:-4}; STEPS=${STEPS:-3}; WARMUP=${WARMUP:-1}
-MODEL_DIR=${MODEL_DIR:-}; ONLY=${ONLY:-}
+MODEL_DIR=${MODEL_DIR:-}; ONLY=${ONLY:-}; SKIP=${SKIP:-}
 BASE=${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us}
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
@@ -36,6 +39,16 @@ up=0
 cleanup() { [ "$up" = 0 ] || "$LAB" down "$up" >/dev/null 2>&1; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+# tag $1 matches one of the patterns $2
+matches() {
+	set -f # the patterns are for tags, not file names
+	for pat in $2; do
+		# shellcheck disable=SC2254
+		case $1 in $pat) set +f; return 0 ;; esac
+	done
+	set +f
+	return 1
+}
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 python3 "$HERE/regret.py" jobs "$PICKS" "$FEEDBACK" > "$OUT/jobs.txt" || exit 1
 {
@@ -43,14 +56,15 @@ python3 "$HERE/regret.py" jobs "$PICKS" "$FEEDBACK" > "$OUT/jobs.txt" || exit 1
 	echo "host: $(uname -srm), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "picks: $PICKS; records: $FEEDBACK; $(wc -l < "$OUT/jobs.txt") groups"
-	echo "per group: $ROUNDS rounds x ($WARMUP warm-up + $STEPS timed steps), interleaved; cluster $BASE,nics=1x<rate>"
+	echo "per group: $ROUNDS rounds x ($WARMUP warm-up + $STEPS timed steps), interleaved; cluster $BASE,nics=1x<rate>; TOPK=${TOPK:-0}"
 } >> "$OUT/setup.txt"
 
 cur=
 # sorted by cluster: the lab comes up once per cluster
 sort -k1,2 "$OUT/jobs.txt" > "$OUT/jobs.sorted"
 while read -r rate lay m sc tag plans; do
-	[ -n "$ONLY" ] && [ "$ONLY" != "$tag" ] && continue
+	[ -n "$ONLY" ] && ! matches "$tag" "$ONLY" && continue
+	[ -n "$SKIP" ] && matches "$tag" "$SKIP" && continue
 	hosts=${lay%x*}; ppn=${lay#*x}; np=$((hosts * ppn))
 	nic=$(echo "$rate" | sed 's/gbit$/Gbit\/s/; s/mbit$/Mbit\/s/')
 	mf=$m

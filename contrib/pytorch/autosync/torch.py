@@ -171,9 +171,20 @@ def _local_rank():
     return 0
 
 
+def _training(module):
+    """a forward that is a training step: the module in training mode and
+    autograd on (torch, when loaded, says; evaluation runs in no_grad)"""
+    if not getattr(module, "training", True):
+        return False
+    torch = sys.modules.get("torch")
+    return torch is None or not hasattr(torch, "is_grad_enabled") or torch.is_grad_enabled()
+
+
 class StepTimer:
-    """The interval between successive forward calls of a model, written
-    to a report file (the format site/report.c reads)."""
+    """The interval between successive training forwards of a model,
+    written to a report file (the format site/report.c reads). Evaluation
+    forwards are not steps, and the interval across an evaluation loop is
+    not one either: timing starts again at the next training forward."""
 
     def __init__(self, path, plan_hash="", skip=1, every=100):
         self.path, self.plan_hash, self.skip, self.every = path, plan_hash, skip, every
@@ -181,6 +192,9 @@ class StepTimer:
 
     def __call__(self, module, inputs):  # a forward pre-hook
         now = time.perf_counter()
+        if not _training(module):
+            self.last = None
+            return
         if self.last is not None:
             self.seen += 1
             if self.seen > self.skip:

@@ -68,7 +68,21 @@ ok(a.compare(odd) == ["autosync: node n3 has plan hash q, the others p",
 import autosync.torch as at
 ok(at._quote("m\x1b[31m\u202ex\u00e9\n") == "m\\x1b[31m\\u{202e}x\u00e9\\x0a",
    "warnings on stderr: control and bidi characters escaped, other text kept")
+class M:
+    training = True
+m, t = M(), at.StepTimer(os.path.join(d, "report"), "", skip=0, every=1000)
+for _ in range(3):
+    t(m, ())
+ok(len(t.pending) == 2, "step timer: 3 training forwards, 2 steps (%d)" % len(t.pending))
+m.training = False
+t(m, ()); t(m, ())
+m.training = True
+t(m, ())
+k = len(t.pending)
+t(m, ())
+ok((k, len(t.pending)) == (2, 3),
+   "evaluation forwards are not steps, nor is the interval across them: %d, then %d" % (k, len(t.pending)))
 PYEOF
-echo "1..22"
+echo "1..26"
 PYTHONPATH="$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 0 ""
-PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 11 " (without PyYAML)"
+PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 13 " (without PyYAML)"
