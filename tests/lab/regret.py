@@ -53,23 +53,31 @@ def bench_name(strategy):
     return "autosync" if strategy.startswith("autosync") else strategy
 
 
-def strategies(feedback):
-    """plan hash -> bench strategy name, per (model label, cluster label)"""
-    out = {}
+def group_of(r):
+    """a record's (model label, cluster label), as autosync eval names them"""
+    sc = r.get("scale", 1)
+    label = r["model"] if sc == 1 else "%s@1/%g" % (r["model"], sc)
+    nic = [x for x in r["cluster"].split(",") if x.startswith("nics=")][0]
+    bps = float(nic.split("x")[1].split("B/s")[0]) * 8
+    rate = "%gGbit/s" % (bps / 1e9) if bps >= 1e9 else "%gMbit/s" % (bps / 1e6)
+    return (label, "%dx%d %s" % (r["nodes"], r["gpus_per_node"], rate))
+
+
+def records(feedback):
+    """the records of a feedback log that parse"""
     with open(feedback) as f:
         for line in f:
             try:
-                r = json.loads(line)
+                yield json.loads(line)
             except ValueError:
                 continue
-            sc = r.get("scale", 1)
-            label = r["model"] if sc == 1 else "%s@1/%g" % (r["model"], sc)
-            cl = r["cluster"]
-            nic = [x for x in cl.split(",") if x.startswith("nics=")][0]
-            bps = float(nic.split("x")[1].split("B/s")[0]) * 8
-            rate = "%gGbit/s" % (bps / 1e9) if bps >= 1e9 else "%gMbit/s" % (bps / 1e6)
-            key = (label, "%dx%d %s" % (r["nodes"], r["gpus_per_node"], rate))
-            out.setdefault(key, {})[r["plan_hash"]] = bench_name(r["strategy"])
+
+
+def strategies(feedback):
+    """plan hash -> bench strategy name, per (model label, cluster label)"""
+    out = {}
+    for r in records(feedback):
+        out.setdefault(group_of(r), {})[r["plan_hash"]] = bench_name(r["strategy"])
     return out
 
 
@@ -77,22 +85,10 @@ def fastest(feedback):
     """(model label, cluster label) -> plan hashes, fastest first, by the
     median of their records' median step times"""
     times = {}
-    with open(feedback) as f:
-        for line in f:
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            steps = r.get("measured_step_s") or []
-            if len(steps) < 1:
-                continue
-            sc = r.get("scale", 1)
-            label = r["model"] if sc == 1 else "%s@1/%g" % (r["model"], sc)
-            nic = [x for x in r["cluster"].split(",") if x.startswith("nics=")][0]
-            bps = float(nic.split("x")[1].split("B/s")[0]) * 8
-            rate = "%gGbit/s" % (bps / 1e9) if bps >= 1e9 else "%gMbit/s" % (bps / 1e6)
-            key = (label, "%dx%d %s" % (r["nodes"], r["gpus_per_node"], rate))
-            times.setdefault(key, {}).setdefault(r["plan_hash"], []).append(statistics.median(steps))
+    for r in records(feedback):
+        steps = r.get("measured_step_s") or []
+        if steps:
+            times.setdefault(group_of(r), {}).setdefault(r["plan_hash"], []).append(statistics.median(steps))
     return {k: [h for _, h in sorted((statistics.median(v), h) for h, v in g.items())]
             for k, g in times.items()}
 
@@ -170,12 +166,36 @@ def made(outdir, t):
     return out
 
 
-def summary(picks, outdir):
+def read_jobs(outdir):
+    """tag -> {plan hash: strategy}, as regret.sh was given them"""
     job = {}
     with open(os.path.join(outdir, "jobs.txt")) as f:
         for line in f:
             w = line.split()
             job[w[4]] = dict(x.split("=") for x in w[5:])
+    return job
+
+
+def check_retimed(outdir, t, job):
+    """group t's plan hashes as given, what timed() read, and why the
+    group cannot be scored (None when it can: every plan timed in some
+    round, with its record's hash)"""
+    try:
+        got = timed(outdir, t) if t in job else None
+    except (OSError, ValueError, KeyError):
+        got = None
+    if not got or any(not ms for _, ms in got):
+        return None, None, "not timed"
+    want, mk = list(job[t]), made(outdir, t)
+    seen = [w if h == w or mk.get(w) == w else "(%s)" % h for (h, _), w in zip(got, want)]
+    if seen != want:
+        return None, None, "the re-timed plans' hashes %s are not the records' %s" % (
+            " ".join(seen), " ".join(want))
+    return want, got, None
+
+
+def summary(picks, outdir):
+    job = read_jobs(outdir)
     rows, skipped = [], []
     regret, retimed, raw = ({s: [] for s in SETS} for _ in range(3))
     cl = {}
@@ -189,18 +209,9 @@ def summary(picks, outdir):
                 raw[s].append(1.0)
                 cl.setdefault(cluster, {x: [] for x in SETS})[s].append(1.0)
             continue
-        try:
-            got = timed(outdir, t) if t in job else None
-        except (OSError, ValueError, KeyError):
-            got = None
-        if not got:
-            skipped.append("%s %s: not timed" % (model, cluster))
-            continue
-        want, mk = list(job[t]), made(outdir, t)
-        seen = [w if h == w or mk.get(w) == w else "(%s)" % h for (h, _), w in zip(got, want)]
-        if seen != want:
-            skipped.append("%s %s: the re-timed plans' hashes %s are not the records' %s" % (
-                model, cluster, " ".join(seen), " ".join(want)))
+        want, got, why = check_retimed(outdir, t, job)
+        if why:
+            skipped.append("%s %s: %s" % (model, cluster, why))
             continue
         rn = {w: ms for w, (_, ms) in zip(want, got)}
         best = rn[g[SETS[0]][1]]
@@ -239,28 +250,15 @@ def summary(picks, outdir):
 def summary_topk(picks, outdir):
     """every group re-timed with its dataset's K fastest: a pick's regret is
     its median over rounds ÷ the smallest such median in the group"""
-    job = {}
-    with open(os.path.join(outdir, "jobs.txt")) as f:
-        for line in f:
-            w = line.split()
-            job[w[4]] = dict(x.split("=") for x in w[5:])
+    job = read_jobs(outdir)
     rows, skipped, cl = [], [], {}
     regret = {s: [] for s in SETS}
     retimed = {s: [] for s in SETS + ("best",)}
     for (model, cluster), g in sorted(read_picks(picks).items()):
         t = tag(model, cluster)
-        try:
-            got = timed(outdir, t) if t in job else None
-        except (OSError, ValueError, KeyError):
-            got = None
-        if not got or any(not ms for _, ms in got):
-            skipped.append("%s %s: not timed" % (model, cluster))
-            continue
-        want, mk = list(job[t]), made(outdir, t)
-        seen = [w if h == w or mk.get(w) == w else "(%s)" % h for (h, _), w in zip(got, want)]
-        if seen != want:
-            skipped.append("%s %s: the re-timed plans' hashes %s are not the records' %s" % (
-                model, cluster, " ".join(seen), " ".join(want)))
+        want, got, why = check_retimed(outdir, t, job)
+        if why:
+            skipped.append("%s %s: %s" % (model, cluster, why))
             continue
         med = {w: statistics.median(ms) for w, (_, ms) in zip(want, got)}
         best = min(med.values())
