@@ -3,7 +3,8 @@
 # to the lab, from `autosync eval --picks` on the committed slice, and the
 # exact regret it prints from made-up re-timed rounds: a pick slower than
 # the dataset's best, one faster (counted 1), one whose re-timed plan is not
-# the recorded one and one never timed (both named and left out).
+# the recorded one and one never timed (both named and left out); with
+# TOPK, each pick against the fastest re-timed plan of its group.
 . "${AUTOSYNC_SRCDIR:-.}/tests/cli/tap.sh"
 command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
 R="python3 $SRCDIR/tests/lab/regret.py"
@@ -84,4 +85,12 @@ left out: bert-large@1/128 4x2 400Mbit/s: not timed
 
 left out: resnet50@1/8 4x2 200Mbit/s: the re-timed plans' hashes (n4) r4 are not the records' b4 r4" \
   "summary: dataset and re-timed regret per group and over all; a faster pick counts 1; mismatched and untimed groups named"
+# TOPK: each pick against the fastest re-timed plan of its group (median
+# over rounds), the dataset's best scored the same way
+out=$(TOPK=2 $R summary "$TMP/picks.tsv" "$O" | sed -n '/^| predictions/,/^$/p')
+is "$out" "| predictions | groups re-timed | dataset regret (mean) | re-timed regret (mean) | median | groups above 1.05 |
+|---|---:|---:|---:|---:|---:|
+| analytic | 2 | 1.100 | 1.131 | 1.131 | 2 |
+| learned (leave-one-model-out) | 2 | 1.050 | 1.000 | 1.000 | 0 |
+| the dataset's measured best | 2 | 1 | 1.056 | 1.056 | 1 |" "TOPK summary: vgg16's analytic pick 1.15, ncf's 1.0 / 0.9; ncf's dataset best is not the fastest re-timed"
 done_testing
