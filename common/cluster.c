@@ -189,6 +189,30 @@ int autosync_link_class_from_name(const char *name)
 	return -1;
 }
 
+static const char *const transport_names[AUTOSYNC_TRANSPORT_COUNT] = {
+    [AUTOSYNC_TRANSPORT_UNKNOWN] = "unknown",
+    [AUTOSYNC_TRANSPORT_TCP] = "tcp",
+    [AUTOSYNC_TRANSPORT_IB] = "ib",
+    [AUTOSYNC_TRANSPORT_ROCE] = "roce",
+};
+
+const char *autosync_transport_name(int transport)
+{
+	if (transport < 0 || transport >= AUTOSYNC_TRANSPORT_COUNT)
+		return "unknown";
+	return transport_names[transport];
+}
+
+int autosync_transport_from_name(const char *name)
+{
+	if (name)
+		for (int i = 0; i < AUTOSYNC_TRANSPORT_COUNT; i++)
+			if (!strcmp(name, transport_names[i]))
+				return i;
+	errno = EINVAL;
+	return -1;
+}
+
 int autosync_link_class_default(int cls, double *bw, double *lat)
 {
 	if (cls < 0 || cls >= AUTOSYNC_LINK_NCLASSES) {
@@ -315,6 +339,7 @@ enum key_id {
 	K_LAT,
 	K_NPS,
 	K_HASH,
+	K_TRANSPORT,
 	K_COUNT
 };
 
@@ -324,6 +349,7 @@ static const char *const key_names[K_COUNT] = {
     [K_INTRA_LAT] = "intra_lat",  [K_NICS] = "nics",
     [K_NIC_BW] = "nic_bw",	  [K_LAT] = "lat",
     [K_NPS] = "nodes_per_switch", [K_HASH] = "hash",
+    [K_TRANSPORT] = "transport",
 };
 
 static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
@@ -410,6 +436,18 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 		return autosync_errprintf(
 		    errp, "cluster: hash='%.*s': want 16 hexadecimal digits",
 		    SHOW, val);
+	case K_TRANSPORT: {
+		int t = autosync_transport_from_name(val);
+
+		if (t < 0)
+			return autosync_errprintf(
+			    errp,
+			    "cluster: transport='%.*s': want tcp, ib, roce or "
+			    "unknown",
+			    SHOW, val);
+		c->transport = t;
+		return 0;
+	}
 	}
 	return 0;
 }
@@ -466,7 +504,7 @@ static int apply_spec(autosync_cluster_t *c, const char *spec,
 			    errp,
 			    "cluster: unknown key '%.*s' (want nodes, gpus, "
 			    "intra, intra_bw, intra_lat, nics, nic_bw, lat, "
-			    "nodes_per_switch, hash)",
+			    "nodes_per_switch, hash, transport)",
 			    SHOW, key);
 		}
 		if (seen & (1u << k)) {
@@ -528,6 +566,11 @@ int autosync_cluster_update(autosync_cluster_t *c, const char *spec,
 
 int autosync_cluster_format(const autosync_cluster_t *c, char *buf, size_t len)
 {
+	/* only when known: records and labels of clusters without one read
+	 * as they did before the key existed */
+	int known = c && c->transport > AUTOSYNC_TRANSPORT_UNKNOWN &&
+		    c->transport < AUTOSYNC_TRANSPORT_COUNT;
+
 	if (!c || (!buf && len)) {
 		errno = EINVAL;
 		return -1;
@@ -535,9 +578,10 @@ int autosync_cluster_format(const autosync_cluster_t *c, char *buf, size_t len)
 	return snprintf(
 	    buf, len,
 	    "nodes=%u,gpus=%u,intra=%s:%.17gB/s:%.17gs,nics=%ux%.17gB/"
-	    "s,lat=%.17gs,nodes_per_switch=%u,hash=%s",
+	    "s,lat=%.17gs,nodes_per_switch=%u,hash=%s%s%s",
 	    c->nodes, c->gpus_per_node,
 	    autosync_link_class_name(c->intra_class), c->intra_bw, c->intra_lat,
 	    c->nics_per_node, c->nic_bw, c->inter_lat, c->nodes_per_switch,
-	    c->topo_hash[0] ? c->topo_hash : "none");
+	    c->topo_hash[0] ? c->topo_hash : "none", known ? ",transport=" : "",
+	    known ? autosync_transport_name(c->transport) : "");
 }

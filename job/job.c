@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -601,6 +602,21 @@ static int compression(const autosync_job_t *j)
 	return 1;
 }
 
+/* NCCL_IB_DISABLE=1 or NCCL_NET=Socket: the job talks over TCP whatever
+ * its NICs can do (NCCL reads both as the job set them) */
+static int user_forces_sockets(const autosync_job_t *j)
+{
+	const char *v;
+
+	if (user_set(j, "NCCL_IB_DISABLE") &&
+	    (v = j->getenv("NCCL_IB_DISABLE", j->env_arg)) &&
+	    strtol(v, NULL, 0) != 0)
+		return 1;
+	return user_set(j, "NCCL_NET") &&
+	       (v = j->getenv("NCCL_NET", j->env_arg)) &&
+	       !strcasecmp(v, "Socket");
+}
+
 static int build_cluster(const autosync_job_t *j, autosync_cluster_t *c,
 			 autosync_error_t *errp)
 {
@@ -620,6 +636,8 @@ static int build_cluster(const autosync_job_t *j, autosync_cluster_t *c,
 	}
 	if (j->gpus_per_node)
 		c->gpus_per_node = j->gpus_per_node;
+	if (user_forces_sockets(j))
+		c->transport = AUTOSYNC_TRANSPORT_TCP;
 	return 0;
 }
 

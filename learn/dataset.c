@@ -76,6 +76,11 @@ int autosync_dataset_set_tie(autosync_dataset_t *d, double tie,
 	return 0;
 }
 
+double autosync_dataset_tie(const autosync_dataset_t *d)
+{
+	return d ? d->tie : 0;
+}
+
 int autosync_dataset_set_user_cap(autosync_dataset_t *d, double cap,
 				  autosync_error_t *errp)
 {
@@ -167,22 +172,28 @@ static double record_measured(const autosync_feedback_rec_t *r)
 	return median(v, r->nmeasured);
 }
 
-/* "4x2 1Gbit/s": layout and NIC speed, what a cluster is in the lab */
+/* "4x2 1Gbit/s": layout and NIC speed, what a cluster is in the lab;
+ * "4x8 200Gbit/s ib" where the record knows its transport */
 static char *cluster_label(const autosync_feedback_rec_t *r)
 {
 	autosync_cluster_t c;
-	char buf[96];
+	char buf[112];
 	double bits;
+	int n;
 
-	if (autosync_cluster_parse(&c, r->cluster, NULL) < 0)
+	if (autosync_cluster_parse(&c, r->cluster, NULL) < 0) {
 		snprintf(buf, sizeof(buf), "%ux%u ?", r->nodes,
 			 r->gpus_per_node);
-	else if ((bits = c.nic_bw * 8) >= 1e9)
-		snprintf(buf, sizeof(buf), "%ux%u %gGbit/s", r->nodes,
-			 r->gpus_per_node, bits / 1e9);
-	else
-		snprintf(buf, sizeof(buf), "%ux%u %gMbit/s", r->nodes,
-			 r->gpus_per_node, bits / 1e6);
+		return strdup(buf);
+	}
+	bits = c.nic_bw * 8;
+	n = snprintf(buf, sizeof(buf), "%ux%u %g%s", r->nodes, r->gpus_per_node,
+		     bits >= 1e9 ? bits / 1e9 : bits / 1e6,
+		     bits >= 1e9 ? "Gbit/s" : "Mbit/s");
+	if (c.transport != AUTOSYNC_TRANSPORT_UNKNOWN && n > 0 &&
+	    (size_t)n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - (size_t)n, " %s",
+			 autosync_transport_name(c.transport));
 	return strdup(buf);
 }
 

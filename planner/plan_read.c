@@ -27,6 +27,18 @@ static const char *link_class_name(int i)
 		   : NULL;
 }
 
+static int transport_from_name(const char *s)
+{
+	return autosync_transport_from_name(s);
+}
+
+static const char *transport_name(int i)
+{
+	return i >= 0 && i < AUTOSYNC_TRANSPORT_COUNT
+		   ? autosync_transport_name(i)
+		   : NULL;
+}
+
 static int nccl_func_from_name(const char *s)
 {
 	return autosync_nccl_func_from_name(s);
@@ -187,6 +199,7 @@ static const struct asi_ykey cluster_keys[] = {
     DBL("nic_bw", CL(nic_bw), 0, 1e18),
     DBL("inter_lat", CL(inter_lat), 0, 10),
     UNS("nodes_per_switch", CL(nodes_per_switch), 0, 1000000, REQ),
+    ENUM("transport", CL(transport), transport, 0), /* written when known */
     {.name = NULL},
 };
 #undef CL

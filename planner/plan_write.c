@@ -27,6 +27,9 @@ static void cluster(asi_emit_t *e, const autosync_cluster_t *c)
 	asi_emit_key(e, "inter_lat"), asi_emit_num(e, c->inter_lat, 9);
 	asi_emit_key(e, "nodes_per_switch");
 	asi_emit_uint(e, c->nodes_per_switch);
+	if (c->transport != AUTOSYNC_TRANSPORT_UNKNOWN)
+		asi_emit_key(e, "transport"),
+		    asi_emit_word(e, autosync_transport_name(c->transport));
 	asi_emit_end(e);
 }
 

@@ -49,6 +49,7 @@ struct autosync_siteconf {
 	size_t plan_memory;
 	/* network: which fields the file set */
 	int has_bw, has_lat, has_nics, has_nps;
+	int transport; /* enum autosync_transport; unknown: not given */
 	double nic_bw, lat;
 	unsigned nics, nps;
 	char (*fabric)[NAME_MAX_LEN];
@@ -285,6 +286,26 @@ static int h_latency(asi_yreader_t *r, yaml_node_t *v, const char *key,
 	return 0;
 }
 
+static int h_transport(asi_yreader_t *r, yaml_node_t *v, const char *key,
+		       void *base)
+{
+	autosync_siteconf_t *s = base;
+	const char *t;
+	char q[96];
+	int x;
+
+	if (asi_yget_str(r, v, key, &t) < 0)
+		return -1;
+	if ((x = autosync_transport_from_name(t)) < 0)
+		return asi_yproblem(
+		    r, v,
+		    "%s: bad value '%s' (expected tcp, ib, roce or "
+		    "unknown)",
+		    key, asi_quote(t, q, sizeof(q)));
+	s->transport = x;
+	return 0;
+}
+
 static int h_fabric(asi_yreader_t *r, yaml_node_t *v, const char *key,
 		    void *base)
 {
@@ -340,9 +361,13 @@ static int h_fabric(asi_yreader_t *r, yaml_node_t *v, const char *key,
 	}
 
 static const struct asi_ykey network_keys[] = {
-    FN("nic_bandwidth", h_bandwidth),	    FN("latency", h_latency),
-    UNS("nics_per_node", nics, 1, 64),	    FN("fabric_nics", h_fabric),
-    UNS("nodes_per_switch", nps, 0, 65536), {.name = NULL},
+    FN("nic_bandwidth", h_bandwidth),
+    FN("latency", h_latency),
+    UNS("nics_per_node", nics, 1, 64),
+    FN("fabric_nics", h_fabric),
+    UNS("nodes_per_switch", nps, 0, 65536),
+    FN("transport", h_transport),
+    {.name = NULL},
 };
 
 static const struct asi_ykey feedback_keys[] = {
@@ -590,4 +615,6 @@ void autosync_siteconf_apply_network(const autosync_siteconf_t *s,
 		c->nics_per_node = s->nics;
 	if (s->has_nps)
 		c->nodes_per_switch = s->nps;
+	if (s->transport != AUTOSYNC_TRANSPORT_UNKNOWN)
+		c->transport = s->transport;
 }

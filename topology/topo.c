@@ -1441,12 +1441,42 @@ const char *autosync_nic_kind_name(int kind)
 
 /* ----------------------------------------------------- cluster from a node */
 
+/* What NCCL's network layer would use over this NIC: verbs where it has an
+ * RDMA device (EFA goes through its own plugin: not one of ours), else
+ * sockets. */
+static int nic_transport(const autosync_topo_nic_t *n)
+{
+	if (n->vendor_id == 0x1d0f)
+		return AUTOSYNC_TRANSPORT_UNKNOWN;
+	if (!n->rdma)
+		return AUTOSYNC_TRANSPORT_TCP;
+	if (n->kind == AUTOSYNC_NIC_INFINIBAND)
+		return AUTOSYNC_TRANSPORT_IB;
+	if (n->kind == AUTOSYNC_NIC_ETHERNET)
+		return AUTOSYNC_TRANSPORT_ROCE;
+	return AUTOSYNC_TRANSPORT_UNKNOWN;
+}
+
+/* The slowest transport of the NICs in use: TCP, then RoCE, then IB;
+ * unknown when one of them is unknown and none is TCP. */
+static int worse_transport(int a, int b)
+{
+	static const int rank[AUTOSYNC_TRANSPORT_COUNT] = {
+	    [AUTOSYNC_TRANSPORT_IB] = 1,
+	    [AUTOSYNC_TRANSPORT_ROCE] = 2,
+	    [AUTOSYNC_TRANSPORT_UNKNOWN] = 3,
+	    [AUTOSYNC_TRANSPORT_TCP] = 4,
+	};
+
+	return rank[a] >= rank[b] ? a : b;
+}
+
 int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t,
 			       unsigned nodes, autosync_error_t *errp)
 {
 	unsigned nfab = 0;
 	double nicbw = 0;
-	int worst = -1;
+	int worst = -1, transport = -1;
 	double wbw = 0, wlat = 0;
 
 	if (!c || !t || nodes < 1 || nodes > 65536) {
@@ -1483,6 +1513,11 @@ int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t,
 		if (!used)
 			continue;
 		nfab++;
+		transport =
+		    transport < 0
+			? nic_transport(&t->pub_nics[i])
+			: worse_transport(transport,
+					  nic_transport(&t->pub_nics[i]));
 		if (t->nics[i].speed > 0 &&
 		    (nicbw == 0 || t->nics[i].speed < nicbw))
 			nicbw = t->nics[i].speed;
@@ -1491,6 +1526,9 @@ int autosync_cluster_from_topo(autosync_cluster_t *c, const autosync_topo_t *t,
 		c->nics_per_node = nfab > 64 ? 64 : nfab;
 	if (nicbw > 0)
 		c->nic_bw = nicbw;
+	/* the site's or the caller's word wins over what the NICs suggest */
+	if (c->transport == AUTOSYNC_TRANSPORT_UNKNOWN && transport > 0)
+		c->transport = transport;
 	memcpy(c->topo_hash, t->hash, sizeof(c->topo_hash));
 	return 0;
 }

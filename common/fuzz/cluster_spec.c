@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)autosync_parse_bandwidth(s, &v, &err);
 	(void)autosync_parse_duration(s, &v, &err);
 	(void)autosync_link_class_from_name(s);
+	(void)autosync_transport_from_name(s);
 	if (autosync_cluster_parse(&c, s, &err) == 0) {
 		/* whatever parses must format and parse back to the same values
 		 */
@@ -42,7 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    c.nics_per_node != d.nics_per_node ||
 		    c.nic_bw != d.nic_bw || c.inter_lat != d.inter_lat ||
 		    c.nodes_per_switch != d.nodes_per_switch ||
-		    strcmp(c.topo_hash, d.topo_hash) != 0)
+		    strcmp(c.topo_hash, d.topo_hash) != 0 ||
+		    c.transport != d.transport)
 			abort();
 	}
 	free(s);

@@ -68,6 +68,8 @@ static const struct {
     {"hash=0123456789abcdefg", "hash"},
     {"=4", "unknown key"},
     {"nodes=", "nodes"},
+    {"transport=IB", "transport='IB': want tcp, ib, roce or unknown"},
+    {"transport=", "transport=''"},
 };
 
 int main(void)
@@ -174,6 +176,32 @@ int main(void)
 	ok(autosync_cluster_parse(&d, buf, &err) == 0,
 	   "formatted spec parses back (%s)", err.text);
 	ok(memcmp(&c, &d, sizeof(c)) == 0, "round trip identical");
+	ok(strstr(buf, "transport") == NULL,
+	   "an unknown transport is not written");
+
+	/* transport: written when known, read back */
+	ok(autosync_cluster_parse(&c, "nodes=2,transport=roce", &err) == 0 &&
+	       c.transport == AUTOSYNC_TRANSPORT_ROCE,
+	   "transport=roce parses (%s)", err.text);
+	ok(autosync_cluster_format(&c, buf, sizeof(buf)) > 0 &&
+	       strlen(buf) > 15 &&
+	       !strcmp(buf + strlen(buf) - 15, ",transport=roce"),
+	   "transport written last: %s", buf);
+	ok(autosync_cluster_parse(&d, buf, &err) == 0 &&
+	       d.transport == AUTOSYNC_TRANSPORT_ROCE,
+	   "and read back");
+	ok(autosync_cluster_update(&c, "transport=unknown", &err) == 0 &&
+	       c.transport == AUTOSYNC_TRANSPORT_UNKNOWN,
+	   "transport=unknown clears it");
+	is(autosync_transport_name(AUTOSYNC_TRANSPORT_IB), "ib",
+	   "transport name ib");
+	is(autosync_transport_name(-1), "unknown", "transport out of range");
+	ok(autosync_transport_from_name("tcp") == AUTOSYNC_TRANSPORT_TCP &&
+	       autosync_transport_from_name("Socket") == -1,
+	   "transport from name");
+	autosync_cluster_default(&c);
+	ok(c.transport == AUTOSYNC_TRANSPORT_UNKNOWN,
+	   "default transport unknown");
 
 	/* partial: defaults elsewhere; class default bw, overrides in any order
 	 */

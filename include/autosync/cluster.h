@@ -28,6 +28,16 @@ enum autosync_link_class {
 	AUTOSYNC_LINK_NCLASSES
 };
 
+/* How ranks on different nodes reach each other: what NCCL's network
+ * layer would use (NET/IB for InfiniBand and RoCE, NET/Socket for TCP). */
+enum autosync_transport {
+	AUTOSYNC_TRANSPORT_UNKNOWN = 0,
+	AUTOSYNC_TRANSPORT_TCP,	 /* kernel sockets */
+	AUTOSYNC_TRANSPORT_IB,	 /* InfiniBand verbs */
+	AUTOSYNC_TRANSPORT_ROCE, /* RDMA over Converged Ethernet */
+	AUTOSYNC_TRANSPORT_COUNT
+};
+
 typedef struct autosync_cluster {
 	unsigned nodes;		/* nodes in the job step (>= 1) */
 	unsigned gpus_per_node; /* GPUs (= ranks) per node (>= 1) */
@@ -41,6 +51,7 @@ typedef struct autosync_cluster {
 	double inter_lat;	   /* s, one hop between nodes */
 	unsigned nodes_per_switch; /* 0 = unknown / flat */
 	char topo_hash[17]; /* hex hash of the node topology, "" if none */
+	int transport;	    /* enum autosync_transport */
 } autosync_cluster_t;
 
 /* ------------------------------------------------------------------ units */
@@ -78,12 +89,19 @@ int autosync_link_class_from_name(const char *name);
  */
 int autosync_link_class_default(int cls, double *bw, double *lat);
 
+/* "unknown", "tcp", "ib", "roce"; static storage; "unknown" for an
+ * out-of-range value. */
+const char *autosync_transport_name(int transport);
+/* The enum autosync_transport value for a name above, or -1 (EINVAL). */
+int autosync_transport_from_name(const char *name);
+
 /* --------------------------------------------------------- cluster values */
 
 /*
  * The documented default cluster: 4 nodes x 8 GPUs joined by NVLink
  * (240 GB/s, 0.6 us per GPU), 4 x 200 Gbit/s fabric NICs per node, 2 us
- * between nodes, nodes_per_switch 0 (flat / unknown), no topology hash.
+ * between nodes, nodes_per_switch 0 (flat / unknown), no topology hash,
+ * transport unknown.
  */
 void autosync_cluster_default(autosync_cluster_t *c);
 
@@ -104,6 +122,7 @@ void autosync_cluster_default(autosync_cluster_t *c);
  *   lat=LAT                  latency of one hop between nodes
  *   nodes_per_switch=N       0 (flat / unknown) .. 65536
  *   hash=HEX16               topology hash (16 hex digits) or "" / "none"
+ *   transport=NAME           tcp, ib, roce or unknown (the default)
  * BW: autosync_parse_bandwidth(), 1 Mbit/s .. 100 TB/s; LAT:
  * autosync_parse_duration(), 1 ns .. 1 s (intra may be 0).
  * Example: "nodes=4,gpus=8,intra=nvlink:300GB/s:1us,nics=4x200Gbit/s,lat=2us"
@@ -120,8 +139,10 @@ int autosync_cluster_update(autosync_cluster_t *c, const char *spec,
 
 /*
  * Write 'c' as a spec that autosync_cluster_parse() reads back to the same
- * values (up to printing precision, %.17g). Returns the length that was
- * needed (snprintf semantics), or -1 (EINVAL).
+ * values (up to printing precision, %.17g). transport= is written only
+ * when known, so a cluster without one formats as it did before the key
+ * existed. Returns the length that was needed (snprintf semantics), or -1
+ * (EINVAL).
  */
 int autosync_cluster_format(const autosync_cluster_t *c, char *buf, size_t len);
 

@@ -119,7 +119,8 @@ const char *autosync_siteconf_fabric_nic(const autosync_siteconf_t *s,
 
 /*
  * Overwrite the inter-node fields of 'c' (nic_bw, inter_lat, nics_per_node,
- * nodes_per_switch) with those the site config sets; others are kept.
+ * nodes_per_switch, transport) with those the site config sets; others
+ * are kept.
  */
 void autosync_siteconf_apply_network(const autosync_siteconf_t *s,
 				     autosync_cluster_t *c);

@@ -24,6 +24,7 @@ struct in {
 	const autosync_siteconf_t *site;
 	unsigned nnodes;
 	const char *framework, *horovod_autotune;
+	const char *nccl_net, *nccl_ib_disable;
 	unsigned batch;
 	double step_compute;
 };
@@ -38,6 +39,10 @@ static const char *fake_env(const char *name, void *arg)
 		return in->step_gpus;
 	if (!strcmp(name, "HOROVOD_AUTOTUNE"))
 		return in->horovod_autotune;
+	if (!strcmp(name, "NCCL_NET"))
+		return in->nccl_net;
+	if (!strcmp(name, "NCCL_IB_DISABLE"))
+		return in->nccl_ib_disable;
 	for (int i = 0; user_set[i]; i++)
 		if (!strcmp(user_set[i], name))
 			return "the user's";
@@ -481,6 +486,50 @@ static void test_fabric_nics(void)
 }
 
 /* the job's inputs: setters refuse bad values and calls after the run */
+/* the plan's transport: the NICs' (HDR: ib) unless the job makes NCCL
+ * use sockets */
+static void test_transport(void)
+{
+	static const struct {
+		const char *net, *ib_disable, *want;
+	} cases[] = {
+	    {NULL, NULL, "ib"},	     {"Socket", NULL, "tcp"},
+	    {"socket", NULL, "tcp"}, {"IB", NULL, "ib"},
+	    {NULL, "1", "tcp"},	     {NULL, "0", "ib"},
+	};
+	autosync_siteconf_t *site =
+	    site_with("hwloc-juwels-booster-4xA100-4xHDR.xml", NULL);
+	char jd[1100];
+
+	snprintf(jd, sizeof(jd), "%s/tr", dir);
+	mkdir(jd, 0700);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		autosync_error_t err = {.text = ""};
+		struct in in = {
+		    .model = "resnet50",
+		    .site = site,
+		    .nnodes = 2,
+		    .step_gpus = "0,1,2,3",
+		    .cuda_visible_devices = "0,1,2,3",
+		    .jobdir = jd,
+		    .nccl_net = cases[i].net,
+		    .nccl_ib_disable = cases[i].ib_disable,
+		};
+		autosync_job_t *j = run_job(&in, &err);
+		autosync_plan_summary_t s = {0};
+
+		if (j)
+			autosync_plan_summary(autosync_job_plan(j), &s);
+		is(j ? autosync_transport_name(s.cluster.transport) : err.text,
+		   cases[i].want, "NCCL_NET=%s NCCL_IB_DISABLE=%s: %s",
+		   cases[i].net ? cases[i].net : "(unset)",
+		   cases[i].ib_disable ? cases[i].ib_disable : "(unset)",
+		   cases[i].want);
+		autosync_job_destroy(j);
+	}
+	autosync_siteconf_destroy(site);
+}
+
 static void test_inputs(void)
 {
 	autosync_error_t err = {.text = ""};
@@ -656,6 +705,7 @@ int main(void)
 	test_juwels();
 	test_nccl_plugins();
 	test_fabric_nics();
+	test_transport();
 	test_inputs();
 	test_horovod_autotune();
 	test_report();

@@ -297,6 +297,37 @@ static void test_share_features(void)
 	ok(good, "features: no terms, no shares (NaN: missing to XGBoost)");
 }
 
+/* A record that knows its transport is a cluster of its own, labelled
+ * with it; its features are those of the same cluster without one (no
+ * feature for it: every record of the dataset ran over one transport). */
+static void test_transport_label(void)
+{
+	autosync_dataset_t *d = autosync_dataset_create(NULL);
+	autosync_feedback_rec_t *a = malloc(sizeof(*a)),
+				*b = malloc(sizeof(*b));
+	float fa[LEARN_NFEAT], fb[LEARN_NFEAT];
+
+	if (!a || !b)
+		bail_out("malloc");
+	*a = *rec("m", C1, 1, 1, 1, 3);
+	*b = *rec("m", C1 ",transport=ib", 1, 1, 1, 3);
+
+	learn_features(a, fa);
+	learn_features(b, fb);
+	ok(memcmp(fa, fb, sizeof(fa)) == 0, "transport: the same features");
+	autosync_dataset_add(d, a, NULL);
+	autosync_dataset_add(d, b, NULL);
+	ok(autosync_dataset_nlabels(d, AUTOSYNC_BY_CLUSTER) == 2,
+	   "transport: a cluster of its own");
+	is(autosync_dataset_label(d, AUTOSYNC_BY_CLUSTER, 0), "2x2 1Gbit/s",
+	   "  unknown: the label as before");
+	is(autosync_dataset_label(d, AUTOSYNC_BY_CLUSTER, 1), "2x2 1Gbit/s ib",
+	   "  known: named in the label");
+	autosync_dataset_destroy(d);
+	free(a);
+	free(b);
+}
+
 /* n records of one model on C2, predicted 0.1 .. 0.1 + 0.05 (n - 1),
  * measuring 'shift' x their prediction, times 1.3 or 1 / 1.3 when 'noise'
  * (as many of each, in the Thue-Morse order: no runs to fit) */
@@ -387,6 +418,7 @@ int main(void)
 
 	plan(NO_PLAN);
 	test_share_features();
+	test_transport_label();
 	for (int i = 0; i < 5; i++) {
 		ok(autosync_dataset_add(d, rec("m1", C1, i, p1[i], m1[i], 3),
 					&err) == 1,

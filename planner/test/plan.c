@@ -543,6 +543,26 @@ static void cli(void)
 		ok(run(cmd) == 0,
 		   "--topology FILE --gpus 1,3: planned for the 2 "
 		   "GPUs and their 2 nearest NICs, as a step on them");
+		{
+			autosync_error_t err = {""};
+			autosync_plan_summary_t s = {0};
+			autosync_plan_t *pl;
+
+			snprintf(cmd, sizeof(cmd), "%s/g.yaml", dir);
+			pl = autosync_plan_load(cmd, &err);
+			ok(pl && autosync_plan_summary(pl, &s) == 0 &&
+			       s.cluster.transport == AUTOSYNC_TRANSPORT_IB,
+			   "its HDR HCAs: transport ib, read back from the "
+			   "plan file");
+			autosync_plan_destroy(pl);
+			snprintf(cmd, sizeof(cmd),
+				 "grep -qx '    transport: ib' %s/g.yaml && "
+				 "! grep -q transport %s/a.yaml",
+				 dir, dir);
+			ok(run(cmd) == 0,
+			   "written when known (the topology's), "
+			   "not for a --network cluster");
+		}
 		snprintf(cmd, sizeof(cmd),
 			 "'%s' plan --config none --catalog '%s' --model "
 			 "resnet50 --topology "

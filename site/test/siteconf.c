@@ -104,6 +104,37 @@ static void test_fabric_nics(void)
 	autosync_siteconf_destroy(s);
 }
 
+static void test_transport(void)
+{
+	autosync_error_t err = {.text = ""};
+	autosync_cluster_t c;
+	autosync_siteconf_t *s = autosync_siteconf_load(
+	    write_tmp("tr.yaml", "network:\n  transport: roce\n"), &err);
+
+	ok(s != NULL, "network.transport loads (%s)", err.text);
+	if (s) {
+		autosync_cluster_default(&c);
+		autosync_siteconf_apply_network(s, &c);
+		ok(c.transport == AUTOSYNC_TRANSPORT_ROCE, "transport roce");
+		autosync_siteconf_destroy(s);
+	}
+	s = autosync_siteconf_load(write_tmp("tr.yaml", "network: {}\n"), &err);
+	if (s) {
+		autosync_cluster_default(&c);
+		c.transport = AUTOSYNC_TRANSPORT_IB;
+		autosync_siteconf_apply_network(s, &c);
+		ok(c.transport == AUTOSYNC_TRANSPORT_IB,
+		   "no transport in the file: the cluster's is kept");
+		autosync_siteconf_destroy(s);
+	}
+	s = autosync_siteconf_load(
+	    write_tmp("tr.yaml", "network:\n  transport: infiniband\n"), &err);
+	ok(!s && strstr(err.text, "tr.yaml:2: network.transport: bad value "
+				  "'infiniband' (expected tcp, ib, roce or "
+				  "unknown)"),
+	   "a bad transport is refused: %s", err.text);
+}
+
 static void test_durations(void)
 {
 	static const struct {
@@ -406,6 +437,7 @@ int main(void)
 		bail_out("mkdtemp");
 	test_example();
 	test_fabric_nics();
+	test_transport();
 	test_compression();
 	test_bad();
 	test_durations();

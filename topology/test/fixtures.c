@@ -781,6 +781,13 @@ static void check_cluster(void)
 	near(c.inter_lat, 3e-6, 1e-15, "inter_lat from the caller");
 	ok(c.nodes_per_switch == 24, "nodes_per_switch from the caller");
 	is(c.topo_hash, autosync_topo_hash(t), "hash copied");
+	is(autosync_transport_name(c.transport), "ib",
+	   "HDR HCAs: transport ib");
+	autosync_cluster_default(&c);
+	c.transport = AUTOSYNC_TRANSPORT_TCP;
+	ok(autosync_cluster_from_topo(&c, t, 2, &err) == 0 &&
+	       c.transport == AUTOSYNC_TRANSPORT_TCP,
+	   "a transport the caller set is kept");
 	autosync_topo_restrict(t, "", NULL, &err);
 	ok(autosync_cluster_from_topo(&c, t, 2, &err) == 0 &&
 	       c.gpus_per_node == 1,
@@ -798,6 +805,15 @@ static void check_cluster(void)
 		       c.nics_per_node == 1,
 		   "rtx3090 GPUs 4-7: PCIe switch, 1 NIC");
 		near(c.nic_bw, 7e9, 1, "56000 Mb/s NIC");
+		autosync_topo_destroy(t);
+	}
+	t = autosync_topo_load_file(fix("nccl-aws-p4d-8xA100-4xEFA.xml"), &err);
+	if (t) {
+		autosync_cluster_default(&c);
+		ok(autosync_cluster_from_topo(&c, t, 2, &err) == 0 &&
+		       c.nics_per_node == 4 &&
+		       c.transport == AUTOSYNC_TRANSPORT_UNKNOWN,
+		   "EFA: 4 NICs, transport unknown (its own plugin)");
 		autosync_topo_destroy(t);
 	}
 	t = autosync_topo_load_file(fix("hwloc-dgx2h-16xV100-12xNVSwitch.xml"),

@@ -567,6 +567,38 @@ static void bad_inputs(void)
 		   "CUDA_VISIBLE_DEVICES=0 on a GPU-less node: %s", err.text);
 		ok(!autosync_topo_nic(t, 0)->management,
 		   "100 Gbit/s Ethernet is fabric");
+		{
+			autosync_cluster_t c;
+
+			autosync_cluster_default(&c);
+			ok(autosync_cluster_from_topo(&c, t, 2, &err) == 0 &&
+			       c.transport == AUTOSYNC_TRANSPORT_TCP,
+			   "Ethernet without RDMA: transport tcp");
+		}
+		autosync_topo_destroy(t);
+	}
+	/* the same port with an RDMA device: RoCE */
+	write_str(tmp("roce.xml"),
+		  "<system version=\"1\">\n <cpu numaid=\"0\" "
+		  "affinity=\"0000000f\" arch=\"x86_64\" "
+		  "vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n  "
+		  "<pci busid=\"0000:3b:00.0\" class=\"0x020000\" "
+		  "vendor=\"0x15b3\" device=\"0x101d\" link_speed=\"16.0 GT/s "
+		  "PCIe\" link_width=\"16\">\n   <nic><net "
+		  "name=\"mlx5_0\" dev=\"0\" speed=\"100000\"/></nic>\n  "
+		  "</pci>\n </cpu>\n</system>\n",
+		  SIZE_MAX);
+	err.text[0] = '\0';
+	t = autosync_topo_load_file(tmp("roce.xml"), &err);
+	ok(t != NULL, "RoCE NIC file (%s)", err.text);
+	if (t) {
+		autosync_cluster_t c;
+
+		autosync_cluster_default(&c);
+		ok(autosync_topo_nic(t, 0)->rdma &&
+		       autosync_cluster_from_topo(&c, t, 2, &err) == 0 &&
+		       c.transport == AUTOSYNC_TRANSPORT_ROCE,
+		   "Ethernet with an RDMA device: transport roce");
 		autosync_topo_destroy(t);
 	}
 	{
