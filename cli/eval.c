@@ -529,12 +529,17 @@ static int score(struct ctx *c, const autosync_learned_t *l, autosync_eval_t *e)
 	return autosync_dataset_eval(c->d, AUTOSYNC_BY_MODEL, NULL, e, &c->err);
 }
 
-/* not worse: ranks at least as well, errs no more (NaN: no groups) */
-static int not_worse(const autosync_eval_t *n, const autosync_eval_t *o)
+/* not worse: ranks at least as well, picks a best no slower beyond a
+ * tie (a pick within the tie share of another is the lab's noise, as in
+ * the pairwise count), errs no more (NaN: no groups) */
+static int not_worse(const autosync_eval_t *n, const autosync_eval_t *o,
+		     double tie)
 {
 	int rank = !isfinite(o->pairwise) ||
 		   (isfinite(n->pairwise) && n->pairwise >= o->pairwise);
-	return rank && n->mean_abs <= o->mean_abs;
+	int pick = !isfinite(o->regret) ||
+		   (isfinite(n->regret) && n->regret <= o->regret * (1 + tie));
+	return rank && pick && n->mean_abs <= o->mean_abs;
 }
 
 /* the candidate as the site's file: written beside it, renamed; binary,
@@ -543,7 +548,9 @@ static int install(struct ctx *c, const autosync_learned_t *cand)
 {
 	char tmp[4096];
 
-	if (snprintf(tmp, sizeof(tmp), "%s.new", c->site) >= (int)sizeof(tmp))
+	/* the process's own name: two promotes at once do not share one */
+	if (snprintf(tmp, sizeof(tmp), "%s.new.%ld", c->site, (long)getpid()) >=
+	    (int)sizeof(tmp))
 		return autosync_errprintf(&c->err, "%s: name too long",
 					  c->site);
 	if (autosync_learned_save(cand, tmp, AUTOSYNC_LEARNED_BINARY, &c->err) <
@@ -579,12 +586,13 @@ static int promote(struct ctx *c)
 		rv = 0;
 		goto out;
 	}
-	printf("candidate %s: pairwise %.3f, mean abs. error %.1f %% on %zu "
-	       "points; %s: pairwise %.3f, %.1f %%\n",
-	       c->candidate, en.pairwise, 100 * en.mean_abs, en.points,
-	       cur ? c->site : "the analytic simulator", eo.pairwise,
-	       100 * eo.mean_abs);
-	if (!not_worse(&en, &eo)) {
+	printf("candidate %s: pairwise %.3f, top-1 regret %.3f, mean abs. "
+	       "error %.1f %% on %zu points; %s: pairwise %.3f, regret %.3f, "
+	       "%.1f %%\n",
+	       c->candidate, en.pairwise, en.regret, 100 * en.mean_abs,
+	       en.points, cur ? c->site : "the analytic simulator", eo.pairwise,
+	       eo.regret, 100 * eo.mean_abs);
+	if (!not_worse(&en, &eo, autosync_dataset_tie(c->d))) {
 		printf("kept %s: the candidate is worse\n", c->site);
 		rv = 0;
 	} else if ((rv = install(c, cand)) == 0) {

@@ -34,6 +34,8 @@ int autosync_dataset_set_min_steps(autosync_dataset_t *d, unsigned n,
  * the pair is left out of the ranking metrics; 0 .. 1. */
 int autosync_dataset_set_tie(autosync_dataset_t *d, double tie,
 			     autosync_error_t *errp);
+/* The tie share in use (0.02 unless set). */
+double autosync_dataset_tie(const autosync_dataset_t *d);
 /* Step times come from files jobs write: in training, the points of each
  * user other than root (uid 0, the site's own trial runs) weigh together
  * at most this share of the total (default 0.1), so that one user's forged

@@ -61,7 +61,7 @@ out=$("$AUTOSYNC" train --user-cap 0 -o "$TMP/x.bin" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync train: --user-cap: '0' is not a share above 0 and at most 1" "--user-cap 0: refused"
 # promotion: a candidate replaces the site's file only when not worse
 out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" --site "$TMP/site.bin" "$SLICE" 2>/dev/null); rc=$?
-is "$rc:$out" "0:candidate $TMP/sim1.bin: pairwise 1.000, mean abs. error 0.1 % on 14 points; the analytic simulator: pairwise 0.814, 36.1 %
+is "$rc:$out" "0:candidate $TMP/sim1.bin: pairwise 1.000, top-1 regret 1.000, mean abs. error 0.1 % on 14 points; the analytic simulator: pairwise 0.814, regret 1.137, 36.1 %
 promoted: $TMP/site.bin is the candidate now" "promote: no site file yet, the candidate beats the analytic simulator"
 cmp -s "$TMP/site.bin" "$TMP/sim1.bin"; is "$?" 0 "  the site's file is the candidate's, byte for byte"
 "$AUTOSYNC" train --format json -o "$TMP/simj.json" "$SLICE" 2>/dev/null
@@ -76,6 +76,34 @@ sed 's/"measured_step_s": \[[^]]*\]/"measured_step_s": [9, 0.1, 9]/; s/"measured
 out=$("$AUTOSYNC" promote --candidate "$TMP/odd.bin" --site "$TMP/site.bin" "$SLICE" 2>/dev/null | tail -1)
 is "$out" "kept $TMP/site.bin: the candidate is worse" "promote: a worse candidate is not installed"
 cmp -s "$TMP/site.bin" "$TMP/sim1.bin"; is "$?" 0 "  the site's file is unchanged"
+# a candidate that ranks as well and errs far less but picks a slower best
+# is kept out: train where parameter-server plans measure half their
+# prediction, judge on 5 plans (2 PS) where that correction moves a PS
+# plan 10 % slower than the best ahead of it and fixes another pair
+python3 - "$DSLICE" "$TMP" <<'PY'
+import copy, json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+kind = {r["strategy"]: r for r in recs if r["model"] == "gpt2" and "nics=1x125000000B/s" in r["cluster"]}
+def rec(k, pred, meas, h):
+    r = copy.deepcopy(kind["ps-loadbalanced" if k == "ps" else "ddp-default"])
+    r.update(predicted_step_s=pred, measured_step_s=[meas] * 3, measured_median_s=meas,
+             measured_mean_s=meas, measured_spread=0.0, plan_hash="%016x" % h)
+    return json.dumps(r) + "\n"
+with open(sys.argv[2] + "/half-ps.jsonl", "w") as f:
+    for i in range(40):
+        p = 0.8 + 0.15 * i
+        f.write(rec("ar", p, p, 2 * i + 1) + rec("ps", p, p / 2, 2 * i + 2))
+with open(sys.argv[2] + "/judge.jsonl", "w") as f:
+    for h, (k, p, m) in enumerate([("ar", 1.0, 1.0), ("ps", 1.9, 1.1), ("ar", 2.0, 2.0), ("ps", 5.8, 3.0), ("ar", 4.0, 4.0)]):
+        f.write(rec(k, p, m, 1001 + h))
+PY
+"$AUTOSYNC" train -o "$TMP/half-ps.bin" "$TMP/half-ps.jsonl" 2>/dev/null
+out=$("$AUTOSYNC" promote --candidate "$TMP/half-ps.bin" --site "$TMP/site-r.bin" "$TMP/judge.jsonl" 2>/dev/null); rc=$?
+is "$rc:$out" "0:candidate $TMP/half-ps.bin: pairwise 0.900, top-1 regret 1.100, mean abs. error 3.4 % on 5 points; the analytic simulator: pairwise 0.900, regret 1.000, 33.2 %
+kept $TMP/site-r.bin: the candidate is worse" "promote: as good a ranking, a far smaller error, a slower pick: kept"
+test -e "$TMP/site-r.bin"; is "$?" 1 "  no site file written"
+out=$("$AUTOSYNC" promote --tie 0.1 --candidate "$TMP/half-ps.bin" --site "$TMP/site-r.bin" "$TMP/judge.jsonl" 2>/dev/null | tail -1)
+is "$out" "promoted: $TMP/site-r.bin is the candidate now" "  a pick within --tie 0.1 of the best is a tie: promoted"
 out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" --site "$TMP/site.bin" --since 2030-01-01 "$SLICE" 2>/dev/null)
 is "$out" "kept $TMP/site.bin: no records to compare on" "promote --since after every record: nothing to compare on, kept"
 # transfer: the base's trees kept, as many more as 5-fold cross-validation

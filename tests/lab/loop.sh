@@ -11,6 +11,8 @@
 # env: HELDOUT "NAME:SCALE ..." (resnet101:16 gpt2-xl:256), CELLS
 #      "RATE:HOSTSxPPN ..." (1gbit:4x2 400mbit:4x2), ROUNDS (4) STEPS (3)
 #      MODEL_DIR: a model NAME with MODEL_DIR/NAME.yaml is that file
+#      SIMULATOR: plan round 2 with this file instead of training one
+#        (then DATA is not read: models, rates or layouts it never saw)
 set -u
 OUT=${1:?usage: loop.sh OUTDIR DATASET.jsonl [AUTOSYNC_BINARY]}
 DATA=${2:?usage: loop.sh OUTDIR DATASET.jsonl [AUTOSYNC_BINARY]}
@@ -41,13 +43,19 @@ trap '[ "$up" = 0 ] || "$LAB" down "$up" >/dev/null 2>&1; rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 
-# train without the held-out models (their records stay for scoring)
-pat=$(for ms in $HELDOUT; do printf '"model": "%s"|' "${ms%%:*}"; done | sed 's/|$//')
-grep -Ev "$pat" "$DATA" > "$T/train.jsonl"
-grep -E "$pat" "$DATA" > "$T/heldout.jsonl"
-"$BIN" train -o "$OUT/simulator.bin" "$T/train.jsonl" 2> "$OUT/train.txt" || exit 1
-log "trained on $(wc -l < "$T/train.jsonl") records, $(wc -l < "$T/heldout.jsonl") held out"
-"$BIN" eval --simulator "$OUT/simulator.bin" "$T/heldout.jsonl" > "$OUT/heldout-eval.txt" 2>&1
+if [ -n "${SIMULATOR:-}" ]; then
+	SIM=$SIMULATOR
+	log "round 2 with $SIM (not trained here)"
+else
+	# train without the held-out models (their records stay for scoring)
+	SIM=$OUT/simulator.bin
+	pat=$(for ms in $HELDOUT; do printf '"model": "%s"|' "${ms%%:*}"; done | sed 's/|$//')
+	grep -Ev "$pat" "$DATA" > "$T/train.jsonl"
+	grep -E "$pat" "$DATA" > "$T/heldout.jsonl"
+	"$BIN" train -o "$SIM" "$T/train.jsonl" 2> "$OUT/train.txt" || exit 1
+	log "trained on $(wc -l < "$T/train.jsonl") records, $(wc -l < "$T/heldout.jsonl") held out"
+	"$BIN" eval --simulator "$SIM" "$T/heldout.jsonl" > "$OUT/heldout-eval.txt" 2>&1
+fi
 
 for cell in $CELLS; do
 	rate=${cell%%:*}; lay=${cell#*:}; hosts=${lay%x*}; ppn=${lay#*x}; np=$((hosts * ppn))
@@ -61,7 +69,7 @@ for cell in $CELLS; do
 		[ -n "$MODEL_DIR" ] && [ -f "$MODEL_DIR/$m.yaml" ] && mf="$MODEL_DIR/$m.yaml"
 		log "round 2: $m/$sc on $lay at $rate"
 		LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
-			--scale "$sc" --network "$BASE,nics=1x$nic" --simulator "$OUT/simulator.bin" \
+			--scale "$sc" --network "$BASE,nics=1x$nic" --simulator "$SIM" \
 			--strategies autosync,autosync-learned,ddp-default --rounds "$ROUNDS" --steps "$STEPS" \
 			--out "$OUT/raw/$tag.jsonl" --feedback "$OUT/feedback.jsonl" \
 			--write-plans "$OUT/plans/$tag" > "$OUT/raw/$tag.txt" 2>&1
