@@ -2,7 +2,7 @@
 # A learned simulator on the real test cluster: the site config's
 # 'simulator' is applied by the plugin's planning child (the same plan,
 # byte for byte, as autosync plan with that site config), every node
-# records the same simulator hash, slurmstepd itself never maps XGBoost,
+# records the same simulator hash, neither slurmstepd nor srun maps XGBoost,
 # the feedback record keeps the analytic prediction beside the learned
 # one, and a corrupt file is a node-log warning and the analytic plan.
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +52,21 @@ a, l = float(sys.argv[2]), float(sys.argv[3])
 assert abs(r["predicted_step_s"] - a) <= 1e-6 * a and abs(r["learned_step_s"] - l) <= 1e-6 * l
 ' "$IT_WORK/rec.json" "$a" "$l" 2>/dev/null
 ok $? "... with the analytic prediction as predicted_step_s and the corrected one as learned_step_s"
+
+# srun itself (the plugin's local context, in the user's process) never
+# maps it either: read from here (root) while a step runs
+as_user srun -N1 --gpus-per-node=1 --autosync-model=bert-large sleep 5 >/dev/null 2>&1 &
+bg=$! maps=
+for _ in $(seq 50); do
+  pid=$(pgrep -n -x srun)
+  if [ -n "$pid" ] && grep -q spank_autosync "/proc/$pid/maps" 2>/dev/null; then
+    maps=$(cat "/proc/$pid/maps" 2>/dev/null); break
+  fi
+  sleep 0.1
+done
+wait "$bg"
+like "$maps" "spank_autosync" "srun has the plugin loaded while its step runs"
+is "$(grep -c -E 'xgboost|libgomp|libstdc\+\+' <<<"$maps")" 0 "... and maps neither XGBoost nor its OpenMP and C++ runtimes"
 
 # --- fail-open -------------------------------------------------------------
 use_site simcut "simulator: $IT_LIB/simulator-cut.bin"
