@@ -257,12 +257,15 @@ static autosync_job_t *run_job(struct check *c, const struct cli_input *in,
 	return j;
 }
 
-/* "(4 GPUs, 4 NICs)": the job's GPUs and the fabric NICs its ranks use
- * (the nearest of each GPU; the first fabric NIC on a GPU-less node). */
+/* "(4 GPUs, 4 NICs, ib)": the job's GPUs, the fabric NICs its ranks use
+ * (the nearest of each GPU; the first fabric NIC on a GPU-less node) and
+ * the transport the plan was made for, when known. */
 static void what(const autosync_job_t *j, char *buf, size_t len)
 {
 	const autosync_topo_t *t = autosync_job_topology(j);
+	autosync_plan_summary_t s = {0};
 	unsigned g, n = 0;
+	int tr;
 
 	if (!t) {
 		snprintf(buf, len, "(no node topology)");
@@ -277,8 +280,12 @@ static void what(const autosync_job_t *j, char *buf, size_t len)
 	}
 	if (g == 0)
 		n = count_nics(t, 0) > 0;
-	snprintf(buf, len, "(%u GPU%s, %u NIC%s)", g, g == 1 ? "" : "s", n,
-		 n == 1 ? "" : "s");
+	tr = autosync_plan_summary(autosync_job_plan(j), &s) == 0
+		 ? s.cluster.transport
+		 : AUTOSYNC_TRANSPORT_UNKNOWN;
+	snprintf(buf, len, "(%u GPU%s, %u NIC%s%s%s)", g, g == 1 ? "" : "s", n,
+		 n == 1 ? "" : "s", tr ? ", " : "",
+		 tr ? autosync_transport_name(tr) : "");
 }
 
 /* The plan a job got, written where a user's plan file would be. */

@@ -30,9 +30,9 @@ calibration: not set: the built-in cost constants
 topology_xml: not set: the node's own topology (hwloc)
 feedback.path: $TMP/log/feedback.jsonl: in an existing directory
 off: the job runs as without autosync
-auto: resnet50 on this node -> plan $h (4 GPUs, 4 NICs)
-required: resnet50 on this node -> plan $h (4 GPUs, 4 NICs)
-plan: that plan, as a user's plan file -> plan $h (4 GPUs, 4 NICs)" "the example on a 4 GPU, 4 HDR node: every check and mode"
+auto: resnet50 on this node -> plan $h (4 GPUs, 4 NICs, ib)
+required: resnet50 on this node -> plan $h (4 GPUs, 4 NICs, ib)
+plan: that plan, as a user's plan file -> plan $h (4 GPUs, 4 NICs, ib)" "the example on a 4 GPU, 4 HDR node: every check and mode"
 ls "$TMP" | grep -q autosync-check; is "$?" 1 "  the job directories it made are removed"
 
 h=$(hash "$TMP/site.yaml" "$P4D" bert-large)
@@ -41,7 +41,12 @@ is "$out" "auto: bert-large on this node -> plan $h (8 GPUs, 4 NICs)
 required: bert-large on this node -> plan $h (8 GPUs, 4 NICs)
 plan: that plan, as a user's plan file -> plan $h (8 GPUs, 4 NICs)" "an NCCL topology (8 GPUs, 4 EFA), --model"
 out=$("$AUTOSYNC" config check --node -T "$JUWELS" -g 0,1 "$TMP/site.yaml" 2>/dev/null | grep '^auto'); rc=$?
-like "$out" "^auto: resnet50 on this node -> plan [0-9a-f]{16} \(2 GPUs, 2 NICs\)$" "--gpus: a job given two of the GPUs"
+like "$out" "^auto: resnet50 on this node -> plan [0-9a-f]{16} \(2 GPUs, 2 NICs, ib\)$" "--gpus: a job given two of the GPUs"
+
+# the site's word on the transport wins over the NICs'
+site | sed 's|^  # transport: ib .*|  transport: roce|' > "$TMP/roce.yaml"
+out=$("$AUTOSYNC" config check --node -T "$JUWELS" "$TMP/roce.yaml" 2>/dev/null | grep '^auto'); rc=$?
+like "$out" "^auto: resnet50 on this node -> plan [0-9a-f]{16} \(4 GPUs, 4 NICs, roce\)$" "network.transport: roce, whatever the HCAs suggest"
 
 # the NIC names of another site: one missing, then none on this node
 site | sed 's|^  #fabric_nics: .*|  fabric_nics: [mlx5_0, mlx5_7]|' > "$TMP/one.yaml"
@@ -49,7 +54,7 @@ out=$("$AUTOSYNC" config check --node -T "$JUWELS" "$TMP/one.yaml" 2>&1); rc=$?
 is "$rc" 1 "a fabric NIC that is not on the node: exit 1"
 like "$out" "^network.fabric_nics: on this node: mlx5_0$" "  the one that is, on stdout"
 like "$out" "^$TMP/one.yaml: network.fabric_nics: mlx5_7 is not on this node$" "  the one that is not, as a problem"
-like "$out" "^auto: resnet50 on this node -> plan [0-9a-f]{16} \(4 GPUs, 1 NIC\)$" "  jobs use the one there is"
+like "$out" "^auto: resnet50 on this node -> plan [0-9a-f]{16} \(4 GPUs, 1 NIC, ib\)$" "  jobs use the one there is"
 
 site | sed 's|^  #fabric_nics: .*|  fabric_nics: [mlx5_6, mlx5_7]|' > "$TMP/none.yaml"
 out=$("$AUTOSYNC" config check --node -T "$JUWELS" "$TMP/none.yaml" 2>&1); rc=$?
@@ -98,5 +103,5 @@ out=$("$AUTOSYNC" config check --node "$TMP/site.yaml" 2>&1); rc=$?
 echo "$out" | sed 's/^/# /'
 is "$rc" 0 "live: the example is fine on this machine"
 like "$(echo "$out" | grep '^topology')" "^topology: live \(this node\): [0-9]+ GPUs?; NICs: " "live: the node's GPUs and NICs"
-like "$(echo "$out" | tail -3 | head -1)" "^auto: resnet50 on this node -> plan [0-9a-f]{16} \([0-9]+ GPUs?, [0-9]+ NICs?\)$" "live: what auto gets here"
+like "$(echo "$out" | tail -3 | head -1)" "^auto: resnet50 on this node -> plan [0-9a-f]{16} \([0-9]+ GPUs?, [0-9]+ NICs?(, (tcp|ib|roce))?\)$" "live: what auto gets here"
 done_testing
