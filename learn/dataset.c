@@ -179,7 +179,7 @@ static char *cluster_label(const autosync_feedback_rec_t *r)
 	autosync_cluster_t c;
 	char buf[112];
 	double bits;
-	int n;
+	int tr;
 
 	if (autosync_cluster_parse(&c, r->cluster, NULL) < 0) {
 		snprintf(buf, sizeof(buf), "%ux%u ?", r->nodes,
@@ -187,13 +187,11 @@ static char *cluster_label(const autosync_feedback_rec_t *r)
 		return strdup(buf);
 	}
 	bits = c.nic_bw * 8;
-	n = snprintf(buf, sizeof(buf), "%ux%u %g%s", r->nodes, r->gpus_per_node,
-		     bits >= 1e9 ? bits / 1e9 : bits / 1e6,
-		     bits >= 1e9 ? "Gbit/s" : "Mbit/s");
-	if (c.transport != AUTOSYNC_TRANSPORT_UNKNOWN && n > 0 &&
-	    (size_t)n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - (size_t)n, " %s",
-			 autosync_transport_name(c.transport));
+	tr = c.transport != AUTOSYNC_TRANSPORT_UNKNOWN;
+	snprintf(buf, sizeof(buf), "%ux%u %g%s%s%s", r->nodes, r->gpus_per_node,
+		 bits >= 1e9 ? bits / 1e9 : bits / 1e6,
+		 bits >= 1e9 ? "Gbit/s" : "Mbit/s", tr ? " " : "",
+		 tr ? autosync_transport_name(c.transport) : "");
 	return strdup(buf);
 }
 
