@@ -428,43 +428,83 @@ static int evaluate(struct ctx *c)
 	return 0;
 }
 
-/* The planner's no-harm margins, from held-out predictions: leave one
- * model out (else one cluster); said on stderr. */
+/* One held-out pass's margins (autosync_dataset_margins) into out[] */
+static int held_out_margins(struct ctx *c, int by,
+			    const autosync_learned_t *base, double *out,
+			    size_t *counts)
+{
+	int rv =
+	    cross_validate(c, by, base) < 0 ||
+		    autosync_dataset_margins(c->d, out, counts, &c->err) < 0
+		? -1
+		: 0;
+
+	autosync_dataset_reset(c->d);
+	return rv;
+}
+
+static void say_margin(int f, double v, const double (*by)[AUTOSYNC_FAMILY_N],
+		       size_t count)
+{
+	char how[96];
+
+	if (v < 0) {
+		fprintf(stderr,
+			"autosync train: margin for %s: the cost constants' "
+			"(picked in %zu groups, fewer than %d)\n",
+			autosync_family_name(f), count,
+			AUTOSYNC_LEARNED_MIN_FAMILY);
+		return;
+	}
+	if (by[AUTOSYNC_BY_MODEL][f] >= 0 && by[AUTOSYNC_BY_CLUSTER][f] >= 0)
+		snprintf(how, sizeof(how),
+			 "the wider of leave-one-model-out %.1f%% and "
+			 "leave-one-cluster-out %.1f%%",
+			 by[AUTOSYNC_BY_MODEL][f] * 100,
+			 by[AUTOSYNC_BY_CLUSTER][f] * 100);
+	else
+		snprintf(how, sizeof(how), "leave-one-%s-out",
+			 by[AUTOSYNC_BY_MODEL][f] >= 0 ? "model" : "cluster");
+	fprintf(stderr,
+		"autosync train: margin for %s: %.1f%% (90th percentile of "
+		"the held-out optimism of its picks, %s; %zu groups)\n",
+		autosync_family_name(f), v * 100, how, count);
+}
+
+/* The planner's no-harm margins, from held-out predictions: a plan is
+ * used on models and on clusters the file never saw, so each family's
+ * margin is the wider of leave-one-model-out and leave-one-cluster-out
+ * (either alone where the records have one model or one cluster); said on
+ * stderr. */
 static int margins(struct ctx *c, autosync_learned_t *m,
 		   const autosync_learned_t *base)
 {
+	double by[AUTOSYNC_BY_N][AUTOSYNC_FAMILY_N];
 	size_t counts[AUTOSYNC_FAMILY_N];
-	int by = autosync_dataset_nlabels(c->d, AUTOSYNC_BY_MODEL) > 1
-		     ? AUTOSYNC_BY_MODEL
-		 : autosync_dataset_nlabels(c->d, AUTOSYNC_BY_CLUSTER) > 1
-		     ? AUTOSYNC_BY_CLUSTER
-		     : -1;
+	int passes = 0;
 
-	if (by < 0) {
+	for (int b = 0; b < AUTOSYNC_BY_N; b++) {
+		for (int f = 0; f < AUTOSYNC_FAMILY_N; f++)
+			by[b][f] = -1;
+		if (autosync_dataset_nlabels(c->d, b) < 2)
+			continue;
+		if (held_out_margins(c, b, base, by[b], counts) < 0)
+			return -1;
+		passes++;
+	}
+	if (!passes) {
 		fprintf(stderr, "autosync train: one model on one cluster: no "
 				"held-out margins (the planner keeps the cost "
 				"constants')\n");
 		return 0;
 	}
-	if (cross_validate(c, by, base) < 0 ||
-	    autosync_learned_set_margins(m, c->d, counts, &c->err) < 0)
-		return -1;
-	autosync_dataset_reset(c->d);
 	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
-		double v = autosync_learned_margin(m, f);
-		if (v >= 0)
-			fprintf(stderr,
-				"autosync train: margin for %s: %.1f%% (90th "
-				"percentile of leave-one-%s-out optimism, %zu "
-				"points)\n",
-				autosync_family_name(f), v * 100, by_name[by],
-				counts[f]);
-		else
-			fprintf(stderr,
-				"autosync train: margin for %s: the cost "
-				"constants' (%zu points, fewer than %d)\n",
-				autosync_family_name(f), counts[f],
-				AUTOSYNC_LEARNED_MIN_FAMILY);
+		double v =
+		    fmax(by[AUTOSYNC_BY_MODEL][f], by[AUTOSYNC_BY_CLUSTER][f]);
+		if (autosync_learned_set_margin(m, f, v, &c->err) < 0)
+			return -1;
+		say_margin(f, v, (const double(*)[AUTOSYNC_FAMILY_N])by,
+			   counts[f]);
 	}
 	return 0;
 }

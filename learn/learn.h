@@ -183,18 +183,32 @@ int autosync_learned_correct(const autosync_learned_t *l,
 			     double *out, autosync_error_t *errp);
 
 /*
- * The no-harm margin of each strategy family (enum autosync_family), kept
- * in the file: the 90th percentile of how much more optimistic the points'
- * current predictions are than their group's (1 - r / the median r of the
- * point's model and cluster, r = predicted / measured; after a leave-one-
- * out autosync_learned_apply, held-out predictions): the planner compares
- * strategies of one model on one cluster, so a bias they share cannot make
- * it choose wrongly. Within [0.02, 0.9], for
- * each family with at least AUTOSYNC_LEARNED_MIN_FAMILY points. Families
- * with fewer keep the cost constants' margin. The number of points of
- * each family goes to counts[AUTOSYNC_FAMILY_N] when not NULL.
+ * The no-harm margin of each strategy family (enum autosync_family), from
+ * the points' current predictions (after a leave-one-out
+ * autosync_learned_apply, held-out ones). In each group (one model on one
+ * cluster) the family's pick is chosen as the planner chooses: of its
+ * AUTOSYNC_ELITES points with the least analytic prediction, the one with
+ * the least current prediction. A pick is chosen for looking fast, so it
+ * is more optimistic than a typical point (the winner's curse), and it is
+ * the pick's optimism that can make a plan worse than the default. The
+ * margin is the 90th percentile over the groups of how much more
+ * optimistic the pick's prediction is than its group's (1 - r / the
+ * median r of the group, r = predicted / measured): the planner compares
+ * strategies of one group, so a bias they share cannot make it choose
+ * wrongly. Within [0.02, 0.9], into out[AUTOSYNC_FAMILY_N] for each family
+ * picked in at least AUTOSYNC_LEARNED_MIN_FAMILY groups, -1 for the
+ * others; the number of groups of each family (its picks) goes to
+ * counts[AUTOSYNC_FAMILY_N] when not NULL.
  */
 #define AUTOSYNC_LEARNED_MIN_FAMILY 5
+int autosync_dataset_margins(const autosync_dataset_t *d, double *out,
+			     size_t *counts, autosync_error_t *errp);
+/* Keep a family's margin in the file (0.02 .. 0.9); m < 0 removes it, so
+ * that the planner uses the cost constants' margin for that family. */
+int autosync_learned_set_margin(autosync_learned_t *l, int family, double m,
+				autosync_error_t *errp);
+/* autosync_dataset_margins() kept in the file, each family with one;
+ * returns their number. */
 int autosync_learned_set_margins(autosync_learned_t *l,
 				 const autosync_dataset_t *d, size_t *counts,
 				 autosync_error_t *errp);

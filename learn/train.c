@@ -496,53 +496,123 @@ static int group_ratios(const autosync_dataset_t *d, double *ref)
 	return 0;
 }
 
-int autosync_learned_set_margins(autosync_learned_t *l,
-				 const autosync_dataset_t *d, size_t *counts,
-				 autosync_error_t *errp)
+/* Indices of the points of family f in the group of point i, when i is
+ * the first of them (else 0 is returned), into idx[]; their number. */
+static size_t family_in_group(const autosync_dataset_t *d, size_t i, int f,
+			      size_t *idx)
+{
+	size_t m = 0;
+
+	if (d->p[i].family != f)
+		return 0;
+	for (size_t k = 0; k < d->n; k++) {
+		if (d->p[k].family != f || strcmp(d->p[k].group, d->p[i].group))
+			continue;
+		if (k < i)
+			return 0;
+		idx[m++] = k;
+	}
+	return m;
+}
+
+/* What the planner would choose of idx[0..m-1]: the AUTOSYNC_ELITES with
+ * the least analytic prediction (the earlier on a tie), then of those the
+ * one with the least current prediction. */
+static size_t elite_pick(const autosync_dataset_t *d, size_t *idx, size_t m)
+{
+	size_t best;
+
+	for (size_t a = 0; a < m && a < AUTOSYNC_ELITES; a++)
+		for (size_t b = a + 1; b < m; b++)
+			if (d->p[idx[b]].pred0 < d->p[idx[a]].pred0) {
+				size_t t = idx[a];
+				idx[a] = idx[b];
+				idx[b] = t;
+			}
+	best = idx[0];
+	for (size_t a = 1; a < m && a < AUTOSYNC_ELITES; a++)
+		if (d->p[idx[a]].pred < d->p[best].pred)
+			best = idx[a];
+	return best;
+}
+
+int autosync_dataset_margins(const autosync_dataset_t *d, double *out,
+			     size_t *counts, autosync_error_t *errp)
 {
 	double *v, *ref;
-	int given = 0;
+	size_t *idx;
 
-	if (!l || !d) {
+	if (!d || !out) {
 		errno = EINVAL;
 		return autosync_errprintf(errp, "learn: invalid argument");
 	}
 	v = malloc((d->n + 1) * sizeof(double));
 	ref = malloc((d->n + 1) * sizeof(double));
-	if (!v || !ref || group_ratios(d, ref) < 0) {
+	idx = malloc((d->n + 1) * sizeof(size_t));
+	if (!v || !ref || !idx || group_ratios(d, ref) < 0) {
 		free(v);
 		free(ref);
+		free(idx);
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "learn: out of memory");
 	}
 	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
-		char key[40], val[32];
 		size_t n = 0;
-		for (size_t i = 0; i < d->n; i++)
-			if (d->p[i].family == f)
-				v[n++] = 1 - d->p[i].pred / d->p[i].measured /
-						 ref[i];
+		for (size_t i = 0; i < d->n; i++) {
+			size_t m = family_in_group(d, i, f, idx), k;
+			if (!m)
+				continue;
+			k = elite_pick(d, idx, m);
+			v[n++] = 1 - d->p[k].pred / d->p[k].measured / ref[k];
+		}
 		if (counts)
 			counts[f] = n;
-		learn_margin_key(key, sizeof(key), f);
-		if (n < AUTOSYNC_LEARNED_MIN_FAMILY) {
-			if (XGBoosterSetAttr(l->b, key, NULL))
-				goto fail;
-			continue;
-		}
-		snprintf(val, sizeof(val), "%.4f",
-			 fmin(0.9, fmax(0.02, p90(v, n))));
-		if (XGBoosterSetAttr(l->b, key, val))
-			goto fail;
-		given++;
+		out[f] = n < AUTOSYNC_LEARNED_MIN_FAMILY
+			     ? -1
+			     : fmin(0.9, fmax(0.02, p90(v, n)));
 	}
 	free(v);
 	free(ref);
+	free(idx);
+	return 0;
+}
+
+int autosync_learned_set_margin(autosync_learned_t *l, int family, double m,
+				autosync_error_t *errp)
+{
+	char key[40], val[32];
+
+	if (!l || family < 0 || family >= AUTOSYNC_FAMILY_N || m > 0.9 ||
+	    (m >= 0 && m < 0.02) || isnan(m)) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "learn: invalid argument");
+	}
+	learn_margin_key(key, sizeof(key), family);
+	snprintf(val, sizeof(val), "%.4f", m);
+	if (XGBoosterSetAttr(l->b, key, m < 0 ? NULL : val))
+		return learn_xgb_error(errp, "learn: XGBoost");
+	return 0;
+}
+
+int autosync_learned_set_margins(autosync_learned_t *l,
+				 const autosync_dataset_t *d, size_t *counts,
+				 autosync_error_t *errp)
+{
+	double m[AUTOSYNC_FAMILY_N];
+	int given = 0;
+
+	if (!l) {
+		errno = EINVAL;
+		return autosync_errprintf(errp, "learn: invalid argument");
+	}
+	if (autosync_dataset_margins(d, m, counts, errp) < 0)
+		return -1;
+	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
+		if (autosync_learned_set_margin(l, f, m[f], errp) < 0)
+			return -1;
+		given += m[f] >= 0;
+	}
 	return given;
-fail:
-	free(v);
-	free(ref);
-	return learn_xgb_error(errp, "learn: XGBoost");
 }
 
 /* ---------------------------------------------- measured compute */

@@ -483,7 +483,7 @@ static double score(double t, const struct margin *M)
 
 /* With a learned simulator, the best few strategies of each family (by
  * the analytic prediction) go on to be ranked by their corrected times. */
-#define ELITES 4
+#define ELITES AUTOSYNC_ELITES
 struct elite {
 	struct strategy s;
 	double t;

@@ -502,7 +502,9 @@ const char *autosync_family_name(int family);
  * model; its best few candidates of every family and the baselines are
  * then ranked by their corrected step times, each family with the margin
  * the corrector gives it, and the plan records the corrector's hash.
+ * "Best few": AUTOSYNC_ELITES per family, by the analytic prediction.
  */
+#define AUTOSYNC_ELITES 4
 typedef struct autosync_corrector {
 	/* Corrected step times: candidate i has the analytic breakdown
 	 * terms[i * AUTOSYNC_TERM_N ...] and the analytic prediction
