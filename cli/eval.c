@@ -399,6 +399,25 @@ static int write_picks(struct ctx *c, const char *set)
 	return 0;
 }
 
+/* the no-harm margins a file gives the planner, one line */
+static void print_margins(const autosync_learned_t *l)
+{
+	const char *sep = "";
+
+	printf("# its no-harm margins:");
+	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
+		double m = autosync_learned_margin(l, f);
+		if (m >= 0)
+			printf("%s %s %.1f%%", sep, autosync_family_name(f),
+			       m * 100);
+		else
+			printf("%s %s: the cost constants'", sep,
+			       autosync_family_name(f));
+		sep = ",";
+	}
+	printf("\n");
+}
+
 static int evaluate(struct ctx *c)
 {
 	printf("# predictions as recorded (the analytic simulator)\n");
@@ -412,6 +431,7 @@ static int evaluate(struct ctx *c)
 		if (report(c->d, &c->err) < 0 ||
 		    write_picks(c, "corrected") < 0)
 			return -1;
+		print_margins(c->given);
 		autosync_dataset_reset(c->d);
 	}
 	if (c->cv >= 0) {

@@ -137,6 +137,9 @@ like "$(field reason "$TMP/w.yaml")" "within the 99% margin for bucketed all-red
 # eval --simulator scores the file the planner uses
 like "$("$AUTOSYNC" eval --simulator "$TMP/sim.bin" "$SLICE" 2>/dev/null | grep -A5 corrected | grep '^all')" "^all +- +2 +14 +43 " \
   "eval --simulator: the same file scores on the records"
+is "$("$AUTOSYNC" eval --simulator "$TMP/sim.bin" "$SLICE" 2>/dev/null | grep '^# its no-harm margins')" \
+  "# its no-harm margins: bucketed all-reduce 14.6%, compression: the cost constants', parameter server 22.6%, tree all-reduce: the cost constants', DDP hierarchical hook: the cost constants', many small buckets: the cost constants'" \
+  "eval --simulator: the file's margins, the cost constants' where it has none"
 # measured compute: a model file without FLOPs plans with the compute its
 # records measured (per sample x its batch), from the file every node reads
 cat > "$TMP/tiny.yaml" <<'EOF2'
