@@ -85,6 +85,10 @@ static void usage(FILE *fp)
 		 "also N random valid strategies "
 		 "(once)");
 	cli_help(fp, "    --seed S", "first random seed (default 1)");
+	cli_help(fp, "    --random-space narrow|wide",
+		 "where random strategies are drawn: the dataset's "
+		 "1..64 buckets (default) or the planner's range, up to "
+		 "one bucket per tensor and all-PS plans too");
 	cli_help(fp, "    --random-steps N",
 		 "steps per random strategy "
 		 "(default 3)");
@@ -127,6 +131,7 @@ enum {
 	OPT_STRATEGIES,
 	OPT_RANDOM,
 	OPT_SEED,
+	OPT_RANDOM_SPACE,
 	OPT_RANDOM_STEPS,
 	OPT_STEPS,
 	OPT_WARMUP,
@@ -156,6 +161,7 @@ static const struct option opts[] = {
     {"baseline", required_argument, NULL, 'b'},
     {"random", required_argument, NULL, OPT_RANDOM},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"random-space", required_argument, NULL, OPT_RANDOM_SPACE},
     {"random-steps", required_argument, NULL, OPT_RANDOM_STEPS},
     {"steps", required_argument, NULL, OPT_STEPS},
     {"warmup", required_argument, NULL, OPT_WARMUP},
@@ -281,6 +287,7 @@ int autosync_cmd_bench(int argc, char **argv)
 	static const char *const computes[] = {"sleep", "spin"};
 	static const char *const hiers[] = {"leader", "rails"};
 	static const char *const knobs[] = {"scaled", "absolute"};
+	static const char *const spaces[] = {"narrow", "wide"};
 	static const char *const backends[] = {"mpi", "nccl"};
 	struct cli_input in = {0};
 	struct args a = {.v = {"bench"}, .n = 1};
@@ -389,6 +396,10 @@ int autosync_cmd_bench(int argc, char **argv)
 		case OPT_HIER:
 			rc = one_of("--hier", optarg, hiers, 2);
 			add(&a, "--hier", optarg);
+			break;
+		case OPT_RANDOM_SPACE:
+			rc = one_of("--random-space", optarg, spaces, 2);
+			add(&a, "--random-space", optarg);
 			break;
 		case OPT_BACKEND:
 			rc = one_of("--backend", optarg, backends, 2);

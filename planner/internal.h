@@ -196,8 +196,8 @@ void planner_plan_set_env(const struct simctx *x, const struct strategy *s,
 autosync_plan_t *planner_random_plan(const autosync_model_t *m,
 				     const autosync_cluster_t *c,
 				     const autosync_costs_t *k, int fw,
-				     int allow_compress, uint64_t seed,
-				     autosync_error_t *errp);
+				     int allow_compress, int space,
+				     uint64_t seed, autosync_error_t *errp);
 
 char *planner_xstrdup(const char *s);
 int planner_plan_compute_hash(autosync_plan_t *plan);

@@ -28,6 +28,7 @@ struct autosync_planner {
 	int compress;
 	int nccl_calibrate;
 	int absolute_knobs; /* autosync_planner_set_scaled_knobs(p, 0) */
+	int random_space;   /* AUTOSYNC_RANDOM_* */
 	unsigned long budget, evals;
 	autosync_log_f log;
 	void *logarg;
@@ -57,8 +58,24 @@ autosync_plan_t *autosync_planner_random(autosync_planner_t *p, uint64_t seed,
 					 "must be set");
 		return NULL;
 	}
-	return planner_random_plan(p->m, &p->c, &p->k, p->fw, p->compress, seed,
-				   errp);
+	return planner_random_plan(p->m, &p->c, &p->k, p->fw, p->compress,
+				   p->random_space, seed, errp);
+}
+
+int autosync_planner_set_random_space(autosync_planner_t *p, int space,
+				      autosync_error_t *errp)
+{
+	if (!p || (space != AUTOSYNC_RANDOM_NARROW &&
+		   space != AUTOSYNC_RANDOM_WIDE)) {
+		errno = EINVAL;
+		autosync_errprintf(errp,
+				   "planner_set_random_space: %d is "
+				   "not a random space",
+				   space);
+		return -1;
+	}
+	p->random_space = space;
+	return 0;
 }
 
 int autosync_planner_compute_times(autosync_planner_t *p, double *forward,

@@ -455,15 +455,31 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 /* One named baseline's plan, simulated (a new plan, caller frees). */
 autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int baseline,
 					   autosync_error_t *errp);
+/* Where autosync_planner_random() draws from. */
+enum {
+	/* the dataset's space (the default): tensors in ready order cut
+	 * into 1..64 contiguous buckets one after another (so the first
+	 * ones are large); each bucket PS one time in 3 */
+	AUTOSYNC_RANDOM_NARROW = 0,
+	/* the planner's: 1..tensors buckets with uniformly drawn boundaries
+	 * (buckets of like size) and per strategy a PS share of 0, 1/4 .. 1,
+	 * so that plans like the planner's picks (all PS or all all-reduce,
+	 * a hundred buckets or more) occur */
+	AUTOSYNC_RANDOM_WIDE,
+};
+/* EINVAL on a value not above. */
+int autosync_planner_set_random_space(autosync_planner_t *p, int space,
+				      autosync_error_t *errp);
 /*
  * A random valid strategy for the planner's model and cluster, under its
- * framework and compression setting, simulated with its costs: tensors in
- * ready order cut into 1..64 contiguous buckets of random length; each
- * bucket all-reduce (ring, tree or hierarchical; fp16/bf16 only when
- * compression is allowed) or, where the framework allows it, PS with
- * 1..nodes servers, random local aggregation/replication and random
- * per-tensor placement. Same seed, same plan. Named "random-SEED". For
- * trial runs (autosync bench); the caller frees it.
+ * framework and compression setting and its random space, simulated with
+ * its costs: contiguous buckets of tensors in ready order, each bucket
+ * all-reduce (ring, tree or hierarchical; fp16/bf16 only when compression
+ * is allowed) or, where the framework allows it, PS with 1..nodes
+ * servers, random local aggregation/replication and random per-tensor
+ * placement. Same seed and space, same plan. Named "random-SEED"
+ * (narrow) or "random-wide-SEED". For trial runs (autosync bench); the
+ * caller frees it.
  */
 autosync_plan_t *autosync_planner_random(autosync_planner_t *p, uint64_t seed,
 					 autosync_error_t *errp);

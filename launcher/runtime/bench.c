@@ -57,6 +57,7 @@ struct opts {
 	double scale;
 	int fw, compress, steps, warmup, rounds, spin, nrandom, rsteps, hier;
 	int absolute_knobs;  /* --knobs absolute */
+	int space;	     /* --random-space: AUTOSYNC_RANDOM_* */
 	const char *backend; /* "mpi" (default) or "nccl" */
 	unsigned long seed;
 	char *list;
@@ -349,6 +350,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"random", required_argument, 0, 'r'},
 	    {"seed", required_argument, 0, 'e'},
 	    {"random-steps", required_argument, 0, 'R'},
+	    {"random-space", required_argument, 0, 'X'},
 	    {"steps", required_argument, 0, 'n'},
 	    {"warmup", required_argument, 0, 'w'},
 	    {"rounds", required_argument, 0, 'o'},
@@ -427,6 +429,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'R':
 			o->rsteps = atoi(optarg);
+			break;
+		case 'X':
+			if (!strcmp(optarg, "wide"))
+				o->space = AUTOSYNC_RANDOM_WIDE;
+			else if (strcmp(optarg, "narrow")) {
+				fprintf(stderr, "autosync bench: --random-space "
+						"narrow|wide\n");
+				return -1;
+			}
 			break;
 		case 'n':
 			o->steps = atoi(optarg);
@@ -597,6 +608,8 @@ int autosync_rt_bench_main(int argc, char **argv)
 	    autosync_planner_set_framework(rpl, AUTOSYNC_FW_GENERIC, &err) < 0)
 		FAIL("%s", err.text);
 	autosync_planner_set_compression(rpl, 1);
+	if (autosync_planner_set_random_space(rpl, o.space, &err) < 0)
+		FAIL("%s", err.text);
 	/* strategies */
 	nnamed = 1;
 	for (const char *c = o.list; *c; c++)
@@ -628,7 +641,8 @@ int autosync_rt_bench_main(int argc, char **argv)
 	}
 	for (int i = 0; i < o.nrandom; i++) {
 		struct strat *s = &st[ns];
-		snprintf(s->name, sizeof(s->name), "random-%lu",
+		snprintf(s->name, sizeof(s->name), "random-%s%lu",
+			 o.space == AUTOSYNC_RANDOM_WIDE ? "wide-" : "",
 			 o.seed + (unsigned long)i);
 		s->random = 1;
 		if (!(s->plan = autosync_planner_random(

@@ -1741,6 +1741,80 @@ static void hier_bucket(void)
 	autosync_model_destroy(m);
 }
 
+/* Random spaces: the narrow one is the dataset's, draw for draw (a plan
+ * pinned from before the wide one existed); the wide one reaches the
+ * planner's range: many buckets, all-PS plans, all-all-reduce plans, and
+ * PS only where the framework has it. */
+static void random_spaces(void)
+{
+	autosync_error_t err = {""};
+	autosync_model_t *m = autosync_model_open("bert-large", catalog, &err);
+	autosync_planner_t *p, *d;
+	autosync_plan_t *pl;
+	size_t most = 0, allps = 0, nops = 0, ddp_ps = 0, n = 0, bad = 0;
+
+	if (!m)
+		bail_out("bert-large: %s", err.text);
+	p = planner(m, cluster(4, 8), default_costs(), AUTOSYNC_FW_GENERIC);
+	d = planner(m, cluster(4, 8), default_costs(), AUTOSYNC_FW_PYTORCH_DDP);
+	autosync_planner_set_compression(p, 1);
+	pl = autosync_planner_random(p, 5, NULL);
+	ok(pl && !strcmp(autosync_plan_hash(pl), "be09b0886b5eebe5") &&
+	       autosync_plan_nbuckets(pl) == 80,
+	   "narrow (default): seed 5 is the dataset's plan be09b0886b5eebe5 "
+	   "(%s)",
+	   pl ? autosync_plan_hash(pl) : "none");
+	autosync_plan_destroy(pl);
+	ok(autosync_planner_set_random_space(p, 2, &err) < 0 &&
+	       errno == EINVAL &&
+	       !strcmp(err.text, "planner_set_random_space: 2 is not a "
+				 "random space"),
+	   "space 2: EINVAL, '%s'", err.text);
+	ok(autosync_planner_set_random_space(p, AUTOSYNC_RANDOM_WIDE, &err) ==
+		   0 &&
+	       autosync_planner_set_random_space(d, AUTOSYNC_RANDOM_WIDE,
+						 &err) == 0,
+	   "wide space set");
+	for (uint64_t seed = 1; seed <= 200; seed++, n++) {
+		autosync_plan_t *a = autosync_planner_random(p, seed, NULL);
+		autosync_plan_t *b = autosync_planner_random(p, seed, NULL);
+		autosync_plan_t *c = autosync_planner_random(d, seed, NULL);
+		size_t nb = a ? autosync_plan_nbuckets(a) : 0, ps = 0;
+		char why[200];
+		autosync_plan_summary_t sum;
+		if (!a || !b || !c ||
+		    strcmp(autosync_plan_hash(a), autosync_plan_hash(b)) ||
+		    !check_terms(a, m, 4, why, sizeof(why)) || !reads_back(a) ||
+		    autosync_plan_summary(a, &sum) < 0 ||
+		    strncmp(sum.strategy, "random-wide-", 12))
+			bad++;
+		for (size_t i = 0; i < nb; i++)
+			ps += autosync_plan_bucket(a, i)->kind ==
+			      AUTOSYNC_SYNC_PS;
+		for (size_t i = 0; c && i < autosync_plan_nbuckets(c); i++)
+			ddp_ps += autosync_plan_bucket(c, i)->kind ==
+				  AUTOSYNC_SYNC_PS;
+		if (nb > most)
+			most = nb;
+		allps += nb > 64 && ps == nb;
+		nops += nb > 64 && ps == 0;
+		autosync_plan_destroy(a);
+		autosync_plan_destroy(b);
+		autosync_plan_destroy(c);
+	}
+	ok(bad == 0,
+	   "wide: %zu plans, each the same twice, named "
+	   "random-wide-SEED, terms add up, reads back (%zu bad)",
+	   n, bad);
+	ok(most > 200 && allps >= 5 && nops >= 5 && ddp_ps == 0,
+	   "wide: up to %zu buckets; %zu all-PS and %zu all-all-reduce "
+	   "plans of more than 64 buckets; %zu PS buckets under pytorch-ddp",
+	   most, allps, nops, ddp_ps);
+	autosync_planner_destroy(p);
+	autosync_planner_destroy(d);
+	autosync_model_destroy(m);
+}
+
 int main(void)
 {
 	const char *src = getenv("AUTOSYNC_SRCDIR");
@@ -1764,5 +1838,6 @@ int main(void)
 	powersgd();
 	gamma_half();
 	hier_bucket();
+	random_spaces();
 	return done_testing();
 }

@@ -136,6 +136,9 @@ out=$(ASAN_OPTIONS=detect_leaks=0 "$AUTOSYNC" bench -m resnet50 --compress --out
 is "$rc:$out" "2:autosync bench: --compress is deprecated; use --allow-compression
 autosync bench: --out is deprecated; use --output
 autosync bench: --hier: unknown value 'x'; one of leader or rails" "bench --compress, --out: notes"
+out=$(ASAN_OPTIONS=detect_leaks=0 "$AUTOSYNC" bench -m resnet50 --random-space all 2>&1); rc=$?
+is "$rc:$out" "2:autosync bench: --random-space: unknown value 'all'; one of narrow or wide" "bench --random-space: its two values"
+like "$("$AUTOSYNC" help bench)" "--random-space narrow|wide" "help bench: --random-space"
 out=$("$AUTOSYNC" plan --network nodes=2 --cluster x 2>&1 | head -1)
 is "$out" "autosync plan: unknown option '--cluster'" "the old spellings are bench's own: plan never had --cluster"
 done_testing

@@ -19,6 +19,10 @@
 #      MODEL_DIR: a model NAME with MODEL_DIR/NAME.yaml is that file (models
 #        exported with contrib/pytorch/autosync_export.py), else the catalog's
 #      NRANDOM (24) STEPS (3) WARMUP (1) REPEAT (0) DEADLINE (none)
+#      RANDOM_SPACE (narrow: the committed dataset's; wide: the planner's
+#        range, autosync bench --random-space)
+#      STRATEGIES: the named strategies (default autosync and every
+#        baseline; autosync-learned is added with SIMULATOR)
 #      CLUSTER_BASE (intra=host_bridge:2.5GB/s:20us,lat=100us)
 #      SIMULATOR: a learned simulator file; bench adds autosync-learned,
 #        its plan (for checking a file on cells it was not trained on)
@@ -43,7 +47,8 @@ DEADLINE=${DEADLINE:-0}
 SIMULATOR=${SIMULATOR:-}
 MODEL_DIR=${MODEL_DIR:-}
 BASE=${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us}
-STRATS="autosync,ddp-default,horovod-default,ps-loadbalanced,parallax,allreduce-per-tensor"
+STRATS=${STRATEGIES:-"autosync,ddp-default,horovod-default,ps-loadbalanced,parallax,allreduce-per-tensor"}
+SPACE=${RANDOM_SPACE:-narrow}
 [ -z "$SIMULATOR" ] || STRATS="$STRATS,autosync-learned"
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
@@ -62,7 +67,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "host: $(uname -srm), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "cells: rates $RATES; layouts $LAYOUTS; models $MODELS"
-	echo "per cell: $STRATS + $NRANDOM random, $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT${SIMULATOR:+; simulator $SIMULATOR}"
+	echo "per cell: $STRATS + $NRANDOM random ($SPACE), $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT${SIMULATOR:+; simulator $SIMULATOR}"
 } >> "$OUT/setup.txt"
 
 for rate in $RATES; do
@@ -90,7 +95,7 @@ for rate in $RATES; do
 			log "cell $cell: $np ranks, seed $seed"
 			LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 				--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
-				--random "$NRANDOM" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
+				--random "$NRANDOM" --random-space "$SPACE" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
 				--warmup "$WARMUP" --output "$OUT/raw/$tag.jsonl" ${SIMULATOR:+--simulator "$SIMULATOR"} \
 				--feedback "$OUT/feedback.jsonl" > "$OUT/raw/$tag.txt" 2>&1
 			rc=$?
@@ -98,7 +103,7 @@ for rate in $RATES; do
 			if [ "$REPEAT" = 1 ] && [ $rc = 0 ]; then
 				LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 					--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
-					--random "$NRANDOM" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
+					--random "$NRANDOM" --random-space "$SPACE" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
 					--warmup "$WARMUP" --output "$OUT/repeat/$tag.jsonl" > "$OUT/repeat/$tag.txt" 2>&1
 				log "  repeat rc $?"
 			fi

@@ -329,6 +329,17 @@ int main(int argc, char **argv)
 			      err.text);
 			autosync_plan_destroy(p);
 		}
+		/* the planner's space: up to a bucket per tensor, all-PS */
+		CHECK(autosync_planner_set_random_space(
+			  pl, AUTOSYNC_RANDOM_WIDE, &err) == 0,
+		      "wide random space: %s", err.text);
+		for (uint64_t seed = 1; seed <= 25; seed++) {
+			p = autosync_planner_random(pl, seed, &err);
+			CHECK(p && run_plan(rt, p, m, &err),
+			      "random-wide plan %llu: %s",
+			      (unsigned long long)seed, err.text);
+			autosync_plan_destroy(p);
+		}
 		{
 			autosync_model_t *s = autosync_model_scale(m, 10, &err);
 			CHECK(s &&
