@@ -474,61 +474,87 @@ static double median_sorted(const double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* a point's index and group, for sorting */
+struct in_group {
+	const char *group;
+	size_t i;
+};
+
+static int by_group(const void *a, const void *b)
+{
+	const struct in_group *x = a, *y = b;
+	int c = strcmp(x->group, y->group);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The point indices by group, each group's in the dataset's order, so
+ * that a group is one run (sorted once: the logs a site retrains on grow
+ * without bound, comparing every point with every other would not do).
+ * NULL: no memory. */
+static size_t *group_order(const autosync_dataset_t *d)
+{
+	struct in_group *g = malloc((d->n + 1) * sizeof(*g));
+	size_t *o = malloc((d->n + 1) * sizeof(*o));
+
+	if (!g || !o) {
+		free(g);
+		free(o);
+		return NULL;
+	}
+	for (size_t i = 0; i < d->n; i++)
+		g[i] = (struct in_group){d->p[i].group, i};
+	qsort(g, d->n, sizeof(*g), by_group);
+	for (size_t i = 0; i < d->n; i++)
+		o[i] = g[i].i;
+	free(g);
+	return o;
+}
+
+/* the end of the run of o[] that starts at s: the next group's start */
+static size_t run_end(const autosync_dataset_t *d, const size_t *o, size_t s)
+{
+	size_t e = s + 1;
+
+	while (e < d->n && !strcmp(d->p[o[e]].group, d->p[o[s]].group))
+		e++;
+	return e;
+}
+
 /* The median of predicted / measured over each point's group: what the
  * prediction is for that model on that cluster whatever the strategy. The
  * planner compares strategies of one group, so only optimism beyond it
  * can make it choose wrongly. */
-static int group_ratios(const autosync_dataset_t *d, double *ref)
+static void group_ratios(const autosync_dataset_t *d, const size_t *o,
+			 double *ref, double *v)
 {
-	double *v = malloc((d->n + 1) * sizeof(double));
-
-	if (!v)
-		return -1;
-	for (size_t i = 0; i < d->n; i++) {
-		size_t n = 0;
-		for (size_t k = 0; k < d->n; k++)
-			if (!strcmp(d->p[k].group, d->p[i].group))
-				v[n++] = d->p[k].pred / d->p[k].measured;
-		qsort(v, n, sizeof(*v), cmp_double);
-		ref[i] = median_sorted(v, n);
+	for (size_t s = 0, e; s < d->n; s = e) {
+		e = run_end(d, o, s);
+		for (size_t k = s; k < e; k++)
+			v[k - s] = d->p[o[k]].pred / d->p[o[k]].measured;
+		qsort(v, e - s, sizeof(*v), cmp_double);
+		for (size_t k = s; k < e; k++)
+			ref[o[k]] = median_sorted(v, e - s);
 	}
-	free(v);
-	return 0;
-}
-
-/* Indices of the points of family f in the group of point i, when i is
- * the first of them (else 0 is returned), into idx[]; their number. */
-static size_t family_in_group(const autosync_dataset_t *d, size_t i, int f,
-			      size_t *idx)
-{
-	size_t m = 0;
-
-	if (d->p[i].family != f)
-		return 0;
-	for (size_t k = 0; k < d->n; k++) {
-		if (d->p[k].family != f || strcmp(d->p[k].group, d->p[i].group))
-			continue;
-		if (k < i)
-			return 0;
-		idx[m++] = k;
-	}
-	return m;
 }
 
 /* What the planner would choose of idx[0..m-1]: the AUTOSYNC_ELITES with
- * the least analytic prediction (the earlier on a tie), then of those the
- * one with the least current prediction. */
+ * the least analytic prediction (the earlier point on a tie), then of
+ * those the one with the least current prediction (the earlier of the
+ * elites on a tie). */
 static size_t elite_pick(const autosync_dataset_t *d, size_t *idx, size_t m)
 {
 	size_t best;
 
 	for (size_t a = 0; a < m && a < AUTOSYNC_ELITES; a++)
-		for (size_t b = a + 1; b < m; b++)
-			if (d->p[idx[b]].pred0 < d->p[idx[a]].pred0) {
+		for (size_t b = a + 1; b < m; b++) {
+			double pa = d->p[idx[a]].pred0, pb = d->p[idx[b]].pred0;
+			if (pb < pa || (pb == pa && idx[b] < idx[a])) {
 				size_t t = idx[a];
 				idx[a] = idx[b];
 				idx[b] = t;
 			}
+		}
 	best = idx[0];
 	for (size_t a = 1; a < m && a < AUTOSYNC_ELITES; a++)
 		if (d->p[idx[a]].pred < d->p[best].pred)
@@ -536,11 +562,32 @@ static size_t elite_pick(const autosync_dataset_t *d, size_t *idx, size_t m)
 	return best;
 }
 
+/* The optimism of family f's pick in each group that has the family, into
+ * v[]; their number. */
+static size_t family_picks(const autosync_dataset_t *d, const size_t *o,
+			   const double *ref, int f, size_t *idx, double *v)
+{
+	size_t n = 0;
+
+	for (size_t s = 0, e; s < d->n; s = e) {
+		size_t m = 0, k;
+		e = run_end(d, o, s);
+		for (size_t j = s; j < e; j++)
+			if (d->p[o[j]].family == f)
+				idx[m++] = o[j];
+		if (!m)
+			continue;
+		k = elite_pick(d, idx, m);
+		v[n++] = 1 - d->p[k].pred / d->p[k].measured / ref[k];
+	}
+	return n;
+}
+
 int autosync_dataset_margins(const autosync_dataset_t *d, double *out,
 			     size_t *counts, autosync_error_t *errp)
 {
 	double *v, *ref;
-	size_t *idx;
+	size_t *idx, *o;
 
 	if (!d || !out) {
 		errno = EINVAL;
@@ -549,22 +596,18 @@ int autosync_dataset_margins(const autosync_dataset_t *d, double *out,
 	v = malloc((d->n + 1) * sizeof(double));
 	ref = malloc((d->n + 1) * sizeof(double));
 	idx = malloc((d->n + 1) * sizeof(size_t));
-	if (!v || !ref || !idx || group_ratios(d, ref) < 0) {
+	o = group_order(d);
+	if (!v || !ref || !idx || !o) {
 		free(v);
 		free(ref);
 		free(idx);
+		free(o);
 		errno = ENOMEM;
 		return autosync_errprintf(errp, "learn: out of memory");
 	}
+	group_ratios(d, o, ref, v);
 	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
-		size_t n = 0;
-		for (size_t i = 0; i < d->n; i++) {
-			size_t m = family_in_group(d, i, f, idx), k;
-			if (!m)
-				continue;
-			k = elite_pick(d, idx, m);
-			v[n++] = 1 - d->p[k].pred / d->p[k].measured / ref[k];
-		}
+		size_t n = family_picks(d, o, ref, f, idx, v);
 		if (counts)
 			counts[f] = n;
 		out[f] = n < AUTOSYNC_LEARNED_MIN_FAMILY
@@ -574,6 +617,7 @@ int autosync_dataset_margins(const autosync_dataset_t *d, double *out,
 	free(v);
 	free(ref);
 	free(idx);
+	free(o);
 	return 0;
 }
 

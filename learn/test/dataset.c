@@ -246,6 +246,26 @@ static void winners_curse(void)
 	near(m[AUTOSYNC_FAMILY_ALLREDUCE], 0.55, 1e-9,
 	     "one of the elites predicted fastest is the pick (%.4f)",
 	     m[AUTOSYNC_FAMILY_ALLREDUCE]);
+	/* ties at the elites' edge: analytic 1, 1, 2, 1, 0, 0, then 5s make
+	 * plans 4, 5, 0 and 1 the elites (the earlier plan on a tie), not
+	 * plan 3, which a selection by swapping let in. Every prediction
+	 * exact but plan 1's, 0.05 s for 0.2 s measured (the pick: 75 %),
+	 * and plan 3's, 0.001 s for 0.4 s (it would give 90 %). */
+	{
+		static const double pred0[] = {1, 1, 2, 1, 0, 0};
+		ok(d->n == 72, "72 points, 12 per group (%zu)", d->n);
+		for (size_t i = 0; i < d->n; i++) {
+			size_t plan = i % 12;
+			d->p[i].pred0 = plan < 6 ? pred0[plan] : 5;
+			d->p[i].pred = plan == 1   ? 0.05
+				       : plan == 3 ? 0.001
+						   : d->p[i].measured;
+		}
+		autosync_dataset_margins(d, m, counts, NULL);
+		near(m[AUTOSYNC_FAMILY_ALLREDUCE], 0.75, 1e-9,
+		     "analytic ties: the earlier plan is the elite (%.4f)",
+		     m[AUTOSYNC_FAMILY_ALLREDUCE]);
+	}
 	autosync_dataset_destroy(d);
 }
 

@@ -19,6 +19,8 @@
 #      MODEL_DIR: a model NAME with MODEL_DIR/NAME.yaml is that file (models
 #        exported with contrib/pytorch/autosync_export.py), else the catalog's
 #      NRANDOM (24) STEPS (3) WARMUP (1) REPEAT (0) DEADLINE (none)
+#      ROUNDS (1): interleaved rounds of the named strategies, pooled in
+#        each one's record (random strategies run once)
 #      RANDOM_SPACE (narrow: the committed dataset's; wide: the planner's
 #        range, autosync bench --random-space)
 #      STRATEGIES: the named strategies (default autosync and every
@@ -43,6 +45,7 @@ RATES=${RATES:-"1gbit 400mbit 200mbit"}
 LAYOUTS=${LAYOUTS:-"4x2 2x4 4x1"}
 MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 gpt2-xl:128 ncf:8 resnet50:8 resnet101:16"}
 NRANDOM=${NRANDOM:-24}; STEPS=${STEPS:-3}; WARMUP=${WARMUP:-1}; REPEAT=${REPEAT:-0}
+ROUNDS=${ROUNDS:-1}
 DEADLINE=${DEADLINE:-0}
 SIMULATOR=${SIMULATOR:-}
 MODEL_DIR=${MODEL_DIR:-}
@@ -67,7 +70,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "host: $(uname -srm), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "cells: rates $RATES; layouts $LAYOUTS; models $MODELS"
-	echo "per cell: $STRATS + $NRANDOM random ($SPACE), $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT${SIMULATOR:+; simulator $SIMULATOR}"
+	echo "per cell: $STRATS + $NRANDOM random ($SPACE), $ROUNDS round(s), $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT${SIMULATOR:+; simulator $SIMULATOR}"
 } >> "$OUT/setup.txt"
 
 for rate in $RATES; do
@@ -96,7 +99,7 @@ for rate in $RATES; do
 			LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 				--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
 				--random "$NRANDOM" --random-space "$SPACE" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
-				--warmup "$WARMUP" --output "$OUT/raw/$tag.jsonl" ${SIMULATOR:+--simulator "$SIMULATOR"} \
+				--rounds "$ROUNDS" --warmup "$WARMUP" --output "$OUT/raw/$tag.jsonl" ${SIMULATOR:+--simulator "$SIMULATOR"} \
 				--feedback "$OUT/feedback.jsonl" > "$OUT/raw/$tag.txt" 2>&1
 			rc=$?
 			log "  rc $rc, $(wc -l < "$OUT/raw/$tag.jsonl" 2>/dev/null || echo 0) results"
