@@ -434,8 +434,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (!strcmp(optarg, "wide"))
 				o->space = AUTOSYNC_RANDOM_WIDE;
 			else if (strcmp(optarg, "narrow")) {
-				fprintf(stderr, "autosync bench: --random-space "
-						"narrow|wide\n");
+				fprintf(stderr,
+					"autosync bench: --random-space "
+					"narrow|wide\n");
 				return -1;
 			}
 			break;
