@@ -1,0 +1,2 @@
+# cmp.sh DIR: DIR's picks against the committed round3-4rounds file's
+for d in /work/main/results/2026-12-06-wide/round3-4rounds/heldout-plans/*; do t=$(basename $d); a=$(sed -n '/^buckets:/,$p' $d/autosync-learned.yaml | md5sum | cut -c1-8); b=$(sed -n '/^buckets:/,$p' $1/$t/autosync-learned.yaml 2>/dev/null | md5sum | cut -c1-8); s1=$(grep -m1 "^strategy:" $d/autosync-learned.yaml); s2=$(grep -m1 "^strategy:" $1/$t/autosync-learned.yaml); [ "$a" = "$b" ] && echo "same $t $s1" || echo "DIFF $t | $s1 | $s2"; done
