@@ -568,6 +568,17 @@ int autosync_rt_bench_main(int argc, char **argv)
 		FAIL("--network: %s", err.text);
 	cl.nodes = (unsigned)autosync_rt_nodes(rt);
 	cl.gpus_per_node = (unsigned)autosync_rt_local_size(rt);
+	{
+		/* the planner's nodes are alike; ranks planning with their own
+		 * node's count would run different plans and hang */
+		int l = (int)cl.gpus_per_node, lo = 0, hi = 0;
+		MPI_Allreduce(&l, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		MPI_Allreduce(&l, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		if (lo != hi)
+			FAIL("the nodes run %d to %d ranks: run the same "
+			     "number on every node",
+			     lo, hi);
+	}
 	autosync_costs_default(&k);
 	if (o.calib && autosync_costs_load(&k, o.calib, &err) < 0)
 		FAIL("%s", err.text);

@@ -304,25 +304,85 @@ static int ring(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
 	return rv ? rv : ring_ag(c, buf, n, t, errp);
 }
 
-/* One of the two trees of a double binary tree: in tree 0, rank r has
- * parent (r - 1) / 2 and children 2r + 1, 2r + 2 (root 0); tree 1 is tree
- * 0 mirrored (rank r sits where P - 1 - r sits in tree 0), so that the
- * ranks that are interior in one tree are leaves in the other, as in NCCL's
- * double binary tree (cost-models.md: 2 log2(p) alpha + 2 n / bw). */
+/* One of the two trees of a double binary tree, built as NCCL builds it
+ * on nodes of several ranks: a binary tree over the nodes (node v has
+ * parent (v - 1) / 2 and children 2v + 1, 2v + 2; tree 1 is tree 0
+ * mirrored, node v where N - 1 - v sits, so that the nodes interior in one
+ * tree are leaves in the other) and a chain through each node's ranks,
+ * whose head links the node to the tree: its first rank in tree 0, its
+ * last in tree 1. Each edge between nodes carries one flow. A binary tree
+ * over the ranks in their order would cross a node's link up to (ranks per
+ * node) times at once, which the model (cost-models.md: 2 log2(p) alpha +
+ * 2 n / bw over the node's link) does not charge and NCCL does not do. */
 struct btree {
-	int parent, ch[2], nch;
+	int parent, ch[3], nch;
 };
 
-static void btree(int R, int P, int mirror, struct btree *T)
+/* the plain binary tree over N items, mirrored or not: v's parent (-1 for
+ * the root) and children */
+static void bintree(int v, int N, int mirror, int *parent, int ch[2], int *nch)
 {
-	int v = mirror ? P - 1 - R : R;
+	int u = mirror ? N - 1 - v : v;
 
-	T->parent = v ? (v - 1) / 2 : -1;
-	if (mirror && T->parent >= 0)
-		T->parent = P - 1 - T->parent;
+	*parent = u ? (u - 1) / 2 : -1;
+	if (mirror && *parent >= 0)
+		*parent = N - 1 - *parent;
+	*nch = 0;
+	for (int c = 2 * u + 1; c <= 2 * u + 2 && c < N; c++)
+		ch[(*nch)++] = mirror ? N - 1 - c : c;
+}
+
+/* the world rank heading node j in tree k: its first rank, or its last */
+static int head(const autosync_rt_t *rt, int j, int k)
+{
+	int h = -1;
+
+	for (int r = 0; r < rt->size; r++)
+		if (rt->node_of[r] == j) {
+			h = r;
+			if (!k)
+				break;
+		}
+	return h;
+}
+
+static void btree(const autosync_rt_t *rt, int k, struct btree *T)
+{
+	int prev = -1, next = -1, up, down, np, nch, nc[2];
+
+	/* my neighbours in my node's chain, in rank order */
+	for (int r = 0; r < rt->size; r++)
+		if (rt->node_of[r] == rt->mynode) {
+			if (r < rt->rank)
+				prev = r;
+			else if (r > rt->rank && next < 0)
+				next = r;
+		}
+	/* the chain runs from the head: towards the higher ranks in tree 0 */
+	up = k ? next : prev;
+	down = k ? prev : next;
 	T->nch = 0;
-	for (int c = 2 * v + 1; c <= 2 * v + 2 && c < P; c++)
-		T->ch[T->nch++] = mirror ? P - 1 - c : c;
+	if (down >= 0)
+		T->ch[T->nch++] = down;
+	if (up >= 0) {
+		T->parent = up;
+		return;
+	}
+	bintree(rt->mynode, rt->nodes, k, &np, nc, &nch);
+	T->parent = np >= 0 ? head(rt, np, k) : -1;
+	for (int i = 0; i < nch; i++)
+		T->ch[T->nch++] = head(rt, nc[i], k);
+}
+
+int autosync_rt_tree_links(const autosync_rt_t *rt, int k, int *parent,
+			   int ch[3])
+{
+	struct btree T;
+
+	btree(rt, k != 0, &T);
+	*parent = T.parent;
+	memcpy(ch, T.ch, (size_t)T.nch * sizeof(int));
+	return T.nch;
 }
 
 /* segment 's' of tree k's half: [*o, *o + *m) of the buffer */
@@ -341,7 +401,7 @@ static int tree_up(MPI_Comm c, char *b, size_t n, size_t seg, int t, char *tm,
 		   autosync_error_t *errp)
 {
 	size_t es = esize(t), o, m;
-	MPI_Request q[2];
+	MPI_Request q[3];
 	int rc;
 
 	tree_seg(n, seg, k, s, &o, &m);
@@ -368,7 +428,7 @@ static int tree_down(MPI_Comm c, char *b, size_t n, size_t seg, int t,
 		     autosync_error_t *errp)
 {
 	size_t es = esize(t), o, m;
-	MPI_Request q[2];
+	MPI_Request q[3];
 	int rc;
 
 	tree_seg(n, seg, k, s, &o, &m);
@@ -391,29 +451,27 @@ static int tree_down(MPI_Comm c, char *b, size_t n, size_t seg, int t,
 /* Double binary tree: each tree reduces up and broadcasts down half of the
  * buffer, pipelined in TREE_SEG segments; the trees take turns segment by
  * segment (a part (segment, tree) waits only on that tree's neighbours at
- * the same part, so the turns cannot deadlock). 'tmp' holds 2 segments. */
-static int tree(MPI_Comm c, void *buf, size_t n, int t, void *tmp,
+ * the same part, so the turns cannot deadlock). 'tmp' holds 3 segments. */
+static int tree(const autosync_rt_t *rt, void *buf, size_t n, int t, void *tmp,
 		autosync_error_t *errp)
 {
-	int P, R;
 	size_t seg = TREE_SEG / esize(t), nseg;
 	struct btree T[2];
 
-	MPI_Comm_size(c, &P);
-	MPI_Comm_rank(c, &R);
-	if (P == 1 || n == 0)
+	if (rt->size == 1 || n == 0)
 		return 0;
-	btree(R, P, 0, &T[0]);
-	btree(R, P, 1, &T[1]);
+	btree(rt, 0, &T[0]);
+	btree(rt, 1, &T[1]);
 	nseg = (n - n / 2 + seg - 1) / seg;
 	for (size_t s = 0; s < nseg; s++)
 		for (int k = 0; k < 2; k++)
-			if (tree_up(c, buf, n, seg, t, tmp, &T[k], k, s, errp) <
-			    0)
+			if (tree_up(rt->comm, buf, n, seg, t, tmp, &T[k], k, s,
+				    errp) < 0)
 				return -1;
 	for (size_t s = 0; s < nseg; s++)
 		for (int k = 0; k < 2; k++)
-			if (tree_down(c, buf, n, seg, t, &T[k], k, s, errp) < 0)
+			if (tree_down(rt->comm, buf, n, seg, t, &T[k], k, s,
+				      errp) < 0)
 				return -1;
 	return 0;
 }
@@ -473,7 +531,7 @@ static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t, int algo,
 		return 0;
 	switch (algo) {
 	case AUTOSYNC_ALGO_TREE:
-		tn = 2 * (TREE_SEG / es);
+		tn = 3 * (TREE_SEG / es);
 		break;
 	case AUTOSYNC_ALGO_HIER:
 		tn = n + 1;
@@ -487,10 +545,12 @@ static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t, int algo,
 	}
 	switch (algo) {
 	case AUTOSYNC_ALGO_TREE:
-		rv = tree(rt->comm, buf, n, t, tmp, errp);
+		rv = tree(rt, buf, n, t, tmp, errp);
 		break;
 	case AUTOSYNC_ALGO_HIER:
-		if (rt->nodes == 1 || rt->lsize == 1 || rt->nodes == rt->size) {
+		/* a test every rank answers alike: a node of one rank among
+		 * larger ones (5 ranks, 2 per node) takes the leader path */
+		if (rt->nodes == 1 || rt->nodes == rt->size) {
 			/* one level only: a ring over everyone */
 			rv = ring(rt->comm, buf, n, t, tmp, errp);
 			break;
@@ -852,8 +912,10 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
 	x.k = servers < 1 ? 1 : servers > (unsigned)M ? M : (int)servers;
 	if (P == 1 || nseg == 0)
 		return 0;
-	x.agg = local_agg && rt->lsize > 1;
-	x.repl = local_repl && rt->lsize > 1;
+	/* alike on every rank (the servers count the pushers): a node of
+	 * one rank among larger ones aggregates with itself */
+	x.agg = local_agg && rt->nodes < P;
+	x.repl = local_repl && rt->nodes < P;
 	x.full_pull = local_repl;
 	if (!(x.cnt = calloc((size_t)x.k, sizeof(size_t))) ||
 	    !(x.first = calloc((size_t)x.k + 1, sizeof(size_t))) ||

@@ -79,6 +79,11 @@ int autosync_rt_size(const autosync_rt_t *rt);
 int autosync_rt_nodes(const autosync_rt_t *rt);
 int autosync_rt_node(const autosync_rt_t *rt); /* my node index */
 int autosync_rt_local_size(const autosync_rt_t *rt);
+/* My neighbours in tree k (0 or 1) of the tree all-reduce: the parent's
+ * rank in *parent (-1 at the root), up to 3 children in ch[]; returns
+ * their number (for tests of the tree's shape). */
+int autosync_rt_tree_links(const autosync_rt_t *rt, int k, int *parent,
+			   int ch[3]);
 
 /* In-place all-reduce (sum) of n fp32 values with an explicit algorithm
  * (enum autosync_algo) and compression (enum autosync_compress). Every

@@ -36,7 +36,7 @@ t() { # t COND_RC DESCRIPTION
 	n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
 }
 
-echo "1..8"
+echo "1..9"
 "$LAB" up 2 1gbit; t $? "lab up: 2 hosts, 1 Gbit/s tbf both ways"
 [ "$(ip netns list | grep -c '^asci-')" = 3 ]; t $? "3 namespaces (2 hosts + switch)"
 ip netns exec asci-h1 tc qdisc show dev eth0 | grep -q tbf; t $? "uplink shaped with tbf"
@@ -48,4 +48,9 @@ t $rc "autosync bench under mpirun across 2 namespaces (rc $rc)"
 echo "$out" | grep -q "4 ranks on 2 nodes"; t $? "MPI sees 2 nodes x 2 ranks"
 [ "$(echo "$out" | grep -cE '^  0 +(autosync|ddp-default) .* ok$')" = 2 ]; t $? "both strategies: synchronized sums exact"
 [ "$(grep -c '"source": "bench"' "$LAB_DIR/feedback.jsonl" 2>/dev/null)" = 2 ]; t $? "2 feedback records (source bench)"
+out=$(timeout 120 "$LAB" mpirun -np 3 --map-by slot "$BIN" bench --model resnet50 --scale 64 \
+	--strategies ddp-default --steps 1 --warmup 0 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+[ $rc != 0 ] && echo "$out" | grep -q "autosync bench: the nodes run 1 to 2 ranks: run the same number on every node"
+t $? "3 ranks on 2 nodes: refused with a message, no hang (rc $rc)"
 "$LAB" down 2; [ -z "$(ip netns list | grep '^asci-')" ]; t $? "lab down: namespaces removed"

@@ -10,7 +10,7 @@ MPIRUN="mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 -
 if ! command -v mpirun >/dev/null 2>&1; then echo "1..0 # SKIP mpirun not found"; exit 0; fi
 n=0
 # layouts: ranks:ranks-per-node
-LAYOUTS=${SYNCRT_LAYOUTS:-"1:0 2:1 3:1 4:2 6:3 8:2"}
+LAYOUTS=${SYNCRT_LAYOUTS:-"1:0 2:1 3:1 4:2 5:2 6:3 8:2 8:4"}
 echo "1..$(echo $LAYOUTS | wc -w)"
 for l in $LAYOUTS; do
 	np=${l%%:*}; ppn=${l##*:}; n=$((n + 1))

@@ -123,6 +123,17 @@ static int run_plan(autosync_rt_t *rt, const autosync_plan_t *plan,
 	return good;
 }
 
+/* the rank heading node j in tree k (nodes[]: every rank's node) */
+static int head_of(const int *nodes, int j, int k)
+{
+	int h = -1;
+
+	for (int q = 0; q < P; q++)
+		if (nodes[q] == j && (k || h < 0))
+			h = q;
+	return h;
+}
+
 int main(int argc, char **argv)
 {
 	autosync_error_t err = {{0}};
@@ -171,6 +182,47 @@ int main(int argc, char **argv)
 	if (R == 0)
 		diag("ranks %d, nodes %d, ranks per node %d", P,
 		     autosync_rt_nodes(rt), autosync_rt_local_size(rt));
+
+	/* the tree all-reduce's two trees: each spans every rank from one
+	 * root, crosses between nodes only at the nodes' heads (first rank
+	 * in tree 0, last in tree 1), once per node but the root's */
+	for (int k = 0; k < 2; k++) {
+		int par = -2, ch[3], nch, *pars = malloc(P * sizeof(int));
+		int *nodes = malloc(P * sizeof(int)), me, roots = 0, reach = 1;
+		int cross = 0, cross_ok = 1, links_ok = 1;
+		nch = autosync_rt_tree_links(rt, k, &par, ch);
+		me = autosync_rt_node(rt);
+		MPI_Allgather(&par, 1, MPI_INT, pars, 1, MPI_INT,
+			      MPI_COMM_WORLD);
+		MPI_Allgather(&me, 1, MPI_INT, nodes, 1, MPI_INT,
+			      MPI_COMM_WORLD);
+		for (int i = 0; i < nch; i++)
+			links_ok &= ch[i] >= 0 && ch[i] < P && pars[ch[i]] == R;
+		for (int r = 0; r < P; r++) {
+			int hops = 0, v = r;
+			roots += pars[r] < 0;
+			while (v >= 0 && hops++ <= P)
+				v = pars[v];
+			reach &= hops <= P;
+			if (pars[r] >= 0 && nodes[pars[r]] != nodes[r]) {
+				cross++;
+				cross_ok &=
+				    r == head_of(nodes, nodes[r], k) &&
+				    pars[r] ==
+					head_of(nodes, nodes[pars[r]], k);
+			}
+		}
+		CHECK(links_ok && roots == 1 && reach,
+		      "tree %d: children name me as parent, one root, every "
+		      "rank reaches it",
+		      k);
+		CHECK(cross == autosync_rt_nodes(rt) - 1 && cross_ok,
+		      "tree %d: %d links between nodes (%d nodes), each from "
+		      "a node's %s rank",
+		      k, cross, autosync_rt_nodes(rt), k ? "last" : "first");
+		free(pars);
+		free(nodes);
+	}
 
 	/* all-reduce: every algorithm x compression x size */
 	for (int algo = 0; algo < AUTOSYNC_ALGO_NALGOS; algo++)
@@ -285,7 +337,14 @@ int main(int argc, char **argv)
 		    "lat=100us",
 		    &err);
 		c.nodes = (unsigned)autosync_rt_nodes(rt);
-		c.gpus_per_node = (unsigned)autosync_rt_local_size(rt);
+		/* the planner's nodes are alike: every rank must plan the
+		 * same, so the largest node's ranks where nodes differ */
+		{
+			int l = autosync_rt_local_size(rt), g = 0;
+			MPI_Allreduce(&l, &g, 1, MPI_INT, MPI_MAX,
+				      MPI_COMM_WORLD);
+			c.gpus_per_node = (unsigned)g;
+		}
 		autosync_costs_default(&k);
 		CHECK(m && pl &&
 			  autosync_planner_set_cluster(pl, &c, &err) == 0 &&
