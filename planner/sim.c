@@ -69,6 +69,27 @@ double autosync_sim_double_tree(unsigned p, double n, double alpha, double bw)
 	return 2.0 * log2((double)p) * alpha + 2.0 * n / bw;
 }
 
+double autosync_sim_node_tree(unsigned m, unsigned g, double n, double alpha,
+			      double bw_in, double bw_node)
+{
+	double p = (double)m * g, t_in = 0, t_net = 0;
+	int chain = g > 1 || m == 1, net = m > 1;
+
+	/* a link the tree does not use may be unknown (0) */
+	if (m == 0 || g == 0 || bad(1, n, alpha, chain ? bw_in : 1) ||
+	    bad(1, n, alpha, net ? bw_node : 1)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (p <= 1)
+		return 0;
+	if (chain)
+		t_in = 2.0 * n / bw_in;
+	if (net)
+		t_net = (m == 2 ? 1.0 : 2.0) * n / bw_node;
+	return 2.0 * log2(p) * alpha + (t_in > t_net ? t_in : t_net);
+}
+
 double autosync_sim_allgather(unsigned p, double n, double alpha, double bw)
 {
 	CHECK(p, n, alpha, bw);
@@ -279,8 +300,10 @@ static void ar_coefficients(struct simctx *x)
 	for (int al = 0; al < AUTOSYNC_ALGO_NALGOS; al++) {
 		switch (al) {
 		case AUTOSYNC_ALGO_TREE:
-			t0 = autosync_sim_double_tree(x->p, 0, a, b);
-			t1 = autosync_sim_double_tree(x->p, n, a, b);
+			t0 = autosync_sim_node_tree(x->nodes, x->g, 0, a,
+						    x->b_in, x->b_node);
+			t1 = autosync_sim_node_tree(x->nodes, x->g, n, a,
+						    x->b_in, x->b_node);
 			break;
 		case AUTOSYNC_ALGO_HIER:
 			if (x->nodes > 1 && x->g > 1) {

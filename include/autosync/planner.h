@@ -275,6 +275,16 @@ double autosync_sim_recursive_doubling(unsigned p, double n, double alpha,
 				       double bw);
 double autosync_sim_binary_tree(unsigned p, double n, double alpha, double bw);
 double autosync_sim_double_tree(unsigned p, double n, double alpha, double bw);
+/* NCCL's double binary tree as it runs on m nodes of g ranks: two binary
+ * trees over the nodes, a chain through each node's ranks, alpha on each
+ * of the 2 log2(m g) hops; the bandwidth term is the busier of a node's NIC
+ * (bw_node) and the chain's links (bw_in, 2 n / bw_in when g > 1). A node
+ * link carries 2 n, except on m == 2 nodes, where the two trees are two
+ * opposite one-flow chains and it carries n: on two nodes NCCL's tree goes
+ * up to twice a ring's speed over the network. m == 1: the chain alone,
+ * 2 n / bw_in. Errors as above (m == 0, g == 0, bw_in or bw_node <= 0). */
+double autosync_sim_node_tree(unsigned m, unsigned g, double n, double alpha,
+			      double bw_in, double bw_node);
 /* all-gather / reduce-scatter, n = size of the full buffer */
 double autosync_sim_allgather(unsigned p, double n, double alpha, double bw);
 /* 2-level: m nodes x g GPUs; bw_out = per-GPU share of the node's NICs */

@@ -1177,17 +1177,18 @@ void autosync_rt_plan_destroy(autosync_rt_plan_t *rp)
 
 /* "auto" (NCCL's own choice) on the MPI backend: what the simulator assumes
  * NCCL picks, the faster of ring and double binary tree by alpha-beta on
- * the plan's cluster (our tree is a double binary tree too) */
-static int resolve_auto(const autosync_cluster_t *c, unsigned p, double n)
+ * the plan's cluster (our tree is NCCL's double binary tree over the
+ * nodes; on two nodes it is the faster for large buffers, and NCCL picks it
+ * there too) */
+int autosync_rt_auto_algo(const autosync_cluster_t *c, unsigned p, double n)
 {
-	double a, b, r, t;
+	double a, b, r, t, node;
 
+	node = c->nic_bw * (c->nics_per_node ? c->nics_per_node : 1);
 	if (c->nodes <= 1) {
 		a = c->intra_lat;
 		b = c->intra_bw;
 	} else {
-		double node =
-		    c->nic_bw * (c->nics_per_node ? c->nics_per_node : 1);
 		a = c->intra_lat > c->inter_lat ? c->intra_lat : c->inter_lat;
 		b = c->gpus_per_node > 1 && c->intra_bw < node ? c->intra_bw
 							       : node;
@@ -1195,7 +1196,9 @@ static int resolve_auto(const autosync_cluster_t *c, unsigned p, double n)
 	if (p < 2 || !(b > 0))
 		return AUTOSYNC_ALGO_RING;
 	r = autosync_sim_ring(p, n, a, b);
-	t = autosync_sim_double_tree(p, n, a, b);
+	t = c->nodes > 1 ? autosync_sim_node_tree(c->nodes, c->gpus_per_node, n,
+						  a, c->intra_bw, node)
+			 : autosync_sim_double_tree(p, n, a, b);
 	return t >= 0 && t < r ? AUTOSYNC_ALGO_TREE : AUTOSYNC_ALGO_RING;
 }
 
@@ -1281,10 +1284,11 @@ static int prep_bucket(struct prep *c, const autosync_plan_summary_t *s,
 		    B->id);
 	}
 	rb->kind = B->kind;
-	rb->algo = B->algo == AUTOSYNC_ALGO_AUTO
-		       ? resolve_auto(&s->cluster, (unsigned)c->rp->rt->size,
-				      B->wire_bytes)
-		       : B->algo;
+	rb->algo =
+	    B->algo == AUTOSYNC_ALGO_AUTO
+		? autosync_rt_auto_algo(&s->cluster, (unsigned)c->rp->rt->size,
+					B->wire_bytes)
+		: B->algo;
 	rb->compress = B->compress;
 	rb->servers = B->servers;
 	rb->local_agg = B->local_agg;

@@ -84,6 +84,10 @@ int autosync_rt_local_size(const autosync_rt_t *rt);
  * their number (for tests of the tree's shape). */
 int autosync_rt_tree_links(const autosync_rt_t *rt, int k, int *parent,
 			   int ch[3]);
+/* What an "auto" all-reduce of n bytes on p ranks runs on this backend for
+ * a plan on cluster c: AUTOSYNC_ALGO_RING or AUTOSYNC_ALGO_TREE, the faster
+ * by the simulator's alpha-beta formulas, as NCCL would pick. */
+int autosync_rt_auto_algo(const autosync_cluster_t *c, unsigned p, double n);
 
 /* In-place all-reduce (sum) of n fp32 values with an explicit algorithm
  * (enum autosync_algo) and compression (enum autosync_compress). Every

@@ -45,6 +45,31 @@ static void formulas(void)
 	     "double binary tree");
 	near(autosync_sim_allgather(16, n, a, B), 15 * a + 15.0 / 16 * n / B,
 	     1e-12, "all-gather");
+	/* the double tree over nodes: 1 GB/s NICs under 100 GB/s chains */
+	near(autosync_sim_node_tree(2, 8, n, a, 100e9, 1e9), 8 * a + n / 1e9,
+	     1e-12,
+	     "tree on 2 nodes: the network carries n (two opposite chains)");
+	near(autosync_sim_node_tree(4, 8, n, a, 100e9, 1e9),
+	     10 * a + 2 * n / 1e9, 1e-12, "tree on 4 nodes: 2n on the network");
+	near(autosync_sim_node_tree(2, 8, n, a, 1e9, 100e9),
+	     8 * a + 2 * n / 1e9, 1e-12,
+	     "tree on 2 nodes, slow chain: 2n/B_in");
+	near(autosync_sim_node_tree(1, 8, n, a, 100e9, 0),
+	     6 * a + 2 * n / 100e9, 1e-12,
+	     "tree on one node: the chain (no NIC needed)");
+	near(autosync_sim_node_tree(3, 1, n, a, 0, 1e9),
+	     2 * log2(3) * a + 2 * n / 1e9, 1e-12,
+	     "one rank per node: the network only (no intra link needed)");
+	near(autosync_sim_node_tree(16, 1, n, a, 0, B),
+	     autosync_sim_double_tree(16, n, a, B), 1e-12,
+	     "one rank per node on >2 nodes = the flat double tree");
+	ok(autosync_sim_node_tree(0, 8, n, a, B, B) < 0 && errno == EINVAL &&
+	       autosync_sim_node_tree(2, 0, n, a, B, B) < 0 &&
+	       autosync_sim_node_tree(2, 8, n, a, 0, B) < 0 &&
+	       autosync_sim_node_tree(2, 8, n, a, B, NAN) < 0 &&
+	       autosync_sim_node_tree(2, 8, -1, a, B, B) < 0,
+	   "node tree: bad arguments are EINVAL");
+	near(autosync_sim_node_tree(1, 1, n, a, B, B), 0, 0, "node tree p=1");
 	/* hierarchical: m = 2, g = 8: intra 1.764 ms + inter 1.010 ms */
 	near(autosync_sim_hier(2, 8, n, 1e-6, 100e9, 5e-6, 12.5e9), 2.774e-3,
 	     1e-12, "2-level hierarchical");
@@ -187,6 +212,25 @@ static void cluster_level(void)
 	    (ring < tree ? ring : tree) + 20e-6, 1e-9,
 	    "launch overhead per collective");
 	k.launch = 0;
+	/* one 1.25 GB/s NIC per node under 100 GB/s NVLink: on 2 nodes the
+	 * tree's network term is n / B_node, below the ring's 15/16 2n */
+	{
+		autosync_cluster_t c = cluster(2, 8);
+		c.nics_per_node = 1;
+		c.nic_bw = 1.25e9;
+		t = baseline_step(m, c, k, AUTOSYNC_BASELINE_AR_PER_TENSOR);
+		tree = autosync_sim_node_tree(2, 8, 1e8, 5e-6, 100e9, 1.25e9);
+		near(t, tree, 1e-9,
+		     "100 MB on 2x8, slow NICs: 'auto' = the tree, %.6g s "
+		     "(ring %.6g s)",
+		     t, autosync_sim_ring(16, 1e8, 5e-6, 1.25e9));
+		ok(tree < autosync_sim_ring(16, 1e8, 5e-6, 1.25e9),
+		   "... which beats the ring on 2 nodes");
+		c.nodes = 4;
+		near(baseline_step(m, c, k, AUTOSYNC_BASELINE_AR_PER_TENSOR),
+		     autosync_sim_ring(32, 1e8, 5e-6, 1.25e9), 1e-9,
+		     "... and on 4 nodes the ring (tree 2n/B_node)");
+	}
 	/* one node: intra links only */
 	near(
 	    baseline_step(m, cluster(1, 8), k, AUTOSYNC_BASELINE_AR_PER_TENSOR),

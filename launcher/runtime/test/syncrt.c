@@ -224,6 +224,39 @@ int main(int argc, char **argv)
 		free(nodes);
 	}
 
+	/* "auto" as NCCL picks it, on the lab's 1 Gbit/s cluster: on two
+	 * nodes the tree carries n over the network against the ring's
+	 * 2(p-1)/p n, so the tree for large buffers too */
+	{
+		autosync_cluster_t c;
+		struct {
+			unsigned m, g;
+			double n;
+			int want;
+		} at[] = {
+		    {2, 4, 1e8, AUTOSYNC_ALGO_TREE},
+		    {4, 2, 1e8, AUTOSYNC_ALGO_RING},
+		    {4, 2, 1e3, AUTOSYNC_ALGO_TREE},
+		    {1, 8, 1e8, AUTOSYNC_ALGO_RING},
+		};
+		int good = autosync_cluster_parse(
+			       &c,
+			       "intra=host_bridge:2.5GB/s:20us,nics=1x1Gbit/s,"
+			       "lat=100us",
+			       &err) == 0;
+		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+			c.nodes = at[i].m;
+			c.gpus_per_node = at[i].g;
+			CHECK(good &&
+				  autosync_rt_auto_algo(&c, at[i].m * at[i].g,
+							at[i].n) == at[i].want,
+			      "auto on %ux%u, %g B: %s", at[i].m, at[i].g,
+			      at[i].n,
+			      at[i].want == AUTOSYNC_ALGO_TREE ? "tree"
+							       : "ring");
+		}
+	}
+
 	/* all-reduce: every algorithm x compression x size */
 	for (int algo = 0; algo < AUTOSYNC_ALGO_NALGOS; algo++)
 		for (int c = 0; c <= AUTOSYNC_COMPRESS_BF16; c++)
