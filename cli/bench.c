@@ -61,6 +61,10 @@ static void usage(FILE *fp)
 	cli_help(fp, "    --calibration FILE",
 		 "cost-model constants (YAML, "
 		 "docs/planner.md)");
+	cli_help(fp, "    --measure-cpu",
+		 "measure the runtime's casts and 16-bit additions on these "
+		 "ranks first and plan with them (cast_bw, gamma_half: the "
+		 "lab, where they run on shared host cores)");
 	cli_help(fp, "    --simulator FILE",
 		 "a learned simulator (autosync train): the strategy "
 		 "autosync-learned is autosync's plan ranked with it");
@@ -102,7 +106,7 @@ static void usage(FILE *fp)
 		 "(default) or busy work");
 	cli_help(fp, "    --hier leader|rails",
 		 "hierarchical all-reduce: via "
-		 "the node leader (default) or one ring per rail");
+		 "the node leader or one ring per rail (default)");
 	cli_help(fp, "    --backend mpi|nccl",
 		 "transport (default mpi; nccl "
 		 "needs a CUDA device per rank and NCCL)");
@@ -138,6 +142,7 @@ enum {
 	OPT_ROUNDS,
 	OPT_COMPUTE,
 	OPT_HIER,
+	OPT_MEASURE_CPU,
 	OPT_BACKEND,
 	OPT_FEEDBACK,
 	OPT_WRITE_PLANS,
@@ -153,6 +158,7 @@ static const struct option opts[] = {
     {"framework", required_argument, NULL, 'f'},
     {"calibration", required_argument, NULL, OPT_CALIB},
     {"simulator", required_argument, NULL, OPT_SIMULATOR},
+    {"measure-cpu", no_argument, NULL, OPT_MEASURE_CPU},
     {"allow-compression", no_argument, NULL, OPT_COMPRESS},
     {"scale", required_argument, NULL, OPT_SCALE},
     {"knobs", required_argument, NULL, OPT_KNOBS},
@@ -335,6 +341,9 @@ int autosync_cmd_bench(int argc, char **argv)
 			break;
 		case OPT_SIMULATOR:
 			add(&a, "--simulator", optarg);
+			break;
+		case OPT_MEASURE_CPU:
+			add(&a, "--measure-cpu", NULL);
 			break;
 		case OPT_COMPRESS:
 			add(&a, "--allow-compression", NULL);

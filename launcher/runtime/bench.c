@@ -57,6 +57,7 @@ struct opts {
 	double scale;
 	int fw, compress, steps, warmup, rounds, spin, nrandom, rsteps, hier;
 	int absolute_knobs;  /* --knobs absolute */
+	int measure_cpu;     /* --measure-cpu */
 	int space;	     /* --random-space: AUTOSYNC_RANDOM_* */
 	const char *backend; /* "mpi" (default) or "nccl" */
 	unsigned long seed;
@@ -342,6 +343,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"network", required_argument, 0, 'c'},
 	    {"calibration", required_argument, 0, 'k'},
 	    {"simulator", required_argument, 0, 'L'},
+	    {"measure-cpu", no_argument, 0, 'M'},
 	    {"framework", required_argument, 0, 'f'},
 	    {"allow-compression", no_argument, 0, 'z'},
 	    {"strategies", required_argument, 0, 'S'},
@@ -368,6 +370,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->scale = 1;
 	o->steps = 5;
+	o->hier = RT_HIER_RAILS;
 	o->warmup = 1;
 	o->rounds = 1;
 	o->rsteps = 3;
@@ -394,6 +397,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'k':
 			o->calib = optarg;
+			break;
+		case 'M':
+			o->measure_cpu = 1;
 			break;
 		case 'L':
 			o->simulator = optarg;
@@ -468,9 +474,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'H':
-			if (!strcmp(optarg, "rails"))
-				o->hier = RT_HIER_RAILS;
-			else if (strcmp(optarg, "leader")) {
+			if (!strcmp(optarg, "leader"))
+				o->hier = RT_HIER_LEADER;
+			else if (strcmp(optarg, "rails")) {
 				fprintf(stderr, "autosync bench: --hier "
 						"leader|rails\n");
 				return -1;
@@ -582,6 +588,15 @@ int autosync_rt_bench_main(int argc, char **argv)
 	autosync_costs_default(&k);
 	if (o.calib && autosync_costs_load(&k, o.calib, &err) < 0)
 		FAIL("%s", err.text);
+	/* 4 MiB of fp32: long enough to time on a slow link, short enough
+	 * for a cell's start */
+	if (o.measure_cpu &&
+	    autosync_rt_measure_cpu(rt, (size_t)1 << 20, 3, &k.cast_bw,
+				    &k.gamma_half, &err) < 0)
+		FAIL("--measure-cpu: %s", err.text);
+	/* within what a calibration file may say (planner/costs.c) */
+	k.cast_bw = fmin(fmax(k.cast_bw, 1e6), 1e15);
+	k.gamma_half = fmin(k.gamma_half, 1);
 	if (!(pl = autosync_planner_create(&err)) ||
 	    autosync_planner_set_cluster(pl, &cl, &err) < 0 ||
 	    autosync_planner_set_model(pl, m, &err) < 0 ||
@@ -669,7 +684,12 @@ int autosync_rt_bench_main(int argc, char **argv)
 		       "cluster %s, compute %s, hier %s\n",
 		       autosync_model_name(m), autosync_model_hash(m), size,
 		       autosync_rt_nodes(rt), cs, o.spin ? "spin" : "sleep",
-		       o.hier == RT_HIER_RAILS ? "rails" : "leader");
+		       autosync_rt_hier(rt) == RT_HIER_RAILS ? "rails"
+							     : "leader");
+		if (o.measure_cpu)
+			printf("# cpu, measured on these ranks: cast_bw %.3g "
+			       "B/s, gamma_half %.3g s/B\n",
+			       k.cast_bw, k.gamma_half);
 		printf("# %-5s %-24s %10s %10s %10s %10s %s\n", "round",
 		       "strategy", "pred_s", "median_s", "min_s", "max_s",
 		       "check");

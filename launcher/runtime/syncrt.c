@@ -120,6 +120,7 @@ autosync_rt_t *autosync_rt_create_ppn(MPI_Comm comm, int ppn,
 		return NULL;
 	}
 	rt->comm = rt->node = rt->leader = rt->rail = MPI_COMM_NULL;
+	rt->hier = RT_HIER_RAILS;
 	if ((rc = MPI_Comm_dup(comm, &rt->comm)) != MPI_SUCCESS)
 		goto fail;
 	MPI_Comm_set_errhandler(rt->comm, MPI_ERRORS_RETURN);
@@ -214,6 +215,11 @@ int autosync_rt_rank(const autosync_rt_t *rt)
 void autosync_rt_set_hier(autosync_rt_t *rt, int variant)
 {
 	rt->hier = variant;
+}
+int autosync_rt_hier(const autosync_rt_t *rt)
+{
+	return rt->hier == RT_HIER_RAILS && rt->uniform ? RT_HIER_RAILS
+							: RT_HIER_LEADER;
 }
 int autosync_rt_size(const autosync_rt_t *rt)
 {
@@ -555,7 +561,7 @@ static int allreduce_t(autosync_rt_t *rt, void *buf, size_t n, int t, int algo,
 			rv = ring(rt->comm, buf, n, t, tmp, errp);
 			break;
 		}
-		if (rt->hier == RT_HIER_RAILS && rt->uniform) {
+		if (autosync_rt_hier(rt) == RT_HIER_RAILS) {
 			/* intra reduce-scatter, one inter ring per rail on
 			 * its 1/g share, intra all-gather */
 			size_t o, c;

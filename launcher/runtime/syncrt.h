@@ -51,10 +51,11 @@
 /* hierarchical all-reduce variants */
 enum rt_hier {
 	RT_HIER_LEADER = 0, /* reduce to the node leader, ring among leaders,
-			       broadcast in the node (default) */
+			       broadcast in the node */
 	RT_HIER_RAILS	    /* reduce-scatter in the node, one ring per local
 			       rank across nodes on its share, all-gather in
-			       the node (NCCL-like; what the simulator models) */
+			       the node (default: what the simulator models and
+			       contrib/pytorch's hierarchical hook runs) */
 };
 
 /* element type of a buffer on the wire */
@@ -74,6 +75,8 @@ void autosync_rt_destroy(autosync_rt_t *rt);
 /* enum rt_hier; the rails variant needs the same ranks on every node
  * (else the leader variant runs) */
 void autosync_rt_set_hier(autosync_rt_t *rt, int variant);
+/* the variant a hierarchical all-reduce runs on this layout */
+int autosync_rt_hier(const autosync_rt_t *rt);
 int autosync_rt_rank(const autosync_rt_t *rt);
 int autosync_rt_size(const autosync_rt_t *rt);
 int autosync_rt_nodes(const autosync_rt_t *rt);
@@ -110,6 +113,18 @@ int autosync_rt_ps(autosync_rt_t *rt, float *buf, size_t nseg,
  * (what a sparse all-reduce without densify does). */
 int autosync_rt_gather_sum(autosync_rt_t *rt, float *buf, size_t n,
 			   autosync_error_t *errp);
+
+/* The CPU cost of this runtime's compression where it runs, in the cost
+ * model's terms (struct autosync_costs): 'cast_bw' such that 2 x fp32
+ * bytes / cast_bw is one fp32 -> fp16 -> fp32 round trip of 'n' values,
+ * and 'gamma_half' the time a ring fp16 all-reduce of 'n' values takes
+ * beyond that round trip and half of the fp32 ring all-reduce, per 16-bit
+ * byte of the (p - 1)/p share each rank reduces (0 on one rank). Every
+ * rank measures at once, 'reps' times after one warm-up; the medians of
+ * the slowest rank's times. Collective: every rank calls it alike. */
+int autosync_rt_measure_cpu(autosync_rt_t *rt, size_t n, int reps,
+			    double *cast_bw, double *gamma_half,
+			    autosync_error_t *errp);
 
 /*
  * Transport backend. Every op is collective (all ranks call it with the

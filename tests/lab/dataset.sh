@@ -28,6 +28,13 @@
 #      CLUSTER_BASE (intra=host_bridge:2.5GB/s:20us,lat=100us)
 #      SIMULATOR: a learned simulator file; bench adds autosync-learned,
 #        its plan (for checking a file on cells it was not trained on)
+#      HIER (rails): the hierarchical all-reduce's variant (bench --hier;
+#        rails is what the simulator models; records before 6 Dec 2026
+#        ran leader)
+#      MEASURE_CPU (1): bench --measure-cpu, each cell's plans and
+#        predictions with the runtime's CPU casts and 16-bit additions
+#        measured at its start (0: the cost model's GPU defaults, as the
+#        records before 6 Dec 2026)
 # Needs root. Tears the lab down on exit.
 set -u
 OUT=${1:?usage: dataset.sh OUTDIR [AUTOSYNC_BINARY]}
@@ -52,6 +59,9 @@ MODEL_DIR=${MODEL_DIR:-}
 BASE=${CLUSTER_BASE:-intra=host_bridge:2.5GB/s:20us,lat=100us}
 STRATS=${STRATEGIES:-"autosync,ddp-default,horovod-default,ps-loadbalanced,parallax,allreduce-per-tensor"}
 SPACE=${RANDOM_SPACE:-narrow}
+HIER=${HIER:-rails}
+MEASURE_CPU=${MEASURE_CPU:-1}
+CPU=; [ "$MEASURE_CPU" = 1 ] && CPU=--measure-cpu
 [ -z "$SIMULATOR" ] || STRATS="$STRATS,autosync-learned"
 export LAB_PREFIX=${LAB_PREFIX:-as-} LAB_NET=${LAB_NET:-10.77.0}
 export LAB_DIR=${LAB_DIR:-/tmp/autosync-lab}
@@ -70,7 +80,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/runs.log"; }
 	echo "host: $(uname -srm), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "autosync: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) ($BIN)"
 	echo "cells: rates $RATES; layouts $LAYOUTS; models $MODELS"
-	echo "per cell: $STRATS + $NRANDOM random ($SPACE), $ROUNDS round(s), $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT${SIMULATOR:+; simulator $SIMULATOR}"
+	echo "per cell: $STRATS + $NRANDOM random ($SPACE), $ROUNDS round(s), $WARMUP warm-up + $STEPS timed steps each; cluster $BASE,nics=1x<rate>; repeat $REPEAT; hier $HIER; measure cpu $MEASURE_CPU${SIMULATOR:+; simulator $SIMULATOR}"
 } >> "$OUT/setup.txt"
 
 for rate in $RATES; do
@@ -99,7 +109,7 @@ for rate in $RATES; do
 			LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 				--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
 				--random "$NRANDOM" --random-space "$SPACE" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
-				--rounds "$ROUNDS" --warmup "$WARMUP" --output "$OUT/raw/$tag.jsonl" ${SIMULATOR:+--simulator "$SIMULATOR"} \
+				--rounds "$ROUNDS" --warmup "$WARMUP" --hier "$HIER" $CPU --output "$OUT/raw/$tag.jsonl" ${SIMULATOR:+--simulator "$SIMULATOR"} \
 				--feedback "$OUT/feedback.jsonl" > "$OUT/raw/$tag.txt" 2>&1
 			rc=$?
 			log "  rc $rc, $(wc -l < "$OUT/raw/$tag.jsonl" 2>/dev/null || echo 0) results"
@@ -107,7 +117,7 @@ for rate in $RATES; do
 				LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 					--scale "$sc" --network "$BASE,nics=1x$nic" --strategies "$STRATS" \
 					--random "$NRANDOM" --random-space "$SPACE" --seed "$seed" --random-steps "$STEPS" --steps "$STEPS" \
-					--warmup "$WARMUP" --output "$OUT/repeat/$tag.jsonl" > "$OUT/repeat/$tag.txt" 2>&1
+					--warmup "$WARMUP" --hier "$HIER" $CPU --output "$OUT/repeat/$tag.jsonl" > "$OUT/repeat/$tag.txt" 2>&1
 				log "  repeat rc $?"
 			fi
 			[ $rc = 0 ] && echo "$cell" >> "$OUT/cells.done"

@@ -286,8 +286,16 @@ int main(int argc, char **argv)
 		      "allreduce powersgd: refused (%s)", err.text);
 	}
 
-	/* the rails variant of the hierarchical all-reduce */
-	autosync_rt_set_hier(rt, RT_HIER_RAILS);
+	/* rails by default where every node has as many ranks (the loop
+	 * above ran it), else the leader variant; then the leader variant */
+	{
+		int uni = ppn <= 0 || P % ppn == 0;
+		CHECK(autosync_rt_hier(rt) ==
+			  (uni ? RT_HIER_RAILS : RT_HIER_LEADER),
+		      "hier: %s by default (%s layout)",
+		      uni ? "rails" : "leader", uni ? "uniform" : "uneven");
+	}
+	autosync_rt_set_hier(rt, RT_HIER_LEADER);
 	for (int c = 0; c <= AUTOSYNC_COMPRESS_BF16; c++)
 		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 			size_t n = sizes[s];
@@ -297,11 +305,25 @@ int main(int argc, char **argv)
 			r = autosync_rt_allreduce(rt, b, n, AUTOSYNC_ALGO_HIER,
 						  c, &err);
 			CHECK(r == 0 && check_sum(b, n),
-			      "allreduce hier(rails) %s n=%zu: sums exact",
+			      "allreduce hier(leader) %s n=%zu: sums exact",
 			      autosync_compress_name(c), n);
 			free(b);
 		}
-	autosync_rt_set_hier(rt, RT_HIER_LEADER);
+	autosync_rt_set_hier(rt, RT_HIER_RAILS);
+
+	/* the CPU constants of compression: positive, finite, in range */
+	{
+		double cbw = -1, gh = -1;
+		int r = autosync_rt_measure_cpu(rt, 4096, 2, &cbw, &gh, &err);
+		CHECK(r == 0 && isfinite(cbw) && cbw > 0 && isfinite(gh) &&
+			  gh >= 0 && (P > 1 || gh == 0),
+		      "measure_cpu: cast_bw %g B/s, gamma_half %g s/B (%s)",
+		      cbw, gh, r ? err.text : "ok");
+		errno = 0;
+		CHECK(autosync_rt_measure_cpu(rt, 0, 2, &cbw, &gh, &err) < 0 &&
+			  errno == EINVAL,
+		      "measure_cpu: n = 0 refused");
+	}
 
 	/* sparse: all-gather + sum */
 	{
