@@ -13,7 +13,7 @@
 # DEADLINE (epoch seconds): no cell starts after it.
 #
 # env: RATES (1gbit 400mbit 200mbit) LAYOUTS (4x2 2x4 4x1)
-#      MODELS "NAME:SCALE ..." (vgg16:32 bert-large:64 gpt2:32 gpt2-xl:128
+#      MODELS "NAME:SCALE ..." (vgg16:64 bert-large:128 gpt2:64 gpt2-xl:256
 #        ncf:8 resnet50:8 resnet101:16) - the dataset's models; others are
 #        kept out to check the result
 #      MODEL_DIR: a model NAME with MODEL_DIR/NAME.yaml is that file (models
@@ -50,7 +50,7 @@ if [ -z "${AUTOSYNC_SIMULATOR_MODULE:-}" ] && [ -f "${BIN%/*}/../learn/.libs/aut
 fi
 RATES=${RATES:-"1gbit 400mbit 200mbit"}
 LAYOUTS=${LAYOUTS:-"4x2 2x4 4x1"}
-MODELS=${MODELS:-"vgg16:32 bert-large:64 gpt2:32 gpt2-xl:128 ncf:8 resnet50:8 resnet101:16"}
+MODELS=${MODELS:-"vgg16:64 bert-large:128 gpt2:64 gpt2-xl:256 ncf:8 resnet50:8 resnet101:16"}
 NRANDOM=${NRANDOM:-24}; STEPS=${STEPS:-3}; WARMUP=${WARMUP:-1}; REPEAT=${REPEAT:-0}
 ROUNDS=${ROUNDS:-1}
 DEADLINE=${DEADLINE:-0}
