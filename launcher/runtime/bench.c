@@ -72,22 +72,15 @@ static void usage(FILE *fp)
 		"them)\n");
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* wait until absolute monotonic time 'until' */
 static void wait_until(double until, int spin)
 {
-	double t = now();
+	double t = autosync_rt_now();
 	if (t >= until)
 		return;
 	if (spin) {
 		volatile double x = 1;
-		while (now() < until)
+		while (autosync_rt_now() < until)
 			for (int i = 0; i < 1000; i++)
 				x = x * 1.0000001 + 1e-9;
 		return;
@@ -116,24 +109,6 @@ static int add_time(struct strat *s, double t)
 	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, size_t n)
-{
-	double *c, m;
-	if (!n || !(c = malloc(n * sizeof(double))))
-		return 0;
-	memcpy(c, v, n * sizeof(double));
-	qsort(c, n, sizeof(double), cmp_d);
-	m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
-	free(c);
-	return m;
-}
-
 /* value of element i of rank r's gradient: small integers, so that fp32
  * sums are exact and 16-bit sums are exact for up to 8 ranks */
 static float grad_val(int r, size_t i)
@@ -156,7 +131,7 @@ static int run_step(autosync_rt_plan_t *rp, const autosync_plan_t *plan,
 	autosync_plan_summary(plan, &s);
 	memcpy(a, pristine, n * sizeof(float));
 	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = now();
+	t0 = autosync_rt_now();
 	for (size_t b = 0; b < nb; b++) {
 		const autosync_bucket_t *B = autosync_plan_bucket(plan, b);
 		wait_until(t0 + B->ready, spin);
@@ -165,8 +140,11 @@ static int run_step(autosync_rt_plan_t *rp, const autosync_plan_t *plan,
 	}
 	comp_end = t0 + s.fwd_time + s.bwd_time;
 	wait_until(comp_end, spin);
-	wait_until((now() > comp_end ? now() : comp_end) + s.opt_time, spin);
-	t1 = now() - t0;
+	wait_until(
+	    (autosync_rt_now() > comp_end ? autosync_rt_now() : comp_end) +
+		s.opt_time,
+	    spin);
+	t1 = autosync_rt_now() - t0;
 	MPI_Allreduce(&t1, step, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	if (check) {
 		float want_mul = (float)size * (float)(size + 1) / 2, *g;
@@ -762,7 +740,8 @@ int autosync_rt_bench_main(int argc, char **argv)
 			mine = s->t + first;
 			if (rank == 0) {
 				double mn = INFINITY, mx = 0,
-				       md = median(mine, s->nt - first);
+				       md = autosync_rt_median(mine,
+							       s->nt - first);
 				for (size_t j = first; j < s->nt; j++) {
 					mn = s->t[j] < mn ? s->t[j] : mn;
 					mx = s->t[j] > mx ? s->t[j] : mx;

@@ -1,17 +1,18 @@
-/* cpucost.c - the CPU constants of the runtime's compression, measured
- * where it runs. In the lab the casts and the 16-bit additions run on
- * host cores shared by every rank, where the cost model's defaults
- * describe a GPU's. */
+/* cpucost.c - timing helpers, and the CPU constants of the runtime's
+ * compression measured where it runs. In the lab the casts and the 16-bit
+ * additions run on host cores shared by every rank, where the cost
+ * model's defaults describe a GPU's. */
 
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "syncrt.h"
 
-static double now(void)
+double autosync_rt_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -24,10 +25,16 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+double autosync_rt_median(const double *v, size_t n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double *c, m;
+	if (!n || !(c = malloc(n * sizeof(double))))
+		return 0;
+	memcpy(c, v, n * sizeof(double));
+	qsort(c, n, sizeof(double), cmp_d);
+	m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+	free(c);
+	return m;
 }
 
 /* values every 16-bit format holds exactly, so sums stay exact */
@@ -47,7 +54,7 @@ static int phase(autosync_rt_t *rt, float *a, uint16_t *h, size_t n, int what,
 
 	fill(a, n, autosync_rt_rank(rt));
 	MPI_Barrier(comm);
-	t0 = now();
+	t0 = autosync_rt_now();
 	if (what == 0) {
 		for (size_t i = 0; i < n; i++)
 			h[i] = autosync_rt_f32_to_f16(a[i]);
@@ -58,7 +65,7 @@ static int phase(autosync_rt_t *rt, float *a, uint16_t *h, size_t n, int what,
 					   what == 1 ? AUTOSYNC_COMPRESS_NONE
 						     : AUTOSYNC_COMPRESS_FP16,
 					   errp);
-	dt = now() - t0;
+	dt = autosync_rt_now() - t0;
 	/* every rank takes part in the reduction of the times, so a rank
 	 * that failed does not leave the others waiting */
 	{
@@ -109,8 +116,10 @@ int autosync_rt_measure_cpu(autosync_rt_t *rt, size_t n, int reps,
 				t[w * reps + r] = dt;
 		}
 	if (!rv) {
-		double tc = median(t, reps), t32 = median(t + reps, reps),
-		       t16 = median(t + 2 * reps, reps), extra;
+		size_t k = (size_t)reps;
+		double tc = autosync_rt_median(t, k),
+		       t32 = autosync_rt_median(t + k, k),
+		       t16 = autosync_rt_median(t + 2 * k, k), extra;
 		p = autosync_rt_size(rt);
 		*cast_bw = tc > 0 ? 2.0 * 4.0 * (double)n / tc : 1e15;
 		extra = t16 - tc - t32 / 2;

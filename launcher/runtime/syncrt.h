@@ -122,6 +122,11 @@ int autosync_rt_gather_sum(autosync_rt_t *rt, float *buf, size_t n,
  * byte of the (p - 1)/p share each rank reduces (0 on one rank). Every
  * rank measures at once, 'reps' times after one warm-up; the medians of
  * the slowest rank's times. Collective: every rank calls it alike. */
+/* CLOCK_MONOTONIC in seconds */
+double autosync_rt_now(void);
+/* median of v[0..n) (v is not changed; 0 when n is 0 or out of memory) */
+double autosync_rt_median(const double *v, size_t n);
+
 int autosync_rt_measure_cpu(autosync_rt_t *rt, size_t n, int reps,
 			    double *cast_bw, double *gamma_half,
 			    autosync_error_t *errp);
