@@ -13,6 +13,8 @@
 #      MODEL_DIR: a model NAME with MODEL_DIR/NAME.yaml is that file
 #      SIMULATOR: plan round 2 with this file instead of training one
 #        (then DATA is not read: models, rates or layouts it never saw)
+# Each cell plans with the lab's CPU constants measured at its start
+# (bench --measure-cpu, as tests/lab/dataset.sh since 6 Dec 2026).
 set -u
 OUT=${1:?usage: loop.sh OUTDIR DATASET.jsonl [AUTOSYNC_BINARY]}
 DATA=${2:?usage: loop.sh OUTDIR DATASET.jsonl [AUTOSYNC_BINARY]}
@@ -69,7 +71,7 @@ for cell in $CELLS; do
 		[ -n "$MODEL_DIR" ] && [ -f "$MODEL_DIR/$m.yaml" ] && mf="$MODEL_DIR/$m.yaml"
 		log "round 2: $m/$sc on $lay at $rate"
 		LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
-			--scale "$sc" --network "$BASE,nics=1x$nic" --simulator "$SIM" \
+			--scale "$sc" --network "$BASE,nics=1x$nic" --simulator "$SIM" --measure-cpu \
 			--strategies autosync,autosync-learned,ddp-default --rounds "$ROUNDS" --steps "$STEPS" \
 			--out "$OUT/raw/$tag.jsonl" --feedback "$OUT/feedback.jsonl" \
 			--write-plans "$OUT/plans/$tag" > "$OUT/raw/$tag.txt" 2>&1
