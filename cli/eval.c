@@ -418,10 +418,37 @@ static void print_margins(const autosync_learned_t *l)
 	printf("\n");
 }
 
+/* The analytic model's own margins on these records (its predictions
+ * were never fitted to them): what an admin can put in a costs file's
+ * margin_* keys for a site without a simulator file. One line. */
+static int print_analytic_margins(struct ctx *c)
+{
+	double m[AUTOSYNC_FAMILY_N];
+	size_t counts[AUTOSYNC_FAMILY_N];
+	const char *sep = "";
+
+	if (autosync_dataset_margins(c->d, m, counts, &c->err) < 0)
+		return -1;
+	printf("# the analytic model's margins here (90th percentile of the "
+	       "optimism of its picks):");
+	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
+		if (m[f] >= 0)
+			printf("%s %s %.1f%% (%zu groups)", sep,
+			       autosync_family_name(f), m[f] * 100, counts[f]);
+		else
+			printf("%s %s: %zu groups, too few", sep,
+			       autosync_family_name(f), counts[f]);
+		sep = ",";
+	}
+	printf("\n");
+	return 0;
+}
+
 static int evaluate(struct ctx *c)
 {
 	printf("# predictions as recorded (the analytic simulator)\n");
-	if (report(c->d, &c->err) < 0 || write_picks(c, "recorded") < 0)
+	if (report(c->d, &c->err) < 0 || write_picks(c, "recorded") < 0 ||
+	    print_analytic_margins(c) < 0)
 		return -1;
 	if (c->given) {
 		if (autosync_learned_apply(c->given, c->d, 0, NULL, &c->err) <

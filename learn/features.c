@@ -95,7 +95,7 @@ int learn_family(const autosync_feedback_rec_t *r)
 	m[AUTOSYNC_FAMILY_COMPRESSION] = k.margin_compression;
 	m[AUTOSYNC_FAMILY_PS] = k.margin_ps;
 	m[AUTOSYNC_FAMILY_TREE] = k.margin_tree;
-	m[AUTOSYNC_FAMILY_DDP_HIER] = k.margin_tree;
+	m[AUTOSYNC_FAMILY_DDP_HIER] = k.margin_ddp_hier;
 	m[AUTOSYNC_FAMILY_SMALL_BUCKETS] = k.margin_small_buckets;
 	widest = m[fam];
 	for (int f = 1; f < AUTOSYNC_FAMILY_N; f++)

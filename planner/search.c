@@ -437,8 +437,9 @@ static double cost_margin(const autosync_costs_t *k, int fam)
 	case AUTOSYNC_FAMILY_PS:
 		return k->margin_ps;
 	case AUTOSYNC_FAMILY_TREE:
-	case AUTOSYNC_FAMILY_DDP_HIER:
 		return k->margin_tree;
+	case AUTOSYNC_FAMILY_DDP_HIER:
+		return k->margin_ddp_hier;
 	case AUTOSYNC_FAMILY_SMALL_BUCKETS:
 		return k->margin_small_buckets;
 	default:

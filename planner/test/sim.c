@@ -613,6 +613,7 @@ static void properties(void)
 					k.margin_ps = 0;
 					k.margin_tree = 0;
 					k.margin_compression = 0;
+					k.margin_ddp_hier = 0;
 					c.nic_bw *= f;
 					c.intra_bw *= f;
 					p = planner(m, c, k, fw);
@@ -868,7 +869,8 @@ static void determinism(void)
 
 /* The margin of a plan's widest family, computed from the public bucket
  * view, independently of the planner's own bookkeeping. */
-static double plan_margin(const autosync_plan_t *pl, const autosync_costs_t *k)
+static double plan_margin(const autosync_plan_t *pl, const autosync_costs_t *k,
+			  int fw)
 {
 	double m = k->uncertainty;
 	size_t small = 0, ar = 0;
@@ -885,6 +887,9 @@ static double plan_margin(const autosync_plan_t *pl, const autosync_costs_t *k)
 		}
 		if (b->algo == AUTOSYNC_ALGO_TREE)
 			m = fmax(m, k->margin_tree);
+		if (b->algo == AUTOSYNC_ALGO_HIER &&
+		    fw == AUTOSYNC_FW_PYTORCH_DDP)
+			m = fmax(m, k->margin_ddp_hier);
 		ar++;
 		small += b->bytes < k->small_bucket_bytes;
 	}
@@ -980,14 +985,14 @@ static void no_harm(void)
 				if (!strcmp(s.strategy, inc)) {
 					kept++;
 				} else if (!(s.step_time <
-					     t_inc *
-						 (1 - plan_margin(pl, &k)))) {
+					     t_inc * (1 - plan_margin(pl, &k,
+								      fw)))) {
 					margin_ok = 0;
 					diag("%s fw %d %u nodes: %s %g is not "
 					     "beyond its margin %g over %g",
 					     models[mi], fw, nets[ni].nodes,
 					     s.strategy, s.step_time,
-					     plan_margin(pl, &k), t_inc);
+					     plan_margin(pl, &k, fw), t_inc);
 				} else {
 					moved++;
 				}
@@ -1002,7 +1007,8 @@ static void no_harm(void)
 					k0.margin_small_buckets = k0.margin_ps =
 					    k0.margin_tree =
 						k0.margin_compression =
-						    k.uncertainty;
+						    k0.margin_ddp_hier =
+							k.uncertainty;
 					p = planner(m, c, k0, fw);
 					autosync_planner_set_compression(p, 1);
 					pl = autosync_planner_run(p, NULL);
@@ -1011,8 +1017,8 @@ static void no_harm(void)
 						0 &&
 					    strcmp(s.strategy, inc) &&
 					    !(s.step_time <
-					      t_inc *
-						  (1 - plan_margin(pl, &k))))
+					      t_inc * (1 - plan_margin(pl, &k,
+								       fw))))
 						narrow++;
 					autosync_plan_destroy(pl);
 					autosync_planner_destroy(p);

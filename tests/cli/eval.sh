@@ -12,8 +12,13 @@ by       label                    groups points  pairs pairwise  tau_b spearman 
 model    bert-large@1/64               1      6     15    0.867  0.733    0.886   1.000    56.3%   -56.3%
 model    vgg16@1/32                    1      8     28    0.786  0.571    0.667   1.275    21.0%   -21.0%
 cluster  4x2 1Gbit/s                   2     14     43    0.814  0.652    0.776   1.137    36.1%   -36.1%
-all      -                             2     14     43    0.814  0.652    0.776   1.137    36.1%   -36.1%" \
+all      -                             2     14     43    0.814  0.652    0.776   1.137    36.1%   -36.1%
+# the analytic model's margins here (90th percentile of the optimism of its picks): bucketed all-reduce: 2 groups, too few, compression: 0 groups, too few, parameter server: 2 groups, too few, tree all-reduce: 0 groups, too few, DDP hierarchical hook: 0 groups, too few, many small buckets: 2 groups, too few" \
   "the metrics table of the slice: per model, per cluster, all"
+# with 6 groups (both slices): a margin for each family picked in >= 5
+is "$("$AUTOSYNC" eval "$SLICE" "$SRCDIR/tests/fixtures/feedback-dataset-slice.jsonl" 2>/dev/null | grep '^# the analytic')" \
+  "# the analytic model's margins here (90th percentile of the optimism of its picks): bucketed all-reduce 9.1% (6 groups), compression: 0 groups, too few, parameter server 24.6% (6 groups), tree all-reduce: 0 groups, too few, DDP hierarchical hook: 0 groups, too few, many small buckets: 2 groups, too few" \
+  "the analytic model's own margins: for the families picked in 5 groups or more"
 is "$(cat "$TMP/err")" "autosync eval: 18 records: 14 points (4 pooled with the same user, model, cluster and plan), 0 left out (fewer steps, no measurement or no cluster), 0 unreadable" \
   "what was read, pooled and left out"
 # the same records twice: every one pooled, the metrics unchanged

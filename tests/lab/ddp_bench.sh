@@ -35,7 +35,7 @@
 #        resnet101:16", none of MODELS; "" skips it) planned without the
 #        margin of one family, then of the other, then of both, and run
 #        like the rest (MARGIN_ROUNDS, 2), in
-#        raw/LAYOUT/RATE/margin/{compression,tree,both}
+#        raw/LAYOUT/RATE/margin/{compression,ddp_hier,both}
 # Needs root. Tears the lab down on exit. Then ddp_summary.py writes
 # OUTDIR/summary.md.
 set -u
@@ -178,9 +178,9 @@ for lay in $LAYOUTS; do
 			# and once with neither, against DDP's default: how
 			# optimistic the model is for each family here sets its
 			# margin for the headline models
-			for fam in compression tree both; do
+			for fam in compression ddp_hier both; do
 				case $fam in
-				both) printf 'margin_compression: 0\nmargin_tree: 0\n' ;;
+				both) printf 'margin_compression: 0\nmargin_ddp_hier: 0\n' ;;
 				*) printf 'margin_%s: 0\n' $fam ;;
 				esac | cat "$calib" - > "$d/calibration-no-$fam.yaml"
 				mkdir -p "$d/margin/$fam"

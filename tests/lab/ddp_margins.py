@@ -5,7 +5,7 @@ tests/lab/ddp_bench.sh (CALIBRATION=lab) plans models that are not among
 the headline ones once with no margin for compression, once with none for
 DDP's hierarchical hook (the other family keeping its margin) and once with
 neither, runs each plan against DDP's default in the DDP peer
-(RAWDIR/RUN/NAME.jsonl, RUN compression, tree or both; plans in
+(RAWDIR/RUN/NAME.jsonl, RUN compression, ddp_hier or both; plans in
 PLANDIR/RUN/NAME) and appends this script's output to the calibration file
 of that layout and rate.
 
@@ -18,7 +18,7 @@ about: a plan replaces the default only when predicted faster than
 (medians over all timed steps), so a plan is taken only if it would still
 win when that far off. A plan is evidence for the families it is in
 (compression: an fp16/bf16 or PowerSGD hook; hierarchical: the
-hierarchical hook, whose margin is margin_tree's), except one in both: the
+hierarchical hook, margin_ddp_hier), except one in both: the
 planner widens a plan by the larger of its families' margins, so such a
 plan counts only for the family whose margin was off when it was planned,
 and for the hierarchical hook's when both were (the hook on top of a
@@ -47,7 +47,7 @@ def families(plan):
     if env.get("AUTOSYNC_DDP_COMM_HOOK", "none") not in ("none", ""):
         fam.append("margin_compression")
     if env.get("AUTOSYNC_DDP_ALLREDUCE") == "hierarchical":
-        fam.append("margin_tree")
+        fam.append("margin_ddp_hier")
     return fam
 
 
@@ -57,7 +57,7 @@ def evidence(fam, run):
     if not fam:
         return ["uncertainty"]
     if len(fam) > 1:
-        return ["margin_" + run] if "margin_" + run in fam else ["margin_tree"]
+        return ["margin_" + run] if "margin_" + run in fam else ["margin_ddp_hier"]
     return fam
 
 
@@ -68,7 +68,7 @@ def main():
     worst = {}
     for path in sorted(glob.glob(os.path.join(raw, "*", "*.jsonl"))):
         run, m = path.split(os.sep)[-2], os.path.basename(path)[:-6]
-        off = "compression and tree" if run == "both" else run
+        off = "compression and ddp_hier" if run == "both" else run
         with open(os.path.join(plans, run, m, "autosync.yaml")) as f:
             plan = yaml.safe_load(f)
         rows = [json.loads(line) for line in open(path) if line.startswith("{")]

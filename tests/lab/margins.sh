@@ -28,28 +28,28 @@ EOF
 held compression a fp16 flat 0.4 1.0 0.5 1.0
 # a bucket cap: 1.05, for the uncertainty every plan must beat
 held compression b none flat 0.9 1.0 0.945 1.0
-# fp16 + hierarchical planned without the tree margin: 2.0, for the tree
+# fp16 + hierarchical planned without the hook's margin: 2.0, for the hook's
 # margin only (flat fp16 is not held back by it)
-held tree a fp16 hierarchical 0.25 1.0 0.5 1.0
+held ddp_hier a fp16 hierarchical 0.25 1.0 0.5 1.0
 # hierarchical, a pessimistic model (0.8): the worst case still counts
-held tree b none hierarchical 0.5 1.0 0.4 1.0
-# fp16 + hierarchical planned without either margin: 2.4, for the tree
+held ddp_hier b none hierarchical 0.5 1.0 0.4 1.0
+# fp16 + hierarchical planned without either margin: 2.4, for the hook's
 # margin (the hook on top of a compression flat plans measure)
 held both a fp16 hierarchical 0.25 1.0 0.6 1.0
 # a failed check: not used
-held tree c none flat 0.1 1.0 0.9 1.0 false
+held ddp_hier c none flat 0.1 1.0 0.9 1.0 false
 
 out=$(/usr/bin/python3 "$SRCDIR/tests/lab/ddp_margins.py" "$TMP/raw" "$TMP/plans" 2>&1); rc=$?
 is "$rc" 0 "ddp_margins.py runs"
 is "$(printf '%s\n' "$out" | grep -v '^#')" "margin_compression: 0.200
-margin_tree: 0.583
-uncertainty: 0.048" "margins: compression from flat fp16, tree from fp16 + hierarchical, uncertainty from the bucket cap"
-like "$out" "# a, no margin for tree \(autosync-bucket-cap\): predicted 0.2500 s against the default's 1.0000 s \(4.00x\), measured 0.5000 against 1.0000 s \(2.00x\): optimism 2.000 \(margin_compression \+ margin_tree\)" \
+margin_ddp_hier: 0.583
+uncertainty: 0.048" "margins: compression from flat fp16, the hook's from fp16 + hierarchical, uncertainty from the bucket cap"
+like "$out" "# a, no margin for ddp_hier \(autosync-bucket-cap\): predicted 0.2500 s against the default's 1.0000 s \(4.00x\), measured 0.5000 against 1.0000 s \(2.00x\): optimism 2.000 \(margin_compression \+ margin_ddp_hier\)" \
 	"  a plan in both families is reported with both"
-like "$out" "# a, no margin for compression and tree .*optimism 2.400 \(margin_compression \+ margin_tree\)" \
+like "$out" "# a, no margin for compression and ddp_hier .*optimism 2.400 \(margin_compression \+ margin_ddp_hier\)" \
 	"  planned without either margin: reported as such"
 like "$out" "# b, no margin for compression .*optimism 1.050, neither family" "  the bucket cap is in neither family"
-like "$out" "# c, no margin for tree: no complete measurement, not used" "  a failed run is not used"
+like "$out" "# c, no margin for ddp_hier: no complete measurement, not used" "  a failed run is not used"
 
 # the planner widens by the uncertainty it is given
 printf 'autosync_costs: 1\n%s\n' "$(printf '%s\n' "$out" | grep '^uncertainty')" > "$TMP/cal.yaml"
