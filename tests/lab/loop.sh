@@ -73,7 +73,7 @@ for cell in $CELLS; do
 		LAB_PPN=$ppn timeout 3600 "$LAB" mpirun -np $np --map-by slot "$BIN" bench --model "$mf" \
 			--scale "$sc" --network "$BASE,nics=1x$nic" --simulator "$SIM" --measure-cpu \
 			--strategies autosync,autosync-learned,ddp-default --rounds "$ROUNDS" --steps "$STEPS" \
-			--out "$OUT/raw/$tag.jsonl" --feedback "$OUT/feedback.jsonl" \
+			--output "$OUT/raw/$tag.jsonl" --feedback "$OUT/feedback.jsonl" \
 			--write-plans "$OUT/plans/$tag" > "$OUT/raw/$tag.txt" 2>&1
 		log "  rc $?"
 	done

@@ -25,7 +25,8 @@ common = read('2026-12-03-dataset/feedback.jsonl', lambda r: r['gpus_per_node'] 
 before = (common + read('2026-12-06-tree/rerecord-dataset/feedback.jsonl',
                         lambda r: r['nodes'] == 4 and r['gpus_per_node'] == 2) +
           read('2026-12-06-twonodes/dataset/feedback.jsonl', lambda r: True))
-after = common + read('2026-12-06-rails/dataset/feedback.jsonl', lambda r: True)
+# dataset/'s 4x1 records came later (evals-all.sh uses them)
+after = common + read('2026-12-06-rails/dataset/feedback.jsonl', lambda r: r['gpus_per_node'] != 1)
 for f, v in ((sys.argv[1], before), (sys.argv[2], after)):
     with open(f, 'w') as o:
         o.writelines(v)
