@@ -82,7 +82,7 @@ for rate in $RATES; do
 			timeout 3000 "$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" \
 				${CLUSTER:+--network "$CLUSTER"} --hier "$HIER" --strategies "$BASELINES" \
 				--knobs "$k" --rounds "$R" --steps "$S" --warmup "$WARMUP" $rnd ${EXTRA:-} \
-				--out "$d/$m$x.jsonl" --feedback "$OUT/feedback.jsonl" \
+				--output "$d/$m$x.jsonl" --feedback "$OUT/feedback.jsonl" \
 				--write-plans "$OUT/plans/$rate/$m$x" > "$d/$m$x.txt" 2>&1
 			log "  rc $? ($(grep -c ' ok$' "$d/$m$x.txt") ok lines, $(grep -c WRONG "$d/$m$x.txt") wrong)"
 			rnd=""   # random strategies once per model
@@ -122,7 +122,7 @@ for rate in $RATES; do
 			"$LAB" mpirun -np $NP --map-by slot "$BIN" bench --model "$m" --scale "$sc" --hier $h \
 				--network "$CLUSTER" \
 				--strategies autosync,ddp-default --rounds 3 --steps 3 \
-				--out "$OUT/raw/$rate/side-hier-$h.jsonl" > "$OUT/raw/$rate/side-hier-$h.txt" 2>&1
+				--output "$OUT/raw/$rate/side-hier-$h.jsonl" > "$OUT/raw/$rate/side-hier-$h.txt" 2>&1
 		done
 	fi
 	"$LAB" down "$HOSTS"
