@@ -481,7 +481,7 @@ static void family_margin(const struct simctx *x, const struct strategy *s,
 		if (s->cfg[b].algo == AUTOSYNC_ALGO_TREE)
 			widen(M, k, AUTOSYNC_FAMILY_TREE);
 		/* DDP's hierarchical all-reduce is the adapter's comm hook,
-		 * not yet measured against the simulator: as wide as tree */
+		 * whose optimism the DDP peer measures: its own margin */
 		if (x->fw == AUTOSYNC_FW_PYTORCH_DDP &&
 		    s->cfg[b].algo == AUTOSYNC_ALGO_HIER)
 			widen(M, k, AUTOSYNC_FAMILY_DDP_HIER);
