@@ -17,6 +17,7 @@ static const struct key {
 } keys[] = {
     {"config", KEY_PATH, offsetof(struct as_pconf, config)},
     {"strict", KEY_BOOL, offsetof(struct as_pconf, strict)},
+    {"agree", KEY_BOOL, offsetof(struct as_pconf, agree)},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -24,6 +25,7 @@ static const struct key {
 static void defaults(struct as_pconf *pc)
 {
 	memset(pc, 0, sizeof(*pc));
+	pc->agree = 1;
 }
 
 int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
@@ -53,10 +55,11 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 				break;
 			}
 		if (!k) {
-			snprintf(err, errlen,
-				 "autosync: unknown plugstack argument '%s' "
-				 "(known: config=PATH, strict=BOOL)",
-				 asi_quote(av[i], q, sizeof(q)));
+			snprintf(
+			    err, errlen,
+			    "autosync: unknown plugstack argument '%s' "
+			    "(known: config=PATH, strict=BOOL, agree=BOOL)",
+			    asi_quote(av[i], q, sizeof(q)));
 			goto fail;
 		}
 		if (seen[idx]++) {

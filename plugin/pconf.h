@@ -11,6 +11,8 @@
 struct as_pconf {
 	char config[PATH_MAX]; /* site config (YAML); "" = none */
 	int strict; /* 1: treat every autosync error as --autosync=required */
+	int agree;  /* 1 (default): a multi-node step's nodes agree on one
+		     * plan through srun (autosync/agree.h) */
 };
 
 /* Fill 'pc' with defaults, then apply 'av'. On an unknown key, a missing

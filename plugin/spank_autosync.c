@@ -16,7 +16,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@
 #include <slurm/spank.h>
 
 #include "args.h"
+#include "autosync/agree.h"
 #include "autosync/common.h"
 #include "autosync/feedback.h"
 #include "autosync/job.h"
@@ -67,6 +70,12 @@ static struct autosync_context {
 	char deferred[MSG_MAX]; /* a problem to report in task_init */
 	int deferred_fatal;	/* 1: fail the tasks (required mode) */
 	int injected;		/* user_init set the task environment */
+	/* the nodes' agreement on one plan (autosync/agree.h) */
+	char agree_spec[AUTOSYNC_AGREE_SPEC_MAX]; /* remote: from srun */
+	autosync_agree_t *agree;		  /* srun: the gathering */
+	pthread_t agree_thread;
+	int agree_verdict; /* srun: what the gathering decided */
+	double agree_ms;   /* remote: how long the agreement took */
 } context = {.args = {.mode = AS_MODE_UNSET}, .mode = AS_MODE_UNSET};
 
 static int cb_mode(int val, const char *optarg, int remote);
@@ -306,6 +315,179 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 /* Slurm's special step ids (slurm.h): only real job steps are planned. */
 #define STEP_SPECIAL_MIN 0xfffffff0u
 
+/* ------------------------------------------------ srun: the agreement */
+
+/* The agreement's variable: how the nodes find srun's gathering. Set in
+ * srun's environment (which srun sends with the step), taken out of the
+ * job's environment by every node before its tasks start. */
+#define AGREE_VAR "AUTOSYNC_AGREE"
+
+static void *agree_main(void *arg)
+{
+	(void)arg;
+	context.agree_verdict = autosync_agree_run(context.agree, NULL);
+	return NULL;
+}
+
+/* The thread takes no signal: srun's own threads handle them. */
+static int agree_thread_start(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&context.agree_thread, NULL, agree_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* In srun, before the step launches: when its nodes will plan (a model or
+ * a plan file, more than one node), gather their plan hashes while they
+ * start, so that they apply a plan only when all have the same one. A
+ * failure here only leaves the nodes without the check, as before. */
+static void agree_start(spank_t sp)
+{
+	autosync_error_t err = {.text = ""};
+	char spec[AUTOSYNC_AGREE_SPEC_MAX];
+	uint32_t nnodes = 0, job = 0, step = 0;
+	int mode = as_args_effective_mode(&context.args, AS_MODE_OFF);
+
+	unsetenv(AGREE_VAR); /* never another step's */
+	if (!context.pconf_ok || !context.pconf.agree || mode == AS_MODE_OFF ||
+	    !(context.args.model[0] || mode == AS_MODE_PLAN))
+		return;
+	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    nnodes < 2)
+		return;
+	/* the window covers the slowest node's planning budget */
+	int budget = site() ? autosync_siteconf_plan_budget_ms(site()) : 1000;
+	int gather = budget + 4000;
+
+	if (gather > AUTOSYNC_AGREE_GATHER_MAX_MS)
+		gather = AUTOSYNC_AGREE_GATHER_MAX_MS;
+	if (!(context.agree = autosync_agree_create(nnodes, job, step, &err)) ||
+	    autosync_agree_set_windows(context.agree, gather, 600000, &err) <
+		0 ||
+	    autosync_agree_listen(context.agree, spec, sizeof(spec), &err) <
+		0 ||
+	    setenv(AGREE_VAR, spec, 1) < 0 || agree_thread_start() != 0) {
+		plog(AUTOSYNC_LOG_INFO,
+		     "autosync: the nodes cannot agree through srun (%s); they "
+		     "plan unchecked",
+		     err.text[0] ? err.text : strerror(errno));
+		unsetenv(AGREE_VAR);
+		autosync_agree_destroy(context.agree);
+		context.agree = NULL;
+	}
+}
+
+/* At srun's end: the gathering is over long since, or is stopped now. */
+static void agree_finish(void)
+{
+	if (!context.agree)
+		return;
+	autosync_agree_stop(context.agree);
+	pthread_join(context.agree_thread, NULL);
+	if (context.agree_verdict > AUTOSYNC_AGREE_NONE)
+		plog(AUTOSYNC_LOG_INFO, "autosync: the nodes' plans: %s",
+		     autosync_agree_verdict_line(context.agree));
+	autosync_agree_destroy(context.agree);
+	context.agree = NULL;
+}
+
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+	load_pconf(ac, av);
+	if (spank_context() == S_CTX_LOCAL)
+		agree_start(sp);
+	return 0;
+}
+
+/* --------------------------------------------- slurmstepd: the agreement */
+
+/* Every step's nodes take srun's variable out of the job's environment
+ * (the tasks never see it); only real steps keep it for the agreement. */
+static void agree_take(spank_t sp)
+{
+	context.agree_spec[0] = '\0';
+	if (spank_getenv(sp, AGREE_VAR, context.agree_spec,
+			 sizeof(context.agree_spec)) != ESPANK_SUCCESS)
+		context.agree_spec[0] = '\0';
+	else
+		(void)spank_unsetenv(sp, AGREE_VAR);
+	if (!context.pconf_ok || !context.pconf.agree)
+		context.agree_spec[0] = '\0';
+}
+
+/* Report this node's plan hash ("-": none) and hear srun's verdict.
+ * Returns 1 when the plan may be applied, 0 when every node runs without
+ * it (the reason deferred, fatal when 'fatal'). Without srun's variable (one
+ * node, agree=no, or an srun without the plugin) the plan is applied
+ * unchecked, as every node plans from the same inputs. */
+static int agree(spank_t sp, const char *hash, int fatal)
+{
+	autosync_error_t err = {.text = ""};
+	char host[64], v[AUTOSYNC_AGREE_LINE_MAX], h0[72], h1[72];
+	uint32_t job = 0, step = 0, nodeid = 0;
+	unsigned n0, n1;
+	int rc;
+
+	if (!context.agree_spec[0])
+		return 1;
+	context.agree_spec[sizeof(context.agree_spec) - 1] = '\0';
+	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS ||
+	    step >= STEP_SPECIAL_MIN)
+		return 1; /* not a step srun gathers for */
+	/* srun's address for its own messages from the nodes (an IP
+	 * address, set by srun in the step's environment) */
+	if (spank_getenv(sp, "SLURM_SRUN_COMM_HOST", host, sizeof(host)) !=
+	    ESPANK_SUCCESS) {
+		rc = autosync_errprintf(&err, "no SLURM_SRUN_COMM_HOST");
+	} else {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = autosync_agree_join(host, context.agree_spec, job, step,
+					 nodeid, hash, v, sizeof(v), &err);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		context.agree_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+				   (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	}
+	if (rc == AUTOSYNC_AGREE_SAME)
+		return 1;
+	if (!strcmp(hash, "-"))
+		return 0; /* no plan here anyway: its own reason is deferred */
+	if (rc == AUTOSYNC_AGREE_DIFFER &&
+	    sscanf(v, "differ %u %71s %u %71s", &n0, h0, &n1, h1) == 4 &&
+	    (!strcmp(h0, "-") || !strcmp(h1, "-")))
+		defer(fatal,
+		      "autosync: node %u of this step has no plan; every node "
+		      "runs without autosync",
+		      !strcmp(h0, "-") ? n0 : n1);
+	else if (rc == AUTOSYNC_AGREE_DIFFER &&
+		 sscanf(v, "differ %u %71s %u %71s", &n0, h0, &n1, h1) == 4)
+		defer(fatal,
+		      "autosync: nodes %u and %u of this step made different "
+		      "plans (%s, %s); every node runs without autosync",
+		      n0, n1, h0, h1);
+	else if (rc == AUTOSYNC_AGREE_INCOMPLETE &&
+		 sscanf(v, "incomplete %u %u", &n0, &n1) == 2)
+		defer(fatal,
+		      "autosync: only %u of the step's %u nodes reported a "
+		      "plan in time; every node runs without autosync",
+		      n0, n1);
+	else
+		defer(fatal,
+		      "autosync: cannot agree on the plan with srun (%s); "
+		      "running without autosync",
+		      err.text[0] ? err.text : v);
+	return 0;
+}
+
 /* The site config, read once per process; NULL when none is configured or
  * it is broken (then site_err says why). */
 static autosync_siteconf_t *site(void)
@@ -532,35 +714,45 @@ static int plan_step(spank_t sp, autosync_error_t *err)
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	autosync_error_t err = {.text = ""};
+	char agreed[64] = "";
 	int fatal;
 
 	load_pconf(ac, av);
-	if (!remote_mode(sp))
+	agree_take(sp);
+	if (!remote_mode(sp)) {
+		(void)agree(sp, "-", 0);
 		return 0; /* not asked for: the step sees nothing of autosync */
+	}
 	fatal = fatal_for(context.pconf.strict);
 
 	if (set_env(sp, "AUTOSYNC_MODE",
 		    context.mode == AS_MODE_PLAN
 			? context.args.plan_path
 			: as_mode_name(context.mode)) < 0)
-		return 0;
+		goto no_plan;
 	if (context.args.model[0] &&
 	    set_env(sp, "AUTOSYNC_MODEL", context.args.model) < 0)
-		return 0;
+		goto no_plan;
 	if (context.args.compress &&
 	    set_env(sp, "AUTOSYNC_COMPRESSION", "yes") < 0)
-		return 0;
+		goto no_plan;
 	context.injected = 1;
 	if (!context.plan_step || !context.jobdir[0])
-		return 0;
+		goto no_plan;
 
 	node_name();
 	if (plan_step(sp, &err) < 0) {
 		defer(fatal, "autosync: %s; running without autosync",
 		      err.text);
+		(void)agree(sp, "-", 0);
 		return 0;
 	}
+	if (!agree(sp, context.out.plan_hash, fatal))
+		return 0;
 	context.planned = 1;
+	if (context.agree_spec[0])
+		snprintf(agreed, sizeof(agreed),
+			 ", the nodes agreed in %.1f ms", context.agree_ms);
 	for (size_t i = 0; i < context.out.nwarnings; i++)
 		plog(AUTOSYNC_LOG_WARNING,
 		     "autosync: job %u step %u node %s: %s", context.job_id,
@@ -571,11 +763,14 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 			break;
 	plog(AUTOSYNC_LOG_INFO,
 	     "autosync: job %u step %u node %s: plan %s, topology %s, model "
-	     "%s, planned in %.1f ms (%.1f ms with loading)",
+	     "%s, planned in %.1f ms (%.1f ms with loading)%s",
 	     context.job_id, context.step, context.node, context.out.plan_hash,
 	     context.out.topo_hash[0] ? context.out.topo_hash : "-",
 	     context.args.model[0] ? context.args.model : "(plan file)",
-	     context.out.plan_ms, context.out.total_ms);
+	     context.out.plan_ms, context.out.total_ms, agreed);
+	return 0;
+no_plan:
+	(void)agree(sp, "-", 0); /* the others must not apply theirs */
 	return 0;
 }
 
@@ -752,6 +947,8 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)sp;
 	(void)ac;
 	(void)av;
+	if (spank_context() == S_CTX_LOCAL)
+		agree_finish();
 	if (spank_context() == S_CTX_REMOTE) {
 		if (context.planned)
 			finish_step();

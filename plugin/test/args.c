@@ -172,10 +172,14 @@ static void test_pconf(void)
 	char *rel[] = {"config=etc/a.yaml"};
 	char *dup[] = {"strict=0", "strict=1"};
 	char *badbool[] = {"strict=maybe"};
+	char *noagree[] = {"agree=no"};
 
 	ok(as_pconf_parse(&pc, 0, NULL, err, sizeof(err)) == 0 &&
-	       pc.config[0] == '\0' && pc.strict == 0,
-	   "no arguments: defaults");
+	       pc.config[0] == '\0' && pc.strict == 0 && pc.agree == 1,
+	   "no arguments: defaults (nodes agree through srun)");
+	ok(as_pconf_parse(&pc, 1, noagree, err, sizeof(err)) == 0 &&
+	       pc.agree == 0,
+	   "agree=no");
 	ok(as_pconf_parse(&pc, 2, good, err, sizeof(err)) == 0,
 	   "good arguments");
 	is(pc.config, "/etc/autosync/autosync.yaml", "config path");
@@ -184,7 +188,7 @@ static void test_pconf(void)
 	   "unknown key refused");
 	is(err,
 	   "autosync: unknown plugstack argument 'colour=blue' (known: "
-	   "config=PATH, strict=BOOL)",
+	   "config=PATH, strict=BOOL, agree=BOOL)",
 	   "unknown key message");
 	ok(pc.config[0] == '\0', "defaults after an error");
 	ok(as_pconf_parse(&pc, 1, noeq, err, sizeof(err)) < 0,

@@ -8,9 +8,12 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -702,6 +706,133 @@ static void test_hostile_env(void)
 	   "a plan file that sets LD_PRELOAD: refused, named, the step runs");
 }
 
+/* srun's side of the agreement, played by the test: answers one node's
+ * report with 'same HASH' (its own hash echoed) or a fixed line. */
+struct fake_srun {
+	int fd;
+	const char *reply; /* NULL: echo 'same HASH' */
+	char got[256];
+	pthread_t th;
+};
+
+static void *fake_srun_main(void *arg)
+{
+	struct fake_srun *f = arg;
+	char out[300];
+	const char *h;
+	ssize_t n;
+	int c;
+
+	if ((c = accept(f->fd, NULL, NULL)) < 0)
+		return NULL;
+	n = read(c, f->got, sizeof(f->got) - 1);
+	f->got[n > 0 ? n : 0] = '\0';
+	h = strrchr(f->got, ' ');
+	if (f->reply)
+		snprintf(out, sizeof(out), "%s\n", f->reply);
+	else
+		snprintf(out, sizeof(out), "same %s", h ? h + 1 : "?\n");
+	(void)!write(c, out, strlen(out));
+	close(c);
+	return NULL;
+}
+
+/* listen on loopback; the spec a node needs in 'spec' */
+static void fake_srun_start(struct fake_srun *f, const char *reply, char *spec,
+			    size_t len)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+
+	memset(f, 0, sizeof(*f));
+	f->reply = reply;
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+	    bind(f->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(f->fd, 4) < 0 ||
+	    getsockname(f->fd, (struct sockaddr *)&sa, &sl) < 0 ||
+	    pthread_create(&f->th, NULL, fake_srun_main, f))
+		bail_out("fake srun");
+	snprintf(spec, len,
+		 "AUTOSYNC_AGREE=%d 0123456789abcdef0123456789abcdef 500",
+		 ntohs(sa.sin_port));
+}
+
+static void fake_srun_end(struct fake_srun *f)
+{
+	shutdown(f->fd, SHUT_RDWR);
+	pthread_join(f->th, NULL);
+	close(f->fd);
+}
+
+/* The nodes' agreement (autosync/agree.h) from one node's side: srun's
+ * variable is the job's, so it is read like any hostile input. */
+static void test_agree(void)
+{
+	struct fake_srun f;
+	char spec[128];
+
+	fake_srun_start(&f, NULL, spec, sizeof(spec));
+	struct step same = {.model = "resnet50",
+			    .ntasks = 1,
+			    .env = {spec, "SLURM_SRUN_COMM_HOST=127.0.0.1"}};
+	run_step(&same);
+	fake_srun_end(&f);
+	ok(!strncmp(f.got, "autosync-agree 1 0123456789abcdef0123456789abcdef ",
+		    50) &&
+	       has(f.got, " 0 1 ") && has(same.tasks[0], "AUTOSYNC_PLAN=") &&
+	       !has(same.tasks[0], "AUTOSYNC_AGREE") &&
+	       has(logbuf, ", the nodes agreed in "),
+	   "srun says 'same': the node reported job, step, node id and "
+	   "hash, applies its plan; the task never sees srun's variable");
+
+	fake_srun_start(&f, "differ 0 aaaa 1 bbbb", spec, sizeof(spec));
+	struct step differ = {.model = "resnet50",
+			      .ntasks = 1,
+			      .env = {spec, "SLURM_SRUN_COMM_HOST=127.0.0.1"}};
+	run_step(&differ);
+	fake_srun_end(&f);
+	ok(!has(differ.tasks[0], "AUTOSYNC_PLAN=") &&
+	       !has(differ.tasks[0], "NCCL_IB_HCA") &&
+	       has(differ.tasks[0], "rc=0") &&
+	       has(logbuf, "autosync: nodes 0 and 1 of this step made "
+			   "different plans (aaaa, bbbb); every node runs "
+			   "without autosync"),
+	   "srun says 'differ': no plan, the step runs, the reason logged");
+
+	struct step garbage = {.model = "resnet50",
+			       .ntasks = 1,
+			       .env = {"AUTOSYNC_AGREE=12 zz 5\n",
+				       "SLURM_SRUN_COMM_HOST=127.0.0.1"}};
+	run_step(&garbage);
+	ok(!has(garbage.tasks[0], "AUTOSYNC_PLAN=") &&
+	       has(garbage.tasks[0], "rc=0") &&
+	       has(logbuf, "cannot agree on the plan with srun (agree: bad "
+			   "spec '12 zz 5\\x0a'); running without autosync"),
+	   "a forged spec: no plan, the step runs, the value escaped");
+
+	struct step nohost = {.model = "resnet50",
+			      .ntasks = 1,
+			      .env = {"AUTOSYNC_AGREE=1 "
+				      "0123456789abcdef0123456789abcdef 5"}};
+	run_step(&nohost);
+	ok(!has(nohost.tasks[0], "AUTOSYNC_PLAN=") &&
+	       has(logbuf, "(no SLURM_SRUN_COMM_HOST)"),
+	   "no srun address: no plan");
+
+	char args[1700];
+	snprintf(args, sizeof(args), "%s agree=no", site);
+	struct step off = {.model = "resnet50",
+			   .ntasks = 1,
+			   .args = args,
+			   .env = {"AUTOSYNC_AGREE=12 zz 5"}};
+	run_step(&off);
+	ok(has(off.tasks[0], "AUTOSYNC_PLAN=") &&
+	       !has(off.tasks[0], "AUTOSYNC_AGREE"),
+	   "agree=no: the plan applied unchecked; the variable still "
+	   "removed");
+}
+
 static void test_hostile_reports(void)
 {
 	struct {
@@ -1103,6 +1234,7 @@ int main(void)
 	test_forged_node();
 	test_hostile_models();
 	test_hostile_env();
+	test_agree();
 	test_hostile_reports();
 	test_jobdirs(fixtures);
 	test_faults(fixtures);

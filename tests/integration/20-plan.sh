@@ -282,5 +282,31 @@ out=$(as_user "$AUTOSYNC" plan --config "$IT_LIB/etc/nocompress.yaml" --model vg
 like "$out" "compression: not allowed on this cluster \\(allow_compression: false\\); planning without" "autosync plan says why, from the same site config"
 reset_plugin_args
 
+# --- the nodes agree on one plan through srun, or none applies one ---------
+# 3 GPUs over 2 nodes (2 + 1): each node plans for its own GPUs, so the two
+# plans differ. srun gathers the nodes' plan hashes before the tasks start
+# and every node hears the same verdict: no task gets a plan.
+show='echo "${AUTOSYNC_PLAN-unset} ${AUTOSYNC_DDP_BUCKET_CAP_MB-unset} ${NCCL_IB_HCA-unset} ${AUTOSYNC_AGREE-unset}"'
+out=$(as_user srun -N2 -n3 --gpus-per-task=1 --autosync-model=resnet50 bash -c "$show" 2>&1 | sort)
+is "$(grep -v ^autosync: <<<"$out")" "unset unset unset unset
+unset unset unset unset
+unset unset unset unset" "nodes with different plans: every task runs without a plan (and never sees srun's gathering)"
+like "$(grep ^autosync: <<<"$out")" "^autosync: nodes 0 and 1 of this step made different plans \([0-9a-f]{16}, [0-9a-f]{16}\); every node runs without autosync$" \
+  "one warning, naming the two nodes and their plans"
+out=$(as_user srun -N2 -n3 --gpus-per-task=1 --autosync=required --autosync-model=resnet50 bash -c 'echo ran' 2>&1)
+unlike "$out" "^ran" "--autosync=required: the tasks do not start"
+like "$out" "made different plans" "and say why"
+out=$(as_user srun -v -N2 -n4 --gpus-per-node=2 --autosync-model=resnet50 bash -c 'echo "task $AUTOSYNC_PLAN_HASH"' 2>&1)
+hash=$(sed -n 's/^task //p' <<<"$out" | sort -u)
+like "$hash" "^[0-9a-f]{16}$" "nodes with the same plan: every task has it"
+like "$out" "srun: autosync: the nodes' plans: same $hash" "srun -v says the nodes agreed, on that plan"
+like "$(grep -h "job [0-9]* step [0-9]* node node[0-9]: plan $hash" /var/log/slurm/slurmd-node*.log | tail -1)" \
+  ", the nodes agreed in [0-9.]+ ms$" "slurmd's log says how long the agreement took"
+# an admin can turn the check off: then each node applies its own plan
+set_plugin_args "config=$IT_SITE" "agree=no"
+out=$(as_user srun -N2 -n3 --gpus-per-task=1 --autosync-model=resnet50 bash -c 'echo "$AUTOSYNC_PLAN_HASH"' 2>&1 | sort -u | wc -l)
+is "$out" 2 "agree=no: the nodes apply their own, different plans (the check is what prevents that)"
+reset_plugin_args
+
 is "$(sinfo -h -N -o '%T' | grep -Ecv '^(idle|mixed|allocated)$')" 0 "no node drained or down"
 done_testing
