@@ -58,18 +58,27 @@ void learn_features(const autosync_feedback_rec_t *r, float *f)
 }
 
 /* The planner's families (autosync_family) of a record's strategy, as
- * planner/search.c assigns them; the one with the widest default margin
- * is the record's (that is the margin the planner applied to it). */
+ * planner/search.c assigns them. A record counts in one of them, by a fixed
+ * precedence: DDP's hierarchical hook, compression, parameter server, tree,
+ * many small buckets, else bucketed all-reduce. Fixed, so that neither the
+ * margins being measured nor a site's calibration change which records a
+ * family's margin is measured on (when it was the widest margin's, the
+ * values depended on themselves, and compression and PS had no order that
+ * agreed with itself); the planner widens a plan by the widest margin
+ * among all its families, never less than the margin of the family it
+ * counts in here. */
 int learn_family(const autosync_feedback_rec_t *r)
 {
+	static const int precedence[] = {
+	    AUTOSYNC_FAMILY_DDP_HIER, AUTOSYNC_FAMILY_COMPRESSION,
+	    AUTOSYNC_FAMILY_PS, AUTOSYNC_FAMILY_TREE,
+	    AUTOSYNC_FAMILY_SMALL_BUCKETS};
 	autosync_costs_t k;
 	size_t small = 0, ar = 0;
-	unsigned mask = 1u << AUTOSYNC_FAMILY_ALLREDUCE;
-	int fam = AUTOSYNC_FAMILY_ALLREDUCE;
-	double m[AUTOSYNC_FAMILY_N], widest;
+	unsigned mask = 0;
 	double scale = r->scale > 0 ? r->scale : 1;
 
-	autosync_costs_default(&k);
+	autosync_costs_default(&k); /* the small-bucket size only */
 	for (size_t i = 0; i < r->nbuckets; i++) {
 		const autosync_feedback_bucket_t *b = &r->buckets[i];
 		if (!(b->bytes > 0))
@@ -91,17 +100,8 @@ int learn_family(const autosync_feedback_rec_t *r)
 	}
 	if (small > 8 && small * 4 > ar)
 		mask |= 1u << AUTOSYNC_FAMILY_SMALL_BUCKETS;
-	m[AUTOSYNC_FAMILY_ALLREDUCE] = k.uncertainty;
-	m[AUTOSYNC_FAMILY_COMPRESSION] = k.margin_compression;
-	m[AUTOSYNC_FAMILY_PS] = k.margin_ps;
-	m[AUTOSYNC_FAMILY_TREE] = k.margin_tree;
-	m[AUTOSYNC_FAMILY_DDP_HIER] = k.margin_ddp_hier;
-	m[AUTOSYNC_FAMILY_SMALL_BUCKETS] = k.margin_small_buckets;
-	widest = m[fam];
-	for (int f = 1; f < AUTOSYNC_FAMILY_N; f++)
-		if ((mask & (1u << f)) && m[f] > widest) {
-			widest = m[f];
-			fam = f;
-		}
-	return fam;
+	for (size_t i = 0; i < sizeof(precedence) / sizeof(precedence[0]); i++)
+		if (mask & (1u << precedence[i]))
+			return precedence[i];
+	return AUTOSYNC_FAMILY_ALLREDUCE;
 }

@@ -93,7 +93,7 @@ void autosync_costs_default(autosync_costs_t *k)
 	k->margin_small_buckets = 0.05;
 	k->margin_ps = 0.25;
 	k->margin_tree = 0.05;
-	k->margin_compression = 0.25;
+	k->margin_compression = 0.20;
 	/* results/2026-12-04-ddp-lab-calibration: the hook planned with no
 	 * margin measured 1.7-2.0x optimistic on held-out models */
 	k->margin_ddp_hier = 0.50;

@@ -231,7 +231,7 @@ typedef struct autosync_costs {
 	    margin_small_buckets;  /* many buckets < small_bucket_bytes 0.05 */
 	double margin_ps;	   /* parameter server buckets          0.25 */
 	double margin_tree;	   /* explicit tree all-reduce          0.05 */
-	double margin_compression; /* 16-bit compressed buckets         0.25 */
+	double margin_compression; /* 16-bit compressed buckets         0.20 */
 	double small_bucket_bytes; /* a "small" bucket, bytes         1 MiB */
 	double oversubscription;   /* fabric uplink oversubscription when the
 				      job spans more than nodes_per_switch
