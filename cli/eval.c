@@ -418,10 +418,10 @@ static void print_margins(const autosync_learned_t *l)
 	printf("\n");
 }
 
-/* The analytic model's own margins on these records (its predictions
- * were never fitted to them): what an admin can put in a costs file's
- * margin_* keys for a site without a simulator file. One line. */
-static int print_analytic_margins(struct ctx *c)
+/* The 90th percentile of the optimism of the picks of the predictions now
+ * in the dataset, per family (autosync_dataset_margins), after 'what'. One
+ * line. */
+static int print_dataset_margins(struct ctx *c, const char *what)
 {
 	double m[AUTOSYNC_FAMILY_N];
 	size_t counts[AUTOSYNC_FAMILY_N];
@@ -429,8 +429,7 @@ static int print_analytic_margins(struct ctx *c)
 
 	if (autosync_dataset_margins(c->d, m, counts, &c->err) < 0)
 		return -1;
-	printf("# the analytic model's margins here (90th percentile of the "
-	       "optimism of its picks):");
+	printf("# %s (90th percentile of the optimism of its picks):", what);
 	for (int f = 0; f < AUTOSYNC_FAMILY_N; f++) {
 		if (m[f] >= 0)
 			printf("%s %s %.1f%% (%zu groups)", sep,
@@ -447,8 +446,11 @@ static int print_analytic_margins(struct ctx *c)
 static int evaluate(struct ctx *c)
 {
 	printf("# predictions as recorded (the analytic simulator)\n");
+	/* the analytic model was never fitted to the records: what an admin
+	 * can put in a costs file's margin_* keys for a site without a
+	 * simulator file */
 	if (report(c->d, &c->err) < 0 || write_picks(c, "recorded") < 0 ||
-	    print_analytic_margins(c) < 0)
+	    print_dataset_margins(c, "the analytic model's margins here") < 0)
 		return -1;
 	if (c->given) {
 		if (autosync_learned_apply(c->given, c->d, 0, NULL, &c->err) <
@@ -459,6 +461,11 @@ static int evaluate(struct ctx *c)
 		    write_picks(c, "corrected") < 0)
 			return -1;
 		print_margins(c->given);
+		/* its margins' check, on records it was not trained on */
+		if (print_dataset_margins(
+			c, "its picks here, to check them where it was not "
+			   "trained") < 0)
+			return -1;
 		autosync_dataset_reset(c->d);
 	}
 	if (c->cv >= 0) {
