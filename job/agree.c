@@ -156,7 +156,8 @@ static int listen_any(autosync_error_t *errp)
 			fd = -1;
 		}
 	}
-	if (fd >= 0 && listen(fd, 1024) < 0) {
+	/* every node connects at about the same time */
+	if (fd >= 0 && listen(fd, SOMAXCONN) < 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
