@@ -131,6 +131,26 @@ static void test_same(void)
 	is_int(l.rc, AUTOSYNC_AGREE_SAME, "and the launcher decided so");
 }
 
+/* a step of 100 nodes: one thread gathers them all */
+static void test_many(void)
+{
+	enum { N = 100 };
+	static struct node n[N];
+	static const char *h[N];
+	struct launcher l;
+	int all = 1;
+
+	for (int i = 0; i < N; i++)
+		h[i] = "feedfacecafe0123";
+	start(&l, N, 10000);
+	nodes(n, N, l.spec, h);
+	finish(&l);
+	for (int i = 0; i < N; i++)
+		all &= n[i].rc == AUTOSYNC_AGREE_SAME;
+	ok(all, "100 nodes: every one hears 'same'");
+	is_int(l.rc, AUTOSYNC_AGREE_SAME, "and the launcher decided so");
+}
+
 static void test_differ(void)
 {
 	struct launcher l;
@@ -140,6 +160,7 @@ static void test_differ(void)
 
 	start(&l, 3, 5000);
 	nodes(n, 3, l.spec, h);
+	pthread_join(l.th, NULL);
 	for (int i = 0; i < 3; i++)
 		all &= n[i].rc == AUTOSYNC_AGREE_DIFFER &&
 		       !strcmp(n[i].verdict, "differ 0 aaaa 2 bbbb");
@@ -148,7 +169,7 @@ static void test_differ(void)
 	is_int(l.rc, AUTOSYNC_AGREE_DIFFER, "and the launcher decided so");
 	is(autosync_agree_verdict_line(l.a), "differ 0 aaaa 2 bbbb",
 	   "the launcher keeps the line");
-	finish(&l);
+	autosync_agree_destroy(l.a);
 
 	start(&l, 2, 5000);
 	h[0] = "-";
@@ -256,7 +277,6 @@ static void test_strangers(void)
 		ok(none, "wrong token, job, step, node, hash, version, extra "
 			 "words or an endless line: closed without an answer");
 	}
-	is_int(autosync_agree_reported(l.a), 0, "and none of them counted");
 	/* a wrong token through the API fails on the node's side */
 	{
 		char spec[AUTOSYNC_AGREE_SPEC_MAX];
@@ -275,9 +295,12 @@ static void test_strangers(void)
 		   bad.err.text);
 	}
 	nodes(n, 2, l.spec, h);
-	finish(&l);
+	pthread_join(l.th, NULL);
 	ok(n[0].rc == AUTOSYNC_AGREE_SAME && n[1].rc == AUTOSYNC_AGREE_SAME,
 	   "the real nodes still agree after the strangers");
+	is_int(autosync_agree_reported(l.a), 2,
+	       "and only they counted: none of the strangers");
+	autosync_agree_destroy(l.a);
 }
 
 static void test_stop(void)
@@ -396,6 +419,7 @@ int main(void)
 {
 	plan(NO_PLAN);
 	test_same();
+	test_many();
 	test_differ();
 	test_incomplete();
 	test_strangers();
