@@ -48,6 +48,7 @@ struct autosync_agree {
 	unsigned nnodes;
 	uint32_t job, step;
 	int gather_ms, total_ms;
+	unsigned port_lo, port_hi; /* 0: the kernel picks */
 	int lfd;
 	int wake[2]; /* autosync_agree_stop() writes to wake[1] */
 	char token[AGREE_TOKEN_HEX + 1];
@@ -129,23 +130,41 @@ int autosync_agree_set_windows(autosync_agree_t *a, int gather_ms, int total_ms,
 	return 0;
 }
 
-/* IPv6 with IPv4-mapped addresses where the host has IPv6, else IPv4. */
-static int listen_any(autosync_error_t *errp)
+int autosync_agree_set_ports(autosync_agree_t *a, unsigned lo, unsigned hi,
+			     autosync_error_t *errp)
+{
+	if (!a || lo < 1 || hi > 65535 || lo > hi) {
+		errno = EINVAL;
+		return autosync_errprintf(
+		    errp, "agree: ports %u-%u (1 to 65535)", lo, hi);
+	}
+	a->port_lo = lo;
+	a->port_hi = hi;
+	return 0;
+}
+
+/* IPv6 with IPv4-mapped addresses where the host has IPv6, else IPv4; on
+ * 'port' (0: the kernel picks). */
+static int listen_on(unsigned port, autosync_error_t *errp)
 {
 	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6,
-				  .sin6_addr = IN6ADDR_ANY_INIT};
+				  .sin6_addr = IN6ADDR_ANY_INIT,
+				  .sin6_port = htons((uint16_t)port)};
 	struct sockaddr_in s4 = {.sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_ANY)};
+				 .sin_addr.s_addr = htonl(INADDR_ANY),
+				 .sin_port = htons((uint16_t)port)};
 	int fd, off = 0;
 
 	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd >= 0 &&
 	    (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
 	     bind(fd, (struct sockaddr *)&s6, sizeof(s6)) < 0)) {
+		int e = errno;
 		close(fd);
+		errno = e;
 		fd = -1;
 	}
-	if (fd < 0) {
+	if (fd < 0 && errno != EADDRINUSE) {
 		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			    0);
 		if (fd >= 0 &&
@@ -164,8 +183,27 @@ static int listen_any(autosync_error_t *errp)
 		fd = -1;
 	}
 	if (fd < 0)
-		autosync_errprintf(errp, "agree: listen: %s", strerror(errno));
+		autosync_errprintf(errp, "agree: listen on port %u: %s", port,
+				   strerror(errno));
 	return fd;
+}
+
+/* The first port of the range that is free, from a random start. */
+static int listen_range(const autosync_agree_t *a, unsigned start,
+			autosync_error_t *errp)
+{
+	unsigned n = a->port_hi - a->port_lo + 1;
+
+	if (!a->port_lo)
+		return listen_on(0, errp);
+	for (unsigned i = 0; i < n; i++) {
+		int fd = listen_on(a->port_lo + (start + i) % n, errp);
+		if (fd >= 0 || errno != EADDRINUSE)
+			return fd;
+	}
+	errno = EADDRINUSE;
+	return autosync_errprintf(errp, "agree: every port of %u-%u is in use",
+				  a->port_lo, a->port_hi);
 }
 
 static int bound_port(int fd)
@@ -183,7 +221,8 @@ static int bound_port(int fd)
 int autosync_agree_listen(autosync_agree_t *a, char *spec, size_t len,
 			  autosync_error_t *errp)
 {
-	unsigned char r[AGREE_TOKEN_HEX / 2];
+	unsigned char r[AGREE_TOKEN_HEX / 2 + sizeof(unsigned)];
+	unsigned start;
 	int port;
 
 	if (!a || !spec || a->lfd >= 0) {
@@ -193,14 +232,15 @@ int autosync_agree_listen(autosync_agree_t *a, char *spec, size_t len,
 	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return autosync_errprintf(errp, "agree: getrandom: %s",
 					  strerror(errno));
-	for (size_t i = 0; i < sizeof(r); i++)
+	for (size_t i = 0; i < AGREE_TOKEN_HEX / 2; i++)
 		snprintf(a->token + 2 * i, 3, "%02x", r[i]);
+	memcpy(&start, r + AGREE_TOKEN_HEX / 2, sizeof(start));
 	if (pipe2(a->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		a->wake[0] = a->wake[1] = -1;
 		return autosync_errprintf(errp, "agree: pipe: %s",
 					  strerror(errno));
 	}
-	if ((a->lfd = listen_any(errp)) < 0)
+	if ((a->lfd = listen_range(a, start, errp)) < 0)
 		return -1;
 	if ((port = bound_port(a->lfd)) < 0)
 		return autosync_errprintf(errp, "agree: getsockname: %s",

@@ -2,13 +2,14 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 #include "pconf.h"
 #include "common/text.h"
 
-enum key_type { KEY_PATH, KEY_BOOL };
+enum key_type { KEY_PATH, KEY_BOOL, KEY_PORTS };
 
 static const struct key {
 	const char *name;
@@ -18,9 +19,29 @@ static const struct key {
     {"config", KEY_PATH, offsetof(struct as_pconf, config)},
     {"strict", KEY_BOOL, offsetof(struct as_pconf, strict)},
     {"agree", KEY_BOOL, offsetof(struct as_pconf, agree)},
+    {"agree_ports", KEY_PORTS, offsetof(struct as_pconf, agree_ports)},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* "LO-HI", decimal, 1 <= LO <= HI <= 65535 */
+static int parse_ports(const char *v, unsigned *pr)
+{
+	char *e;
+	unsigned long lo, hi;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	lo = strtoul(v, &e, 10);
+	if (*e != '-' || e[1] < '0' || e[1] > '9')
+		return -1;
+	hi = strtoul(e + 1, &e, 10);
+	if (*e || lo < 1 || hi > 65535 || lo > hi)
+		return -1;
+	pr[0] = (unsigned)lo;
+	pr[1] = (unsigned)hi;
+	return 0;
+}
 
 static void defaults(struct as_pconf *pc)
 {
@@ -58,7 +79,8 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 			snprintf(
 			    err, errlen,
 			    "autosync: unknown plugstack argument '%s' "
-			    "(known: config=PATH, strict=BOOL, agree=BOOL)",
+			    "(known: config=PATH, strict=BOOL, agree=BOOL, "
+			    "agree_ports=LO-HI)",
 			    asi_quote(av[i], q, sizeof(q)));
 			goto fail;
 		}
@@ -80,6 +102,18 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 				goto fail;
 			}
 			snprintf(dst, PATH_MAX, "%s", eq + 1);
+			break;
+		}
+		case KEY_PORTS: {
+			unsigned *pr = (unsigned *)((char *)pc + k->offset);
+			if (parse_ports(eq + 1, pr) < 0) {
+				snprintf(err, errlen,
+					 "autosync: plugstack argument '%s' "
+					 "needs a port range LO-HI (1 to "
+					 "65535)",
+					 asi_quote(av[i], q, sizeof(q)));
+				goto fail;
+			}
 			break;
 		}
 		case KEY_BOOL: {

@@ -13,6 +13,7 @@ struct as_pconf {
 	int strict; /* 1: treat every autosync error as --autosync=required */
 	int agree;  /* 1 (default): a multi-node step's nodes agree on one
 		     * plan through srun (autosync/agree.h) */
+	unsigned agree_ports[2]; /* srun listens in lo..hi; {0, 0}: any */
 };
 
 /* Fill 'pc' with defaults, then apply 'av'. On an unknown key, a missing

@@ -371,6 +371,10 @@ static void agree_start(spank_t sp)
 	if (!(context.agree = autosync_agree_create(nnodes, job, step, &err)) ||
 	    autosync_agree_set_windows(context.agree, gather, 600000, &err) <
 		0 ||
+	    (context.pconf.agree_ports[0] &&
+	     autosync_agree_set_ports(
+		 context.agree, context.pconf.agree_ports[0],
+		 context.pconf.agree_ports[1], &err) < 0) ||
 	    autosync_agree_listen(context.agree, spec, sizeof(spec), &err) <
 		0 ||
 	    setenv(AGREE_VAR, spec, 1) < 0 || agree_thread_start() != 0) {
@@ -381,7 +385,11 @@ static void agree_start(spank_t sp)
 		unsetenv(AGREE_VAR);
 		autosync_agree_destroy(context.agree);
 		context.agree = NULL;
+		return;
 	}
+	plog(AUTOSYNC_LOG_INFO,
+	     "autosync: gathering the %u nodes' plan hashes on port %d",
+	     (unsigned)nnodes, atoi(spec));
 }
 
 /* At srun's end: the gathering is over long since, or is stopped now. */

@@ -79,8 +79,15 @@ autosync_agree_t *autosync_agree_create(unsigned nnodes, uint32_t job,
  * 600000). Before autosync_agree_listen(). */
 int autosync_agree_set_windows(autosync_agree_t *a, int gather_ms, int total_ms,
 			       autosync_error_t *errp);
-/* Listen on every address (IPv6 and IPv4), on a port the kernel picks, and
- * write the spec the nodes need into 'spec' (AUTOSYNC_AGREE_SPEC_MAX). */
+/* The ports to listen on, lo..hi (1..65535), e.g. the site's
+ * SrunPortRange where a firewall opens only that to the nodes; the first
+ * free one from a random start is taken. Default: a port the kernel picks.
+ * Before autosync_agree_listen(). */
+int autosync_agree_set_ports(autosync_agree_t *a, unsigned lo, unsigned hi,
+			     autosync_error_t *errp);
+/* Listen on every address (IPv6 and IPv4), on a port of the range (or one
+ * the kernel picks), and write the spec the nodes need into 'spec'
+ * (AUTOSYNC_AGREE_SPEC_MAX). */
 int autosync_agree_listen(autosync_agree_t *a, char *spec, size_t len,
 			  autosync_error_t *errp);
 /* Gather the reports and answer them; returns the verdict (an

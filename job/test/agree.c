@@ -303,6 +303,56 @@ static void test_strangers(void)
 	autosync_agree_destroy(l.a);
 }
 
+/* a port nobody uses now */
+static unsigned free_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned p;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0)
+		bail_out("free port");
+	p = ntohs(sa.sin_port);
+	close(fd);
+	return p;
+}
+
+static void test_ports(void)
+{
+	autosync_error_t err = {.text = ""};
+	autosync_agree_t *a = autosync_agree_create(2, JOB, STEP, NULL);
+	char spec[AUTOSYNC_AGREE_SPEC_MAX], want[40];
+	unsigned p = free_port();
+	int rc, e;
+
+	ok(autosync_agree_set_ports(a, 10, 5, &err) < 0 && errno == EINVAL,
+	   "a reversed range: %s", err.text);
+	ok(autosync_agree_set_ports(a, 0, 5, NULL) < 0 &&
+	       autosync_agree_set_ports(a, 5, 65536, NULL) < 0,
+	   "port 0 and 65536: refused");
+	ok(autosync_agree_set_ports(a, p, p, &err) == 0 &&
+	       autosync_agree_listen(a, spec, sizeof(spec), &err) == 0,
+	   "a range of one free port: listens");
+	snprintf(want, sizeof(want), "%u ", p);
+	ok(!strncmp(spec, want, strlen(want)), "on that port: %s", spec);
+	{
+		/* the same range again: the port is taken */
+		autosync_agree_t *b = autosync_agree_create(2, JOB, STEP, NULL);
+		autosync_agree_set_ports(b, p, p, NULL);
+		rc = autosync_agree_listen(b, spec, sizeof(spec), &err);
+		e = errno;
+		ok(rc < 0 && e == EADDRINUSE, "every port of the range in use");
+		snprintf(want, sizeof(want), "agree: every port of %u-%u", p,
+			 p);
+		ok(!strncmp(err.text, want, strlen(want)), "says so: %s",
+		   err.text);
+		autosync_agree_destroy(b);
+	}
+	autosync_agree_destroy(a);
+}
+
 static void test_stop(void)
 {
 	struct launcher l;
@@ -424,6 +474,7 @@ int main(void)
 	test_incomplete();
 	test_strangers();
 	test_stop();
+	test_ports();
 	test_bad();
 	test_fake();
 	done_testing();

@@ -173,6 +173,11 @@ static void test_pconf(void)
 	char *dup[] = {"strict=0", "strict=1"};
 	char *badbool[] = {"strict=maybe"};
 	char *noagree[] = {"agree=no"};
+	char *ports[] = {"agree_ports=60001-60100"};
+	char *badports[][1] = {{"agree_ports=10-5"},	{"agree_ports=0-5"},
+			       {"agree_ports=1-70000"}, {"agree_ports=a-b"},
+			       {"agree_ports=5"},	{"agree_ports=-5-6"},
+			       {"agree_ports=5-6x"}};
 
 	ok(as_pconf_parse(&pc, 0, NULL, err, sizeof(err)) == 0 &&
 	       pc.config[0] == '\0' && pc.strict == 0 && pc.agree == 1,
@@ -180,6 +185,22 @@ static void test_pconf(void)
 	ok(as_pconf_parse(&pc, 1, noagree, err, sizeof(err)) == 0 &&
 	       pc.agree == 0,
 	   "agree=no");
+	ok(as_pconf_parse(&pc, 1, ports, err, sizeof(err)) == 0 &&
+	       pc.agree_ports[0] == 60001 && pc.agree_ports[1] == 60100,
+	   "agree_ports=60001-60100");
+	{
+		int all = 1;
+		for (size_t i = 0; i < sizeof(badports) / sizeof(badports[0]);
+		     i++)
+			all &= as_pconf_parse(&pc, 1, badports[i], err,
+					      sizeof(err)) < 0;
+		ok(all, "agree_ports: reversed, 0, over 65535, not numbers, "
+			"one number, signs, trailing text: refused");
+		is(err,
+		   "autosync: plugstack argument 'agree_ports=5-6x' needs a "
+		   "port range LO-HI (1 to 65535)",
+		   "and says what it needs");
+	}
 	ok(as_pconf_parse(&pc, 2, good, err, sizeof(err)) == 0,
 	   "good arguments");
 	is(pc.config, "/etc/autosync/autosync.yaml", "config path");
@@ -188,7 +209,7 @@ static void test_pconf(void)
 	   "unknown key refused");
 	is(err,
 	   "autosync: unknown plugstack argument 'colour=blue' (known: "
-	   "config=PATH, strict=BOOL, agree=BOOL)",
+	   "config=PATH, strict=BOOL, agree=BOOL, agree_ports=LO-HI)",
 	   "unknown key message");
 	ok(pc.config[0] == '\0', "defaults after an error");
 	ok(as_pconf_parse(&pc, 1, noeq, err, sizeof(err)) < 0,

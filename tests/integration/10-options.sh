@@ -125,7 +125,7 @@ out=$(as_user srun -n2 --autosync=auto bash -c 'echo "task ${AUTOSYNC_MODE-unset
 is "$out" "task unset
 task unset" "unknown plugstack argument, no model: not warned"
 out=$(as_user srun -n2 --autosync-model=resnet50 bash -c 'echo "task ${AUTOSYNC_MODE-unset}"' 2>&1 | sort)
-is "$out" "autosync: unknown plugstack argument 'colour=blue' (known: config=PATH, strict=BOOL, agree=BOOL); running without autosync
+is "$out" "autosync: unknown plugstack argument 'colour=blue' (known: config=PATH, strict=BOOL, agree=BOOL, agree_ports=LO-HI); running without autosync
 task unset
 task unset" "unknown plugstack argument: plugin disabled, job runs"
 h=$(as_user srun --help 2>&1)

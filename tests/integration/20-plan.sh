@@ -302,6 +302,11 @@ like "$hash" "^[0-9a-f]{16}$" "nodes with the same plan: every task has it"
 like "$out" "srun: autosync: the nodes' plans: same $hash" "srun -v says the nodes agreed, on that plan"
 like "$(grep -h "job [0-9]* step [0-9]* node node[0-9]: plan $hash" /var/log/slurm/slurmd-node*.log | tail -1)" \
   ", the nodes agreed in [0-9.]+ ms$" "slurmd's log says how long the agreement took"
+# a site whose firewall opens only a port range to the nodes names it
+set_plugin_args "config=$IT_SITE" "agree_ports=61000-61009"
+out=$(as_user srun -v -N2 -n4 --gpus-per-node=2 --autosync-model=resnet50 bash -c 'echo "task $AUTOSYNC_PLAN_HASH"' 2>&1)
+like "$out" "srun: autosync: gathering the 2 nodes' plan hashes on port 6100[0-9]" "agree_ports: srun listens in the range (srun -v says where)"
+like "$out" "srun: autosync: the nodes' plans: same [0-9a-f]{16}" "and the nodes agree through it"
 # an admin can turn the check off: then each node applies its own plan
 set_plugin_args "config=$IT_SITE" "agree=no"
 out=$(as_user srun -N2 -n3 --gpus-per-task=1 --autosync-model=resnet50 bash -c 'echo "$AUTOSYNC_PLAN_HASH"' 2>&1 | sort -u | wc -l)
