@@ -60,6 +60,7 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 		const char *eq = av[i] ? strchr(av[i], '=') : NULL;
 		const struct key *k = NULL;
 		size_t idx = 0;
+		const char *needs = NULL;
 
 		if (!eq) {
 			snprintf(err, errlen,
@@ -92,43 +93,33 @@ int as_pconf_parse(struct as_pconf *pc, int ac, char **av, char *err,
 			goto fail;
 		}
 		switch (k->type) {
-		case KEY_PATH: {
-			char *dst = (char *)pc + k->offset;
-			if (eq[1] != '/' || strlen(eq + 1) >= PATH_MAX) {
-				snprintf(err, errlen,
-					 "autosync: plugstack argument '%s' "
-					 "needs an absolute path",
-					 asi_quote(av[i], q, sizeof(q)));
-				goto fail;
-			}
-			snprintf(dst, PATH_MAX, "%s", eq + 1);
+		case KEY_PATH:
+			if (eq[1] != '/' || strlen(eq + 1) >= PATH_MAX)
+				needs = "an absolute path";
+			else
+				snprintf((char *)pc + k->offset, PATH_MAX, "%s",
+					 eq + 1);
 			break;
-		}
-		case KEY_PORTS: {
-			unsigned *pr = (unsigned *)((char *)pc + k->offset);
-			if (parse_ports(eq + 1, pr) < 0) {
-				snprintf(err, errlen,
-					 "autosync: plugstack argument '%s' "
-					 "needs a port range LO-HI (1 to "
-					 "65535)",
-					 asi_quote(av[i], q, sizeof(q)));
-				goto fail;
-			}
+		case KEY_PORTS:
+			if (parse_ports(eq + 1, (unsigned *)((char *)pc +
+							     k->offset)) < 0)
+				needs = "a port range LO-HI (1 to 65535)";
 			break;
-		}
 		case KEY_BOOL: {
 			int b = asi_parse_bool(eq + 1);
-			if (b < 0) {
-				snprintf(err, errlen,
-					 "autosync: plugstack argument '%s' "
-					 "needs a boolean (1/true/yes/y or "
-					 "0/false/no/n)",
-					 asi_quote(av[i], q, sizeof(q)));
-				goto fail;
-			}
-			*(int *)((char *)pc + k->offset) = b;
+			if (b < 0)
+				needs = "a boolean (1/true/yes/y or "
+					"0/false/no/n)";
+			else
+				*(int *)((char *)pc + k->offset) = b;
 			break;
 		}
+		}
+		if (needs) {
+			snprintf(err, errlen,
+				 "autosync: plugstack argument '%s' needs %s",
+				 asi_quote(av[i], q, sizeof(q)), needs);
+			goto fail;
 		}
 	}
 	return 0;
