@@ -127,6 +127,23 @@ static long utf8(const unsigned char *s, size_t *n)
 	return c;
 }
 
+int asi_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0, n; i < len; i += n) {
+		/* the sequence's length from its first byte, before utf8()
+		 * reads the rest */
+		size_t k = p[i] < 0x80	  ? 1
+			   : p[i] >= 0xf0 ? 4
+			   : p[i] >= 0xe0 ? 3
+					  : 2;
+		if (k > len - i || utf8(p + i, &n) < 0)
+			return 0;
+	}
+	return 1;
+}
+
 /* Characters that must not reach a terminal or log as they are. */
 static int hidden(long c)
 {

@@ -37,4 +37,8 @@ char *asi_list(const char *const *cands, size_t n, char *buf, size_t len);
  */
 char *asi_quote(const char *val, char *buf, size_t len);
 
+/* 1 when the 'len' bytes at 's' are UTF-8 (no overlong forms, surrogates
+ * or values past U+10FFFF; NUL bytes count as characters), else 0. */
+int asi_utf8_valid(const char *s, size_t len);
+
 #endif

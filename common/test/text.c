@@ -111,6 +111,33 @@ static void test_in_list(void)
 	   "no list, an empty list, an empty or no name: not in it");
 }
 
+static void test_utf8(void)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+		int valid;
+		const char *what;
+	} v[] = {
+	    {"plain", 5, 1, "ASCII"},
+	    {"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", 14, 1,
+	     "two-, three- and four-byte sequences"},
+	    {"a\0b", 3, 1, "a NUL byte is a character"},
+	    {"", 0, 1, "nothing"},
+	    {"\xc3\xa9", 1, 0, "a sequence cut by the length"},
+	    {"\xe6\x97", 2, 0, "a sequence cut at the end"},
+	    {"\x80x", 2, 0, "a continuation byte first"},
+	    {"\xc0\xaf", 2, 0, "an overlong form"},
+	    {"\xed\xa0\x80", 3, 0, "a surrogate"},
+	    {"\xf4\x90\x80\x80", 4, 0, "past U+10FFFF"},
+	    {"\xff", 1, 0, "0xff"},
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		ok(asi_utf8_valid(v[i].s, v[i].len) == v[i].valid, "utf8: %s",
+		   v[i].what);
+}
+
 int main(void)
 {
 	plan(NO_PLAN);
@@ -118,5 +145,6 @@ int main(void)
 	test_suggest();
 	test_quote();
 	test_in_list();
+	test_utf8();
 	return done_testing();
 }

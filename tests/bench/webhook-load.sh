@@ -17,7 +17,7 @@ t=$(mktemp -d /tmp/autosync-whload.XXXXXX)
 trap 'kill $pid 2>/dev/null; rm -rf "$t"' EXIT
 cc -O2 -o "$t/load" "$here/webhook-load.c" $(pkg-config --cflags --libs gnutls)
 cc -O2 -I"$src/webhook" -o "$t/review" "$here/webhook-review.c" \
-  "$B/webhook/.libs/libmutate.a" $(pkg-config --libs jansson gnutls)
+  "$B/webhook/.libs/libmutate.a" $(pkg-config --libs jansson gnutls libcjson)
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=bench \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$t/k" -out "$t/c" 2>/dev/null
 port=$((30000 + $$ % 20000))

@@ -133,9 +133,9 @@ run_target rules "$s/launcher/nccl/fuzz/rules.c" "$s/launcher/nccl/tunerules.c" 
 run_target envelope "$s/learn/fuzz/envelope.c" "$s/learn/envelope.c" "$s/learn/fuzz/corpus"
 run_target agree "$s/job/fuzz/agree.c" "" "$s/job/fuzz/corpus-agree"
 run_target child "$s/plugin/fuzz/child.c" "$s/plugin/child.c" "$s/plugin/fuzz/corpus" "-I$s/plugin"
-if pkg-config --exists libmicrohttpd gnutls 2>/dev/null; then
+if pkg-config --exists libmicrohttpd gnutls libcjson 2>/dev/null; then
 	run_target webhook "$s/webhook/fuzz/review.c" "$s/webhook/mutate.c" \
-		"$s/tests/fixtures/k8s" "$(pkg-config --cflags gnutls) $(pkg-config --libs gnutls)"
+		"$s/tests/fixtures/k8s" "$(pkg-config --cflags gnutls libcjson) $(pkg-config --libs gnutls libcjson)"
 fi
 
 if [ $status -eq 0 ]; then

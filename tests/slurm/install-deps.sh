@@ -10,7 +10,7 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       python3 python3-torch python3-numpy python3-yaml
       git ca-certificates procps iproute2 util-linux
       debhelper dh-python fakeroot lintian rpm cpio
-      libmicrohttpd-dev libgnutls28-dev curl openssl python3-jsonpatch
+      libmicrohttpd-dev libgnutls28-dev libcjson-dev curl openssl python3-jsonpatch
       podman runc catatonit busybox-static)
 # kubectl (for kubectl kustomize): Debian's, unless the machine has one
 # (another kubectl owns /usr/bin/kubectl, and the two packages conflict)

@@ -414,6 +414,59 @@ static void test_bad(void)
 	res_free(&r);
 }
 
+/* What cJSON would let through is checked before it parses: each body is
+ * a review with a uid, so only the check can refuse it. */
+static void test_unclean(void)
+{
+	static const struct {
+		const char *body, *reason;
+	} bad[] = {
+	    {"{\"request\":{\"uid\":\"1\",\"name\":\"a\xff\"}}",
+	     "the body is not UTF-8"},
+	    {"{\"request\":{\"uid\":\"1\",\"name\":\"a\xe2\x80\"}}",
+	     "the body is not UTF-8"},
+	    {"{\"request\":{\"uid\":\"1\",\"name\":\"a\x01\"}}",
+	     "the body holds a control byte"},
+	    {"{\"request\":{\"uid\":\"1\",\"name\":\"a\\u0000b\"}}",
+	     "the body holds \\u0000"},
+	    {"{\"request\":{\"uid\":\"1\"}} x", "the body is not JSON"},
+	    {"{\"request\":{\"uid\":\"1\",\"object\":{\"a\":{\"b\":1,\"b\":2}}}"
+	     "}",
+	     "the body repeats a key"},
+	};
+	char big[4096], *p;
+	struct res r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = run_text(bad[i].body);
+		ok(r.d == ASWH_BAD_REQUEST && !r.resp, "bad request: %s",
+		   bad[i].reason);
+		is(log_s(&r, "reason"), bad[i].reason, "... logged");
+		res_free(&r);
+	}
+	r = run_text("{\"request\":{\"uid\":\"1\",\"name\":\"a\\\\u0000\"}}");
+	ok(r.d == ASWH_DECLINED, "an escaped backslash before u0000 is text");
+	is(log_s(&r, "name"), "a\\u0000", "... and reaches the log as it is");
+	res_free(&r);
+
+	/* many keys are checked by sorting them: a repeat among 40 */
+	p = big + sprintf(big, "{\"request\":{\"uid\":\"1\",\"object\":{");
+	for (int i = 0; i < 40; i++)
+		p += sprintf(p, "%s\"k%d\":%d", i ? "," : "", i % 39, i);
+	sprintf(p, "}}}");
+	r = run_text(big);
+	is(log_s(&r, "reason"), "the body repeats a key",
+	   "40 keys, one twice: refused");
+	res_free(&r);
+	p = big + sprintf(big, "{\"request\":{\"uid\":\"1\",\"object\":{");
+	for (int i = 0; i < 40; i++)
+		p += sprintf(p, "%s\"k%d\":%d", i ? "," : "", i, i);
+	sprintf(p, "}}}");
+	r = run_text(big);
+	ok(r.d == ASWH_DECLINED, "40 keys, all different: answered");
+	res_free(&r);
+}
+
 static void test_prefix(void)
 {
 	struct res r;
@@ -452,6 +505,7 @@ int main(void)
 	test_decline();
 	test_log_ascii();
 	test_bad();
+	test_unclean();
 	test_prefix();
 	return done_testing();
 }
