@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,7 +398,9 @@ static void usage(FILE *fp)
 		"  --listen ADDR        IPv4 address to listen on (default "
 		"0.0.0.0)\n"
 		"  --port N             (default 8443)\n"
-		"  --threads N          request threads (default 4)\n"
+		"  --threads N          request threads (default: one per CPU "
+		"it may\n"
+		"                       run on, at most 16)\n"
 		"  --prefix DOMAIN      annotation and label prefix (default "
 		"autosync.dev)\n"
 		"  --image IMAGE        the init container's image (default "
@@ -584,11 +587,23 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* One request thread per CPU the process may run on: more only take turns
+ * on the same cores, and requests queued behind a preempted thread wait a
+ * whole time slice (results/2026-12-06-webhook-cjson). */
+static unsigned cpu_threads(void)
+{
+	cpu_set_t set;
+	int n =
+	    sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 4;
+
+	return n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {.listen = "0.0.0.0",
 			 .port = 8443,
-			 .threads = 4,
+			 .threads = cpu_threads(),
 			 .max_body = MAX_BODY,
 			 .request_ms = REQUEST_MS};
 	struct sockaddr_in addr = {.sin_family = AF_INET};

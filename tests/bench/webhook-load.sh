@@ -7,7 +7,8 @@
 # 3 rounds). Prints what one review costs without network and TLS
 # (tests/bench/webhook-review.c), then one line per round: p50/p90/p99/max
 # latency, requests per second, HTTP 200s, answers that allow, denials,
-# dropped requests.
+# dropped requests. THREADS=N gives the webhook N request threads (default
+# its own: one per CPU).
 set -eu
 B=$(cd "${1:?usage: webhook-load.sh BUILDDIR [CLIENTS] [REQUESTS] [ROUNDS]}" && pwd)
 C=${2:-100} N=${3:-20000} R=${4:-3}
@@ -22,10 +23,10 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=bench \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$t/k" -out "$t/c" 2>/dev/null
 port=$((30000 + $$ % 20000))
 "$B/webhook/autosync-webhook" --cert "$t/c" --key "$t/k" --listen 127.0.0.1 \
-  --port $port --threads "${THREADS:-2}" > "$t/log" &
+  --port $port ${THREADS:+--threads "$THREADS"} > "$t/log" &
 pid=$!
 sleep 0.5
-echo "# $(uname -srm), $(nproc) cores; webhook threads ${THREADS:-2}; $C clients, $N requests per round; body $(wc -c < "$src/tests/fixtures/k8s/pytorchjob.json") bytes (PyTorchJob)"
+echo "# $(uname -srm), $(nproc) cores; webhook threads ${THREADS:-its default, one per CPU}; $C clients, $N requests per round; body $(wc -c < "$src/tests/fixtures/k8s/pytorchjob.json") bytes (PyTorchJob)"
 "$t/review" "$src/tests/fixtures/k8s/pytorchjob.json" 20000
 for r in $(seq "$R"); do
   "$t/load" 127.0.0.1 $port "$t/c" "$src/tests/fixtures/k8s/pytorchjob.json" "$C" "$N"
