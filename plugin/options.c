@@ -15,26 +15,41 @@ static struct {
 	int explain;
 } opts = {.args = {.mode = AS_MODE_UNSET}};
 
-static int cb_mode(int val, const char *optarg, int remote);
-static int cb_model(int val, const char *optarg, int remote);
+static int cb_value(int val, const char *optarg, int remote);
 static int cb_explain(int val, const char *optarg, int remote);
-static int cb_compression(int val, const char *optarg, int remote);
+
+/* The options that carry a value, with their environment fallbacks; an
+ * option's 'val' in the table below is its index here. */
+static const struct value_option {
+	const char *option; /* as messages name it */
+	const char *env;
+	const char *bare; /* the value of the option given without one */
+	int (*set)(struct as_args *, const char *, int, const char *, char *,
+		   size_t);
+} values[] = {
+    {"--autosync", "AUTOSYNC_MODE", "auto", as_args_set_mode},
+    {"--autosync-model", "AUTOSYNC_MODEL", NULL, as_args_set_model},
+    {"--autosync-compression", "AUTOSYNC_COMPRESSION", NULL,
+     as_args_set_compression},
+};
+
+#define NVALUES (int)(sizeof(values) / sizeof(values[0]))
 
 static struct spank_option options[] = {
     {"autosync", "auto|off|required|PLAN",
      "[autosync] plan gradient synchronization for this job: auto "
      "(default when given without a value), off, required (fail the step "
      "if no plan can be made) or the path of a plan file",
-     2, 0, (spank_opt_cb_f)cb_mode},
+     2, 0, (spank_opt_cb_f)cb_value},
     {"autosync-model", "NAME|PATH",
      "[autosync] the model being trained: a catalog name (e.g. "
      "resnet50, bert-large) or the path of a model file; implies "
      "--autosync=auto",
-     1, 0, (spank_opt_cb_f)cb_model},
+     1, 1, (spank_opt_cb_f)cb_value},
     {"autosync-compression", "yes|no",
      "[autosync] allow lossy gradient compression (fp16/bf16, PowerSGD) "
      "when the plan predicts it pays; default no",
-     2, 0, (spank_opt_cb_f)cb_compression},
+     2, 2, (spank_opt_cb_f)cb_value},
     {"autosync-explain", NULL,
      "[autosync] print a summary of the chosen plan on the job's "
      "standard error (from its first task)",
@@ -57,37 +72,17 @@ static int option_result(int rc, const char *err, int remote)
 	return 0;
 }
 
-static int cb_mode(int val, const char *optarg, int remote)
+static int cb_value(int val, const char *optarg, int remote)
 {
 	char err[AS_MSG_MAX];
 
-	(void)val;
-	return option_result(
-	    as_args_set_mode(&opts.args, optarg ? optarg : "auto",
-			     AS_SRC_OPTION, "--autosync", err, sizeof(err)),
-	    err, remote);
-}
-
-static int cb_model(int val, const char *optarg, int remote)
-{
-	char err[AS_MSG_MAX];
-
-	(void)val;
-	return option_result(
-	    as_args_set_model(&opts.args, optarg, AS_SRC_OPTION,
-			      "--autosync-model", err, sizeof(err)),
-	    err, remote);
-}
-
-static int cb_compression(int val, const char *optarg, int remote)
-{
-	char err[AS_MSG_MAX];
-
-	(void)val;
-	return option_result(
-	    as_args_set_compression(&opts.args, optarg, AS_SRC_OPTION,
-				    "--autosync-compression", err, sizeof(err)),
-	    err, remote);
+	if (val < 0 || val >= NVALUES)
+		return 0;
+	return option_result(values[val].set(&opts.args,
+					     optarg ? optarg : values[val].bare,
+					     AS_SRC_OPTION, values[val].option,
+					     err, sizeof(err)),
+			     err, remote);
 }
 
 static int cb_explain(int val, const char *optarg, int remote)
@@ -111,39 +106,27 @@ void as_options_register(spank_t sp)
 
 void as_options_apply_env(spank_t sp, int remote)
 {
-	static const struct {
-		const char *var;
-		int (*set)(struct as_args *, const char *, int, const char *,
-			   char *, size_t);
-	} env[] = {
-	    {"AUTOSYNC_MODE", as_args_set_mode},
-	    {"AUTOSYNC_MODEL", as_args_set_model},
-	    {"AUTOSYNC_COMPRESSION", as_args_set_compression},
-	};
-	char val[PATH_MAX], err[AS_MSG_MAX];
+	char val[PATH_MAX], err[AS_MSG_MAX], q[AS_MSG_MAX];
 
-	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+	for (int i = 0; i < NVALUES; i++) {
 		const char *v = NULL;
 
 		if (remote) {
-			if (spank_getenv(sp, env[i].var, val, sizeof(val)) ==
+			if (spank_getenv(sp, values[i].env, val, sizeof(val)) ==
 			    ESPANK_SUCCESS)
 				v = val;
 		} else {
-			v = getenv(env[i].var);
+			v = getenv(values[i].env);
 		}
-		if (!v)
+		if (!v || values[i].set(&opts.args, v, AS_SRC_ENV,
+					values[i].env, err, sizeof(err)) == 0)
 			continue;
-		if (env[i].set(&opts.args, v, AS_SRC_ENV, env[i].var, err,
-			       sizeof(err)) < 0) {
-			char q[AS_MSG_MAX];
-			if (!remote)
-				slurm_info("%s (ignored)",
-					   asi_quote(err, q, sizeof(q)));
-			else
-				as_plugin_log(AUTOSYNC_LOG_WARNING,
-					      "%s (ignored)", err);
-		}
+		if (!remote)
+			slurm_info("%s (ignored)",
+				   asi_quote(err, q, sizeof(q)));
+		else
+			as_plugin_log(AUTOSYNC_LOG_WARNING, "%s (ignored)",
+				      err);
 	}
 }
 
