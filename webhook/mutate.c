@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +88,9 @@ static void *arena_alloc(size_t n)
 
 static void arena_free(void *p)
 {
-	const char *c = p;
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)arena.buf;
 
-	if (arena.buf && c >= arena.buf && c < arena.buf + ARENA_BYTES)
+	if (arena.buf && a >= b && a - b < ARENA_BYTES)
 		return; /* goes with the arena */
 	free(p);
 }
