@@ -7,7 +7,7 @@
  * LENGTH is decimal, HASH the 16 hex digits of autosync_hash_hex() over
  * the UBJSON bytes. XGBoost's UBJSON reader trusts the lengths inside the
  * model (a cut or changed file can crash it), so the bytes are checked
- * against the header before XGBoost sees them. */
+ * against the header, then walked (nesting.h), before XGBoost sees them. */
 #ifndef AUTOSYNC_LEARN_ENVELOPE_H
 #define AUTOSYNC_LEARN_ENVELOPE_H
 

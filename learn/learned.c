@@ -15,6 +15,7 @@
 #include "common/readfile.h"
 #include "envelope.h"
 #include "internal.h"
+#include "nesting.h"
 
 /* XGBoost's last error without its stack trace: the first line, whose
  * "[time] file:line: " prefix is cut too */
@@ -89,8 +90,10 @@ static int model_bytes(const void *buf, size_t len, const char *name,
 {
 	int r = learn_envelope_open(buf, len, name, m, mlen, errp);
 
-	if (r != 0)
+	if (r < 0)
 		return r;
+	if (r > 0)
+		return learn_ubjson_check(*m, *mlen, name, errp);
 	if (len < 2 || memcmp(buf, "{\"", 2)) {
 		errno = EINVAL;
 		return autosync_errprintf(errp,
@@ -100,7 +103,7 @@ static int model_bytes(const void *buf, size_t len, const char *name,
 	}
 	*m = buf;
 	*mlen = len;
-	return 0;
+	return learn_json_check(buf, len, name, errp);
 }
 
 autosync_learned_t *autosync_learned_load_buffer(const void *buf, size_t len,

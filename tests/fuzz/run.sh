@@ -3,10 +3,10 @@
 # Debian's clang-14 which ships libclang_rt.fuzzer in libclang-common-14-dev).
 # Every parser of an input autosync does not control has one: cluster
 # descriptions, NCCL topology XML, model files, plan files, site configs,
-# feedback records, job reports, simulator file headers, the tuner's rules
-# file, what a planning child sends back to slurmstepd, the lines of the
-# nodes' agreement on one plan and the webhook's AdmissionReviews. Each
-# target (DIR/fuzz/NAME.c) is linked with every
+# feedback records, job reports, simulator file headers and models, the
+# tuner's rules file, what a planning child sends back to slurmstepd, the
+# lines of the nodes' agreement on one plan and the webhook's
+# AdmissionReviews. Each target (DIR/fuzz/NAME.c) is linked with every
 # source of the library's modules (common, topology, planner, site, job)
 # built with the fuzzer's instrumentation, plus its own extra sources
 # (table at the end).
@@ -131,6 +131,7 @@ run_target report "$s/site/fuzz/report.c" "" "$s/site/fuzz/corpus-report"
 run_target rules "$s/launcher/nccl/fuzz/rules.c" "$s/launcher/nccl/tunerules.c" \
 	"$s/launcher/nccl/fuzz/corpus" "-I$s/launcher/nccl"
 run_target envelope "$s/learn/fuzz/envelope.c" "$s/learn/envelope.c" "$s/learn/fuzz/corpus"
+run_target nesting "$s/learn/fuzz/nesting.c" "$s/learn/nesting.c" "$s/learn/fuzz/corpus-nesting"
 run_target agree "$s/job/fuzz/agree.c" "" "$s/job/fuzz/corpus-agree"
 run_target child "$s/plugin/fuzz/child.c" "$s/plugin/child.c" "$s/plugin/fuzz/corpus" "-I$s/plugin"
 if pkg-config --exists libmicrohttpd gnutls libcjson 2>/dev/null; then
