@@ -199,7 +199,7 @@ static int make_dir(const struct opts *o, const autosync_siteconf_t *site,
 		base = "/tmp";
 	/* launch execs the command, so its directories outlive it: earlier
 	 * launches' go here, once older than the site's keep_job_files (at
-	 * least a day, for jobs that open new communicators late) */
+	 * least a day) and no longer held by the command they became */
 	(void)autosync_jobdir_prune(base, "autosync-launch-", getuid(),
 				    keep > 86400 ? keep : 86400, 16, 4096);
 	job_key(key, sizeof(key));
@@ -279,6 +279,9 @@ static int prepare(const struct opts *o, autosync_error_t *err)
 	    make_dir(o, site, rank, dir, sizeof(dir), err) < 0 ||
 	    !(j = autosync_job_create(err)))
 		goto out;
+	/* held across exec: a later launch never prunes it while the
+	 * command this one becomes still runs */
+	(void)autosync_jobdir_hold(dir, 1);
 	if (plan_job(o, site, dir, j, err) < 0) {
 		char hint[2304];
 		size_t l = strlen(err->text);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -276,18 +277,21 @@ void autosync_jobdir_unlink(const char *dir, const char *name)
 	close(dfd);
 }
 
-/* remove the entries of the directory 'name' in 'bfd' and then it, all
- * through handles: nothing is followed, whoever owns it */
-static int remove_at(int bfd, const char *name)
-{
-	int dfd =
-	    openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d;
-	struct dirent *e;
+/* Entries one removal deletes at most: a user fills their own directory,
+ * and root empties it at a step start or end (about 0.1 s for this many);
+ * what is left goes at a later step start. */
+#define REMOVE_MAX 10000
 
-	if (dfd < 0)
-		return -1;
-	if (!(d = fdopendir(dfd))) {
+/* the non-directory entries of the open directory 'dfd' (its handle is
+ * taken), at most *budget of them, all through handles: nothing is
+ * followed, whoever owns it. 0 when it is empty of them, -1 otherwise */
+static int empty_dir(int dfd, unsigned *budget)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+	int rv = 0;
+
+	if (!d) {
 		close(dfd);
 		return -1;
 	}
@@ -295,12 +299,83 @@ static int remove_at(int bfd, const char *name)
 		struct stat st;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    !S_ISDIR(st.st_mode))
-			(void)unlinkat(dfd, e->d_name, 0);
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    S_ISDIR(st.st_mode))
+			continue;
+		if (!*budget) {
+			rv = -1;
+			break;
+		}
+		(*budget)--;
+		(void)unlinkat(dfd, e->d_name, 0); /* a link, not its target */
 	}
 	closedir(d);
-	return unlinkat(bfd, name, AT_REMOVEDIR);
+	return rv;
+}
+
+int autosync_jobdir_hold(const char *dir, int inherit)
+{
+	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				     (inherit ? 0 : O_CLOEXEC))
+		     : -1;
+
+	if (fd < 0) {
+		if (!dir)
+			errno = EINVAL;
+		return -1;
+	}
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+void autosync_jobdir_release(int fd)
+{
+	if (fd < 0)
+		return;
+	(void)futimens(fd, NULL); /* its age counts from now */
+	close(fd);
+}
+
+/* One candidate of prune: removed when no step holds it, it has not
+ * changed for max_age and 'owner' owns it; 1 when removed. A directory
+ * left partly emptied gets its times back, so that the next step start
+ * goes on with it. */
+static int prune_one(int bfd, const char *name, uid_t owner, long max_age,
+		     time_t now, unsigned *budget)
+{
+	int dfd =
+	    openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int rv = 0;
+
+	if (dfd < 0)
+		return 0;
+	if (flock(dfd, LOCK_EX | LOCK_NB) < 0 || fstat(dfd, &st) < 0 ||
+	    now - st.st_mtime <= max_age ||
+	    (owner != (uid_t)-1 && st.st_uid != owner)) {
+		close(dfd); /* held: its step runs */
+		return 0;
+	}
+	{
+		int keep = dup(dfd); /* the lock, while it is emptied */
+		if (keep < 0) {
+			close(dfd);
+			return 0;
+		}
+		if (empty_dir(dfd, budget) == 0)
+			rv = unlinkat(bfd, name, AT_REMOVEDIR) == 0;
+		else {
+			struct timespec t[2] = {st.st_atim, st.st_mtim};
+			(void)futimens(keep, t);
+		}
+		close(keep);
+	}
+	return rv;
 }
 
 unsigned autosync_jobdir_prune(const char *base, const char *prefix,
@@ -310,8 +385,9 @@ unsigned autosync_jobdir_prune(const char *base, const char *prefix,
 	int bfd =
 	    base ? open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 		 : -1;
+	size_t plen = prefix ? strlen(prefix) : 0;
 	time_t now = time(NULL);
-	unsigned removed = 0, scanned = 0;
+	unsigned removed = 0, scanned = 0, budget = REMOVE_MAX;
 	DIR *d;
 	struct dirent *e;
 
@@ -321,16 +397,15 @@ unsigned autosync_jobdir_prune(const char *base, const char *prefix,
 		close(bfd);
 		return 0;
 	}
-	while (removed < max_remove && scanned++ < max_scan &&
+	while (removed < max_remove && budget && scanned++ < max_scan &&
 	       (e = readdir(d))) {
-		struct stat st;
-		if (!prefix || strncmp(e->d_name, prefix, strlen(prefix)) ||
-		    fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) || now - st.st_mtime <= max_age ||
-		    (owner != (uid_t)-1 && st.st_uid != owner))
+		/* 'prefix' and a digit: "autosync-" is not "autosync-launch-"
+		 */
+		if (!prefix || strncmp(e->d_name, prefix, plen) ||
+		    e->d_name[plen] < '0' || e->d_name[plen] > '9')
 			continue;
-		if (remove_at(bfd, e->d_name) == 0)
-			removed++;
+		removed += (unsigned)prune_one(bfd, e->d_name, owner, max_age,
+					       now, &budget);
 	}
 	closedir(d);
 	return removed;
@@ -341,24 +416,8 @@ void autosync_jobdir_remove(const char *dir)
 	int dfd =
 	    dir ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 		: -1;
-	DIR *d;
-	struct dirent *e;
+	unsigned budget = REMOVE_MAX;
 
-	if (dfd < 0)
-		return;
-	if (!(d = fdopendir(dfd))) {
-		close(dfd);
-		return;
-	}
-	while ((e = readdir(d))) {
-		struct stat st;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    !S_ISDIR(st.st_mode))
-			(void)unlinkat(dfd, e->d_name,
-				       0); /* removes links, not targets */
-	}
-	closedir(d);
-	(void)rmdir(dir);
+	if (dfd >= 0 && empty_dir(dfd, &budget) == 0)
+		(void)rmdir(dir);
 }

@@ -94,11 +94,17 @@ int autosync_plan_env_allowed(const char *name)
 {
 	static const char *const prefixes[] = {"NCCL_", "AUTOSYNC_",
 					       "HOROVOD_"};
+	/* what autosync itself sets or reads as a job's choice, and files or
+	 * modules its parts open */
 	static const char *const reserved[] = {
-	    "NCCL_CONF_FILE",  "NCCL_DEBUG_FILE",     "NCCL_TOPO_FILE",
-	    "AUTOSYNC_PLAN",   "AUTOSYNC_PLAN_HASH",  "AUTOSYNC_TOPO_HASH",
-	    "AUTOSYNC_REPORT", "AUTOSYNC_INJECTED",   "AUTOSYNC_MODE",
-	    "AUTOSYNC_MODEL",  "AUTOSYNC_LOCAL_RANK",
+	    "NCCL_CONF_FILE",	    "NCCL_DEBUG_FILE",
+	    "NCCL_TOPO_FILE",	    "AUTOSYNC_PLAN",
+	    "AUTOSYNC_PLAN_HASH",   "AUTOSYNC_TOPO_HASH",
+	    "AUTOSYNC_REPORT",	    "AUTOSYNC_INJECTED",
+	    "AUTOSYNC_MODE",	    "AUTOSYNC_MODEL",
+	    "AUTOSYNC_COMPRESSION", "AUTOSYNC_AGREE",
+	    "AUTOSYNC_LOCAL_RANK",  "AUTOSYNC_ENV_FILE",
+	    "AUTOSYNC_TUNER_RULES", "AUTOSYNC_SIMULATOR_MODULE",
 	};
 	size_t n = name ? strlen(name) : 0;
 	int prefixed = 0;

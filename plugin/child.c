@@ -444,6 +444,24 @@ int as_child_parse_result(const char *buf, size_t len, struct as_child_out *out,
 	return check_vars(out, err);
 }
 
+/* How long slurmstepd waits for the child to be gone once it has sent its
+ * result or been killed. A process in an uninterruptible wait (a file on
+ * a hung FUSE or NFS mount) dies only when the file system answers: the
+ * step does not wait for that, and the child is left to slurmstepd. */
+#define REAP_MS 200
+
+static pid_t wait_bounded(pid_t pid, int *st)
+{
+	for (unsigned t = 0;; t++) {
+		pid_t w = waitpid(pid, st, WNOHANG);
+		if (w > 0 || (w < 0 && errno != EINTR))
+			return w;
+		if (t >= REAP_MS)
+			return 0;
+		usleep(1000);
+	}
+}
+
 /* The child's end: a normal exit, or why not. */
 static int reap(pid_t pid, int killed, const struct as_child_in *in,
 		autosync_error_t *err)
@@ -453,8 +471,12 @@ static int reap(pid_t pid, int killed, const struct as_child_in *in,
 
 	if (killed)
 		kill(pid, SIGKILL);
-	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-		;
+	if ((w = wait_bounded(pid, &st)) == 0 && !killed) {
+		/* its result is in; it does not exit */
+		kill(pid, SIGKILL);
+		(void)wait_bounded(pid, &st);
+		return 0;
+	}
 	if (killed) {
 		errno = ETIME;
 		return autosync_errprintf(err,

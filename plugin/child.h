@@ -3,7 +3,8 @@
  * as the job's user, under a wall-clock deadline and an address-space cap;
  * slurmstepd only reads back a bounded result and checks it again. So no
  * input (a model that takes minutes to expand, YAML that is slow to parse,
- * a file that blocks) holds a step start longer than the site's budget,
+ * a file that blocks) holds a step start longer than the site's budget
+ * (and 0.2 s to see the child gone; one stuck in the kernel is left),
  * and nothing the pipeline loads runs inside slurmstepd itself. Pure POSIX
  * plus the job pipeline: no Slurm, unit-tested.
  */

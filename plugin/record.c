@@ -145,10 +145,14 @@ void as_record_write(const struct as_record_step *s)
 	free(r);
 }
 
-void as_record_leave_jobdir(const char *jobdir)
+void as_record_leave_jobdir(const char *jobdir, int hold)
 {
-	if (as_plugin_keep_seconds() > 0)
+	if (as_plugin_keep_seconds() > 0) {
 		autosync_jobdir_unlink(jobdir, AUTOSYNC_JOB_REPORT_FILE);
-	else
+		autosync_jobdir_release(hold); /* kept from now on */
+	} else {
+		if (hold >= 0)
+			close(hold);
 		autosync_jobdir_remove(jobdir);
+	}
 }

@@ -23,8 +23,9 @@ struct as_record_step {
 /* Write the step's record. Problems are logged, never fatal. */
 void as_record_write(const struct as_record_step *s);
 
-/* The job directory stays for the site's keep_job_files (without the
- * report, which the record now holds), or goes at once. */
-void as_record_leave_jobdir(const char *jobdir);
+/* The job directory stays for the site's keep_job_files from now
+ * (without the report, which the record now holds), or goes at once; its
+ * hold ('hold', autosync_jobdir_hold(), or -1) is given up either way. */
+void as_record_leave_jobdir(const char *jobdir, int hold);
 
 #endif

@@ -1,6 +1,7 @@
 /* slurmstepd.c - see slurmstepd.h */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@ static struct step {
 	uid_t uid;
 	gid_t gid;
 	char jobdir[PATH_MAX];
+	int jobdir_hold; /* held while the step runs (jobfs), or -1 */
 	char node[64];
 	int planned; /* 'out' holds a plan and what to inject */
 	struct as_child_out out;
@@ -41,7 +43,7 @@ static struct step {
 	/* the nodes' agreement on one plan (autosync/agree.h) */
 	char agree_spec[AUTOSYNC_AGREE_SPEC_MAX]; /* from srun */
 	double agree_ms; /* how long the agreement took */
-} st = {.mode = AS_MODE_UNSET};
+} st = {.mode = AS_MODE_UNSET, .jobdir_hold = -1};
 
 /* Remember a problem for task_init: in required mode the tasks fail with
  * it, otherwise rank 0 prints it once as a warning and the step runs as
@@ -93,8 +95,8 @@ static int fatal_for(int strict)
 {
 	const struct as_args *a = as_options_args();
 
-	if (st.mode == AS_MODE_REQUIRED)
-		return a->mode_src == AS_SRC_OPTION;
+	if (st.mode == AS_MODE_REQUIRED && a->mode_src == AS_SRC_OPTION)
+		return 1;
 	return strict &&
 	       (a->mode_src == AS_SRC_OPTION || a->model_src == AS_SRC_OPTION);
 }
@@ -147,13 +149,18 @@ static int decide_mode(spank_t sp)
 	st.mode = as_args_effective_mode(a, site_default(sp, s));
 	if (st.mode == AS_MODE_OFF)
 		return 0;
-	if (a->mode_src != AS_SRC_NONE &&
+	/* what the job chose is checked (a model alone means auto), the
+	 * site's own default is not */
+	if ((a->mode_src != AS_SRC_NONE || a->model[0]) &&
 	    !autosync_siteconf_mode_allowed(s, bit[st.mode])) {
 		if (named_step())
 			defer(0,
-			      "autosync: --autosync=%s is not allowed on this "
-			      "cluster; running without autosync",
-			      as_mode_name(st.mode));
+			      "autosync: --autosync=%s%s is not allowed on "
+			      "this cluster; running without autosync",
+			      as_mode_name(st.mode),
+			      a->mode_src == AS_SRC_NONE
+				  ? " (what --autosync-model means)"
+				  : "");
 		return 0;
 	}
 	return 1;
@@ -208,7 +215,8 @@ static int step_mode(spank_t sp)
 /* Made as root, in a directory root owns (the default, made when missing)
  * or the site's runtime_dir; the user gets it (0700) and the planning
  * child writes into it as the user. In a shared /tmp its name is random.
- * Directories kept past their steps go, a bounded number per step start. */
+ * It is held while the step runs; directories kept past their steps go, a
+ * bounded number per step start, never one a running step holds. */
 static void make_jobdir(void)
 {
 	autosync_error_t err = {.text = ""};
@@ -231,7 +239,12 @@ static void make_jobdir(void)
 		defer(fatal_for(0),
 		      "autosync: job directory: %s; running without autosync",
 		      err.text);
+		return;
 	}
+	if ((st.jobdir_hold = autosync_jobdir_hold(st.jobdir, 0)) < 0)
+		as_plugin_log(AUTOSYNC_LOG_INFO,
+			      "autosync: job %u step %u: holding %s: %s",
+			      st.job_id, st.step, st.jobdir, strerror(errno));
 }
 
 void as_slurmstepd_init_post_opt(spank_t sp)
@@ -518,8 +531,11 @@ void as_slurmstepd_exit(void)
 		as_record_write(&s);
 	}
 	if (st.jobdir[0])
-		as_record_leave_jobdir(st.jobdir);
+		as_record_leave_jobdir(st.jobdir, st.jobdir_hold);
+	else if (st.jobdir_hold >= 0)
+		close(st.jobdir_hold);
 	as_child_out_free(&st.out);
 	memset(&st, 0, sizeof(st));
 	st.mode = AS_MODE_UNSET;
+	st.jobdir_hold = -1;
 }

@@ -258,8 +258,22 @@ int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
  * parent exists) and that root alone owns and writes it. */
 int autosync_jobdir_base(const char *path, autosync_error_t *errp);
 /* Remove the non-directory entries of 'dir' and the directory itself,
- * without following any symbolic link. Best effort. */
+ * without following any symbolic link. Best effort, and bounded: a
+ * directory of more than 10,000 entries is left for
+ * autosync_jobdir_prune(). */
 void autosync_jobdir_remove(const char *dir);
+/*
+ * Hold the job directory 'dir' for as long as the returned descriptor (a
+ * shared flock(2) on it) stays open: autosync_jobdir_prune() leaves a held
+ * directory alone, however old. With 'inherit' the descriptor stays open
+ * across exec, so that the program a launcher becomes holds it; otherwise
+ * it is close-on-exec. -1 with errno when it cannot be opened or locked.
+ * The caller owns the descriptor: autosync_jobdir_release() or close().
+ */
+int autosync_jobdir_hold(const char *dir, int inherit);
+/* Give up a held directory at the end of its step (closes 'fd'): its age,
+ * which autosync_jobdir_prune() compares with max_age, counts from now. */
+void autosync_jobdir_release(int fd);
 /* Write 'data' to 'dir'/'name' atomically (a temporary file created with
  * O_EXCL | O_NOFOLLOW, then renamed); mode 0644. */
 int autosync_jobdir_write(const char *dir, const char *name, const void *data,
@@ -267,11 +281,15 @@ int autosync_jobdir_write(const char *dir, const char *name, const void *data,
 /* Remove 'name' from 'dir' (not following a link), if there. */
 void autosync_jobdir_unlink(const char *dir, const char *name);
 /*
- * Remove the job directories in 'base' whose name starts with 'prefix'
- * (e.g. "autosync-"), owned by 'owner' ((uid_t) -1: anyone), not modified
- * for more than 'max_age' seconds: at most 'max_remove' of them, looking at
- * no more than 'max_scan' entries, so that a step start stays bounded.
- * Returns how many were removed.
+ * Remove the job directories in 'base' whose name is 'prefix' followed by
+ * a digit (e.g. "autosync-" and "autosync-1000-..." but not
+ * "autosync-launch-..."), owned by 'owner' ((uid_t) -1: anyone), not
+ * modified for more than 'max_age' seconds and not held
+ * (autosync_jobdir_hold(): the step still runs): at most 'max_remove' of
+ * them, looking at no more than 'max_scan' entries and deleting at most
+ * 10,000 files, so that a step start stays bounded (a directory left
+ * partly emptied keeps its age and goes on at the next call). Returns how
+ * many were removed.
  */
 unsigned autosync_jobdir_prune(const char *base, const char *prefix,
 			       uid_t owner, long max_age, unsigned max_remove,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "autosync/job.h"
@@ -173,6 +174,99 @@ static void test_write_remove(void)
 	ok(access(p, F_OK) == 0, "a linked file outside is not");
 }
 
+/* dir/name made, with 'files' files, its times 'age' seconds back */
+static void old_dir(const char *name, unsigned files, long age)
+{
+	char p[512], f[600];
+	struct timespec t[2];
+
+	snprintf(p, sizeof(p), "%s/base/%s", dir, name);
+	if (mkdir(p, 0700) < 0)
+		bail_out("mkdir %s", p);
+	for (unsigned i = 0; i < files; i++) {
+		int fd;
+		snprintf(f, sizeof(f), "%s/f%u", p, i);
+		if ((fd = open(f, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0)
+			bail_out("create %s", f);
+		close(fd);
+	}
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age;
+	t[1] = t[0];
+	if (utimensat(AT_FDCWD, p, t, 0) < 0)
+		bail_out("utimensat %s", p);
+}
+
+static int there(const char *name)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/base/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+static void test_prune(void)
+{
+	char base[256], p[512];
+	struct stat st;
+	unsigned n;
+	int hold;
+
+	snprintf(base, sizeof(base), "%s/base", dir);
+	if (mkdir(base, 0755) < 0)
+		bail_out("mkdir %s", base);
+	old_dir("autosync-1000-7.0.0", 2, 3 * 86400);
+	old_dir("autosync-1000-8.0.0", 2, 3 * 86400);
+	old_dir("autosync-1000-9.0.0", 2, 60);
+	old_dir("autosync-launch-1000-x-0", 2, 3 * 86400);
+	snprintf(p, sizeof(p), "%s/autosync-1000-8.0.0", base);
+	hold = autosync_jobdir_hold(p, 0);
+	ok(hold >= 0, "a job directory is held");
+	ok(hold >= 0 && (fcntl(hold, F_GETFD) & FD_CLOEXEC),
+	   "  close-on-exec unless asked to be inherited");
+	n = autosync_jobdir_prune(base, "autosync-", (uid_t)-1, 86400, 16,
+				  4096);
+	ok(n == 1 && !there("autosync-1000-7.0.0"),
+	   "prune: an old directory nobody holds goes (%u removed)", n);
+	ok(there("autosync-1000-8.0.0"),
+	   "  one as old that a running step holds stays");
+	ok(there("autosync-1000-9.0.0"), "  a young one stays");
+	ok(there("autosync-launch-1000-x-0"),
+	   "  'autosync-' and no digit: a launch directory is not the "
+	   "plugin's");
+	autosync_jobdir_release(hold);
+	ok(stat(p, &st) == 0 && time(NULL) - st.st_mtime < 60,
+	   "released at the end of its step: its age starts now");
+	n = autosync_jobdir_prune(base, "autosync-", (uid_t)-1, 86400, 16,
+				  4096);
+	ok(n == 0 && there("autosync-1000-8.0.0"),
+	   "  so it stays for the time kept (%u removed)", n);
+	n = autosync_jobdir_prune(base, "autosync-launch-", (uid_t)-1, 86400,
+				  16, 4096);
+	ok(n == 1 && !there("autosync-launch-1000-x-0"),
+	   "a launch directory goes with its own prefix");
+
+	old_dir("autosync-1000-10.0.0", 10005, 3 * 86400);
+	n = autosync_jobdir_prune(base, "autosync-", (uid_t)-1, 86400, 16,
+				  4096);
+	snprintf(p, sizeof(p), "%s/autosync-1000-10.0.0", base);
+	ok(n == 0 && stat(p, &st) == 0 && time(NULL) - st.st_mtime > 86400,
+	   "10,005 files: 10,000 deleted, the rest left with the directory's "
+	   "age (%u removed)",
+	   n);
+	n = autosync_jobdir_prune(base, "autosync-", (uid_t)-1, 86400, 16,
+				  4096);
+	ok(n == 1 && !there("autosync-1000-10.0.0"),
+	   "  the next prune removes it (%u removed)", n);
+	old_dir("autosync-1000-11.0.0", 10001, 0);
+	snprintf(p, sizeof(p), "%s/autosync-1000-11.0.0", base);
+	autosync_jobdir_remove(p);
+	ok(there("autosync-1000-11.0.0"),
+	   "remove at a step's end stops after 10,000 files: left for prune");
+	ok(autosync_jobdir_hold(NULL, 0) < 0 && errno == EINVAL,
+	   "hold: no directory, EINVAL");
+}
+
 int main(void)
 {
 	plan(NO_PLAN);
@@ -181,6 +275,7 @@ int main(void)
 	test_read();
 	test_jobdir();
 	test_write_remove();
+	test_prune();
 	{
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -515,6 +515,14 @@ static void unasked_broken(void)
 	run_step(&s);
 	ok(has(s.tasks[0], "rc=-1") && has(logbuf, "site config: "),
 	   "--autosync-model by an option, strict: refused, the reason named");
+	s.mode = NULL;
+	s.env[0] = "AUTOSYNC_MODE=required";
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=-1") && has(logbuf, "site config: "),
+	   "the same with AUTOSYNC_MODE=required in the environment: still "
+	   "refused (strict)");
+	s.env[0] = NULL;
+	s.mode = "auto";
 	/* a mode the cluster does not allow */
 	put("noauto.yaml", "allowed_modes: [off, required, plan]\n", 0644);
 	snprintf(args, sizeof(args), "config=%s/noauto.yaml", dir);
@@ -526,6 +534,12 @@ static void unasked_broken(void)
 	run_step(&s);
 	ok(has(s.tasks[0], "rc=0") && has(logbuf, "not allowed"),
 	   "--autosync=auto not allowed, a model: warned, runs");
+	s.mode = NULL;
+	run_step(&s);
+	ok(has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
+	       has(logbuf, "--autosync=auto (what --autosync-model means) is "
+			   "not allowed"),
+	   "auto not allowed, --autosync-model alone: not planned, warned");
 }
 
 /* The record's node comes from slurmstepd (its own SLURMD_NODENAME, else

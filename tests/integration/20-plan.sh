@@ -57,6 +57,15 @@ use_site nokeep "keep_job_files: 0"
 out=$(as_user srun -N1 -n1 --autosync-model=resnet50 bash -c 'dirname "$AUTOSYNC_PLAN"' 2>&1)
 sleep 0.5
 check "keep_job_files: 0 removes the job directory at the end of the step" test ! -e "$out"
+# a step starting on the node prunes ended steps' directories, never one
+# whose step still runs (it holds its directory), however old
+rm -f "$IT_WORK/b-ran"
+as_user srun -N1 -n1 -w node1 --autosync-model=resnet50 bash -c 'for i in $(seq 50); do [ -e "$0/b-ran" ] && break; sleep 0.1; done; sleep 1.5; echo "$(test -e "$0/b-ran" && echo after-b) $(test -r "$AUTOSYNC_PLAN" && echo kept || echo gone)"' "$IT_WORK" > "$IT_WORK/long-step.out" 2>&1 &
+long=$!
+sleep 2
+as_user srun -N1 -n1 -w node1 --autosync-model=resnet50 bash -c 'touch "$0/b-ran"' "$IT_WORK" >/dev/null 2>&1
+wait $long
+is "$(grep -E 'kept|gone' "$IT_WORK/long-step.out")" "after-b kept" "keep_job_files: 0: a step starting beside a running one leaves the running step's job directory alone"
 reset_plugin_args
 
 # --- autosync plan shows what the plugin does ------------------------------
