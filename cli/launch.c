@@ -72,7 +72,7 @@ static void usage(FILE *fp)
 	cli_help(fp, "    --local-rank R",
 		 "this process's local rank "
 		 "(default: LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, "
-		 "MPI_LOCALRANKID, SLURM_LOCALID, PMIX_RANK)");
+		 "MPI_LOCALRANKID, SLURM_LOCALID, PMIX_LOCAL_RANK)");
 	snprintf(text, sizeof(text),
 		 "where the NCCL plugins are (default "
 		 "$AUTOSYNC_NCCL_PLUGIN_DIR, the site's nccl_plugin_dir when "
@@ -125,7 +125,7 @@ static int local_rank(void)
 	static const char *const vars[] = {
 	    "LOCAL_RANK",      "OMPI_COMM_WORLD_LOCAL_RANK",
 	    "MPI_LOCALRANKID", "SLURM_LOCALID",
-	    "PMIX_RANK",
+	    "PMIX_LOCAL_RANK",
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {

@@ -1,9 +1,10 @@
 /* main.c - autosync-webhook: the Kubernetes mutating admission webhook
  * (docs/autosync-webhook.8). HTTPS with libmicrohttpd over GnuTLS: POST
  * /mutate answers an AdmissionReview (mutate.h decides), GET /healthz says
- * ok. Bounded: 1 MiB per body, 1 s per request, a fixed thread pool. The
- * certificate and key are read again when their files change (checked at
- * most once a second, at a handshake), so a rotated secret needs no
+ * ok. Bounded: 1 MiB per body, 64 MiB of bodies in all, 1 s per request
+ * (a slower or larger upload closes its connection), a fixed thread pool.
+ * The certificate and key are read again when their files change (checked
+ * at most once a second, at a handshake), so a rotated secret needs no
  * restart; a pair that does not load leaves the old one serving. One JSON
  * line per decision on stdout. */
 #include "config.h"
@@ -35,6 +36,7 @@
 #define MAX_BODY (1u << 20)
 #define REQUEST_MS 1000
 #define MAX_CERTS 8
+#define IDLE_S 30 /* a kept-alive connection between requests */
 
 struct opts {
 	const char *cert, *key, *listen;
@@ -60,6 +62,7 @@ static struct {
 	const char *cert_path, *key_path;
 	struct pair *cur;
 	struct stat cert_st, key_st;
+	struct stat failed_cert_st, failed_key_st; /* the last that failed */
 	time_t checked;
 } tls = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -101,12 +104,16 @@ static const char *log_time(void)
 
 /* One line, one write(2): a pipe (a container's stdout) takes up to
  * PIPE_BUF bytes whole, and Linux keeps a file's offset per write, so
- * request threads need no lock between them. A longer line takes the
- * lock. */
+ * short lines may be written side by side (a shared lock). A longer line
+ * is written in pieces, so it waits for them and holds them off (the
+ * exclusive lock): no line lands inside another. */
 static void write_line(const char *line, size_t n)
 {
-	static pthread_mutex_t out = PTHREAD_MUTEX_INITIALIZER;
-	int locked = n > PIPE_BUF && pthread_mutex_lock(&out) == 0;
+	/* writers first: a long line is not starved by short ones */
+	static pthread_rwlock_t out =
+	    PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	int locked = (n > PIPE_BUF ? pthread_rwlock_wrlock(&out)
+				   : pthread_rwlock_rdlock(&out)) == 0;
 
 	while (n > 0) {
 		ssize_t w = write(STDOUT_FILENO, line, n);
@@ -118,7 +125,7 @@ static void write_line(const char *line, size_t n)
 		n -= (size_t)w;
 	}
 	if (locked)
-		pthread_mutex_unlock(&out);
+		pthread_rwlock_unlock(&out);
 }
 
 static void log_line(const char *json)
@@ -163,6 +170,27 @@ static void log_event(const char *event, const char *detail)
 	json_decref(o);
 }
 
+/* the key is the certificate's: a rotation that has replaced one file and
+ * not yet the other must not be served (every handshake would fail) */
+static int key_matches(struct pair *p)
+{
+	unsigned char a[64], b[64];
+	size_t na = sizeof(a), nb = sizeof(b);
+	gnutls_pubkey_t pub = NULL;
+	int ok =
+	    gnutls_pubkey_init(&pub) == 0 &&
+	    gnutls_pubkey_import_privkey(pub, p->key, 0, 0) == 0 &&
+	    gnutls_pubkey_get_key_id(pub, GNUTLS_KEYID_USE_SHA256, a, &na) ==
+		0 &&
+	    gnutls_pubkey_get_key_id(p->pcert[0].pubkey,
+				     GNUTLS_KEYID_USE_SHA256, b, &nb) == 0 &&
+	    na == nb && !memcmp(a, b, na);
+
+	if (pub)
+		gnutls_pubkey_deinit(pub);
+	return ok;
+}
+
 static int load_pair(const char **why)
 {
 	struct pair *p = calloc(1, sizeof(*p));
@@ -201,6 +229,14 @@ static int load_pair(const char **why)
 		return -1;
 	}
 	gnutls_free(kd.data);
+	if (!p->npcert || !key_matches(p)) {
+		*why = "the key is not the certificate's";
+		gnutls_privkey_deinit(p->key);
+		for (unsigned i = 0; i < p->npcert; i++)
+			gnutls_pcert_deinit(&p->pcert[i]);
+		free(p);
+		return -1;
+	}
 	p->older = tls.cur;
 	tls.cur = p;
 	tls.cert_st = cs;
@@ -221,10 +257,15 @@ static void maybe_reload(void)
 	if (stat(tls.cert_path, &cs) < 0 || stat(tls.key_path, &ks) < 0 ||
 	    (same_file(&cs, &tls.cert_st) && same_file(&ks, &tls.key_st)))
 		return;
-	if (load_pair(&why) < 0)
-		log_event("tls-reload-failed", why);
-	else
+	if (load_pair(&why) == 0) {
 		log_event("tls-reloaded", tls.cert_path);
+	} else if (!same_file(&cs, &tls.failed_cert_st) ||
+		   !same_file(&ks, &tls.failed_key_st)) {
+		/* once per pair of files that does not load */
+		tls.failed_cert_st = cs;
+		tls.failed_key_st = ks;
+		log_event("tls-reload-failed", why);
+	}
 }
 
 static int cert_cb(gnutls_session_t s, const gnutls_datum_t *req_ca, int nreqs,
@@ -251,9 +292,37 @@ static int cert_cb(gnutls_session_t s, const gnutls_datum_t *req_ca, int nreqs,
 struct req {
 	struct timespec start;
 	char *body;
-	size_t len;
-	int too_big, too_slow;
+	size_t len; /* also what it counts in 'buffered' */
 };
+
+/* Bodies in memory, all requests together: each may hold max_body, and a
+ * thousand connections that send most of one and stall would hold a
+ * gigabyte; beyond this the webhook answers 503 (or closes) instead. */
+#define BUFFERED_MAX ((size_t)64 << 20)
+static size_t buffered;
+
+/* 'n' more bytes of bodies in memory, if within BUFFERED_MAX */
+static int take_bytes(size_t n)
+{
+	size_t now = __atomic_add_fetch(&buffered, n, __ATOMIC_RELAXED);
+
+	if (now <= BUFFERED_MAX)
+		return 0;
+	__atomic_sub_fetch(&buffered, n, __ATOMIC_RELAXED);
+	return -1;
+}
+
+static void give_bytes(size_t n)
+{
+	__atomic_sub_fetch(&buffered, n, __ATOMIC_RELAXED);
+}
+
+/* the per-request limit as the idle timeout of its connection, in whole
+ * seconds (libmicrohttpd's unit), at least 1 */
+static unsigned request_s(const struct opts *o)
+{
+	return (o->request_ms + 999) / 1000;
+}
 
 static double since_ms(const struct timespec *t0)
 {
@@ -291,6 +360,52 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 	return reply_body(c, status, (char *)body, 0, type);
 }
 
+static const char *refusal(unsigned status)
+{
+	switch (status) {
+	case MHD_HTTP_CONTENT_TOO_LARGE:
+		return "the body is over the limit";
+	case MHD_HTTP_REQUEST_TIMEOUT:
+		return "the request took over the time limit";
+	default:
+		return "bodies in memory over the webhook's limit";
+	}
+}
+
+/* A request refused before its review: one log line, and the answer, or
+ * (c NULL, the body still coming) the connection closed at once, so that
+ * nobody holds it or its memory by sending slowly or too much. */
+static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status)
+{
+	char line[160];
+
+	snprintf(line, sizeof(line),
+		 "{\"decision\":\"bad-request\",\"reason\":\"%s%s\"}",
+		 refusal(status), c ? "" : "; connection closed");
+	log_line(line);
+	return c ? reply(c, status, "{}", "application/json") : MHD_NO;
+}
+
+/* The length the client announces, when it does: over the limits, the
+ * request is answered before its body is read. */
+static unsigned announced(const struct opts *o, struct MHD_Connection *c)
+{
+	const char *v =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	unsigned long long n;
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || n > o->max_body)
+		return MHD_HTTP_CONTENT_TOO_LARGE;
+	if (__atomic_load_n(&buffered, __ATOMIC_RELAXED) + n > BUFFERED_MAX)
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	return 0; /* counted as it arrives */
+}
+
 static enum MHD_Result mutate(const struct opts *o, struct MHD_Connection *c,
 			      struct req *q)
 {
@@ -298,18 +413,8 @@ static enum MHD_Result mutate(const struct opts *o, struct MHD_Connection *c,
 	enum MHD_Result ret;
 	int d;
 
-	if (q->too_big || q->too_slow) {
-		char line[160];
-		snprintf(line, sizeof(line),
-			 "{\"decision\":\"bad-request\",\"reason\":\"%s\"}",
-			 q->too_big ? "the body is over the limit"
-				    : "the request took over the time limit");
-		log_line(line);
-		return reply(c,
-			     q->too_big ? MHD_HTTP_CONTENT_TOO_LARGE
-					: MHD_HTTP_REQUEST_TIMEOUT,
-			     "{}", "application/json");
-	}
+	if (since_ms(&q->start) > o->request_ms)
+		return refuse(c, MHD_HTTP_REQUEST_TIMEOUT);
 	d = aswh_review(&o->cfg, q->body ? q->body : "", q->len, &resp, &log);
 	if (log)
 		log_line(log);
@@ -333,10 +438,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 
 	(void)version;
 	if (!q) {
+		unsigned status;
 		if (!(q = calloc(1, sizeof(*q))))
 			return MHD_NO;
 		clock_gettime(CLOCK_MONOTONIC, &q->start);
 		*ptr = q;
+		/* a request, not a connection, may idle this long */
+		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+					  request_s(o));
+		if (!strcmp(url, "/mutate") && !strcmp(method, "POST") &&
+		    (status = announced(o, c)))
+			return refuse(c, status);
 		return MHD_YES;
 	}
 	if (!strcmp(url, "/healthz") && !strcmp(method, "GET"))
@@ -345,22 +457,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		return reply(c, MHD_HTTP_NOT_FOUND, "not found\n",
 			     "text/plain");
 	if (*size) {
+		char *b;
 		if (since_ms(&q->start) > o->request_ms)
-			q->too_slow = 1;
-		if (q->too_big || q->too_slow || q->len + *size > o->max_body) {
-			q->too_big = !q->too_slow;
-			free(q->body);
-			q->body = NULL;
-			q->len = 0;
-		} else {
-			char *b = realloc(q->body, q->len + *size + 1);
-			if (!b)
-				return MHD_NO;
-			memcpy(b + q->len, data, *size);
-			q->body = b;
-			q->len += *size;
-			b[q->len] = '\0';
+			return refuse(NULL, MHD_HTTP_REQUEST_TIMEOUT);
+		if (q->len + *size > o->max_body)
+			return refuse(NULL, MHD_HTTP_CONTENT_TOO_LARGE);
+		if (take_bytes(*size) < 0)
+			return refuse(NULL, MHD_HTTP_SERVICE_UNAVAILABLE);
+		if (!(b = realloc(q->body, q->len + *size + 1))) {
+			give_bytes(*size);
+			return MHD_NO;
 		}
+		memcpy(b + q->len, data, *size);
+		q->body = b;
+		q->len += *size;
+		b[q->len] = '\0';
 		*size = 0;
 		return MHD_YES;
 	}
@@ -373,13 +484,18 @@ static void done(void *cls, struct MHD_Connection *c, void **ptr,
 	struct req *q = *ptr;
 
 	(void)cls;
-	(void)c;
-	(void)code;
+	if (q && code == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
+		(void)refuse(NULL, MHD_HTTP_REQUEST_TIMEOUT); /* it stalled */
 	if (q) {
+		give_bytes(q->len);
 		free(q->body);
 		free(q);
 		*ptr = NULL;
 	}
+	/* between requests, a kept-alive connection idles as long as before */
+	if (c)
+		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+					  (unsigned)IDLE_S);
 }
 
 /* ------------------------------------------------------------- options */
@@ -635,7 +751,7 @@ int main(int argc, char **argv)
 	    (uint16_t)o.port, NULL, NULL, handle, &o, MHD_OPTION_SOCK_ADDR,
 	    (struct sockaddr *)&addr, MHD_OPTION_HTTPS_CERT_CALLBACK, cert_cb,
 	    MHD_OPTION_THREAD_POOL_SIZE, o.threads,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_S,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);

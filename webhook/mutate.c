@@ -381,6 +381,7 @@ struct review {
 	const cJSON *obj;
 	struct tmpl t[MAX_TEMPLATES];
 	unsigned nt;
+	int too_many;	   /* more templates than t[] holds */
 	long nodes, nproc; /* from the workload; 0 unknown */
 	char reason[256];
 	const char *warning; /* the one warning of a declined review */
@@ -390,8 +391,12 @@ static void add_tmpl(struct review *r, const char *base, const cJSON *tpl)
 {
 	struct tmpl *t;
 
-	if (r->nt >= MAX_TEMPLATES || !cJSON_IsObject(get(tpl, "spec")))
+	if (!cJSON_IsObject(get(tpl, "spec")))
 		return;
+	if (r->nt >= MAX_TEMPLATES) {
+		r->too_many = 1;
+		return;
+	}
 	t = &r->t[r->nt++];
 	pathf(t->base, "%s/spec", base);
 	pathf(t->meta, "%s/metadata", base);
@@ -997,6 +1002,13 @@ static int decide(struct review *r, const cJSON *req, cJSON **patch)
 		snprintf(r->reason, sizeof(r->reason),
 			 "%s: no pod template autosync knows",
 			 asi_quote(k, q, sizeof(q)));
+		return ASWH_DECLINED;
+	}
+	/* all of the job's pods or none: ranks of one communicator must
+	 * decide alike */
+	if (r->too_many) {
+		snprintf(r->reason, sizeof(r->reason),
+			 "more than %d pod templates", MAX_TEMPLATES);
 		return ASWH_DECLINED;
 	}
 	for (unsigned i = 0; i < r->nt; i++)

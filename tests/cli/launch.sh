@@ -8,7 +8,7 @@ LIBS=${AUTOSYNC_BUILDDIR:-.}/launcher/nccl/.libs
 # (make check's AUTOSYNC_LIBEXECDIR is for bench, not a launched task's)
 unset AUTOSYNC_LIBEXECDIR
 unset CUDA_VISIBLE_DEVICES SLURM_LOCALID OMPI_COMM_WORLD_LOCAL_RANK LOCAL_RANK \
-  MPI_LOCALRANKID PMIX_RANK AUTOSYNC_INJECTED NCCL_TUNER_PLUGIN NCCL_PROFILER_PLUGIN \
+  MPI_LOCALRANKID PMIX_RANK PMIX_LOCAL_RANK AUTOSYNC_INJECTED NCCL_TUNER_PLUGIN NCCL_PROFILER_PLUGIN \
   NCCL_IB_HCA NCCL_TOPO_FILE SLURM_JOB_ID SLURM_NNODES AUTOSYNC_NCCL_PLUGIN_DIR
 export TMPDIR=$TMP
 
@@ -38,8 +38,8 @@ out=$(LOCAL_RANK=3 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_IB_HCA"' 2>&1
 is "$out" "=mlx5_3:1" "... from LOCAL_RANK (torchrun)"
 out=$(SLURM_LOCALID=0 LOCAL_RANK=3 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_IB_HCA"' 2>&1)
 is "$out" "=mlx5_3:1" "torchrun's LOCAL_RANK before the task's SLURM_LOCALID (its workers all inherit it)"
-out=$(PMIX_RANK=1 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_IB_HCA"' 2>&1)
-is "$out" "=mlx5_1:1" "... PMIX_RANK last"
+out=$(PMIX_LOCAL_RANK=1 PMIX_RANK=6 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_IB_HCA"' 2>&1)
+is "$out" "=mlx5_1:1" "... PMIX_LOCAL_RANK last (PMIX_RANK is the rank in the whole job, not on the node)"
 
 out=$(L --plan "$TMP/plan.yaml" -- sh -c 'echo "$AUTOSYNC_INJECTED"' 2>&1)
 like "$out" '(^|,)NCCL_TUNER_PLUGIN(,|$)' "AUTOSYNC_INJECTED lists the tuner variable"

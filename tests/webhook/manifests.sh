@@ -21,7 +21,8 @@ site = yaml.safe_load(by["ConfigMap"]["data"]["autosync.yaml"])
 checks = [
     kinds == ["Certificate", "ConfigMap", "Deployment", "Issuer", "MutatingWebhookConfiguration", "Namespace", "Service", "ServiceAccount"],
     w["failurePolicy"] == "Ignore" and w["sideEffects"] == "None" and w["admissionReviewVersions"] == ["v1"],
-    w["objectSelector"] == {"matchLabels": {"autosync.dev/enabled": "true"}},
+    w["objectSelector"] == {"matchExpressions": [{"key": "autosync.dev/enabled", "operator": "In",
+        "values": [v for b in ("true", "yes", "on", "y", "1") for v in dict.fromkeys((b, b.capitalize(), b.upper()))]}]},
     w["clientConfig"]["service"] == {"name": "autosync-webhook", "namespace": "autosync-system", "path": "/mutate", "port": 443},
     res == [("", "pods"), ("batch", "jobs"), ("jobset.x-k8s.io", "jobsets"), ("kubeflow.org", "mpijobs"), ("kubeflow.org", "pytorchjobs")],
     all(r["operations"] == ["CREATE"] for r in w["rules"]),

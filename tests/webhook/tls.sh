@@ -118,6 +118,43 @@ is "$(post "$TMP/big.json")" 413 "a body over the limit (here 64 KiB): 413"
 $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r["request"]["object"]["metadata"]["annotations"]["x"]="y"*60000; json.dump(r, sys.stdout)' "$FIX/pod.json" > "$TMP/large.json"
 code=$(post "$TMP/large.json")
 is "$code|$(grep -c '"patch"' "$TMP/out")" "200|1" "a 60 KiB body (the pool is 16 KiB): mutated"
+# bodies that come slowly or announce too much hold neither the connection
+# nor memory: answered before the body, or the connection closed
+slow=$($PY - "$port" "$TMP/a.crt" <<'EOF'
+import socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+def conn():
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))), server_hostname="127.0.0.1")
+    s.settimeout(10)
+    return s
+def head(n):
+    return ("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "Content-Length: %d\r\n\r\n" % n).encode()
+def answer(s):
+    try:
+        d = s.recv(4096)
+    except (ConnectionError, ssl.SSLError):
+        d = b""
+    return d.split(b" ")[1].decode() if d.startswith(b"HTTP/") else "closed"
+out = []
+t0 = time.monotonic()
+s = conn(); s.sendall(head(10 << 20))            # 10 MiB announced, none sent
+code = answer(s); out.append("%s %s" % (code, "at-once" if time.monotonic() - t0 < 0.9 else "late"))
+t0 = time.monotonic()
+s = conn(); s.sendall(head(100) + b"{" * 10)     # then a byte each 0.6 s
+try:
+    for i in range(10):
+        time.sleep(0.6); s.sendall(b" ")
+except (ConnectionError, ssl.SSLError):
+    pass
+code = answer(s); out.append("%s %s" % (code, "by-2.5s" if time.monotonic() - t0 < 2.5 else "late"))
+t0 = time.monotonic()
+s = conn(); s.sendall(head(100) + b"{")          # then nothing
+code = answer(s); out.append("%s %s" % (code, "by-2.5s" if time.monotonic() - t0 < 2.5 else "late"))
+print(" | ".join(out))
+EOF
+)
+is "$slow" "413 at-once | closed by-2.5s | closed by-2.5s" "10 MiB announced: 413 before the body; a body trickled past the 1 s limit, or stalled: the connection closed"
 sed 's#admission.k8s.io/v1#admission.k8s.io/v9#' "$FIX/pod.json" > "$TMP/v9.json"
 code=$(post "$TMP/v9.json")
 like "$code $(cat "$TMP/out")" '^200 .*"allowed":true.*"warnings":\["autosync: not an admission.k8s.io/v1 AdmissionReview; the pod runs without it"\]' \
@@ -137,8 +174,8 @@ print(len(d), d.count("mutated"), d.count("skipped"), d.count("declined"), d.cou
       all("time" in l for l in lines))
 EOF
 )
-is "$out" "12 6 1 2 3 True" "the log: every decision one parsable JSON line (6 mutated, 1 skipped, 2 declined, 3 refused) with its time"
-like "$(grep -c '"reason":"the body is over the limit"' "$TMP/log")" '^1$' "the oversize body is logged too"
+is "$out" "15 6 1 2 6 True" "the log: every decision one parsable JSON line (6 mutated, 1 skipped, 2 declined, 6 refused) with its time"
+is "$(grep -c '"reason":"the body is over the limit"' "$TMP/log") $(grep -c '"reason":"the request took over the time limit; connection closed"' "$TMP/log")" "2 2" "the oversize bodies are logged too, and the connections closed for time"
 
 # --- a rotated certificate is served without a restart ---------------------
 subject() { echo | openssl s_client -connect 127.0.0.1:$port 2>/dev/null | openssl x509 -noout -subject 2>/dev/null; }
@@ -150,9 +187,15 @@ cp "$TMP/b.key" "$TMP/tls.key.new" && cp "$TMP/b.crt" "$TMP/tls.crt.new" &&
 sleep 1.1
 like "$(subject)" "CN ?= ?autosync-webhook-b" "the rotated certificate b on the next handshake"
 is "$(curl -s --cacert "$TMP/b.crt" "$url/healthz")" "ok" "verified against b"
+cp "$TMP/a.key" "$TMP/tls.key"; sleep 1.1
+is "$(curl -s --cacert "$TMP/b.crt" "$url/healthz")" "ok" "only the key replaced (a's key, b's certificate): b keeps serving"
+is "$(grep -c '"event":"tls-reload-failed".*the key is not the certificate' "$TMP/log")" 1 "... the mismatch logged once, not every second"
+cp "$TMP/b.key" "$TMP/tls.key"
 printf 'garbage\n' > "$TMP/tls.crt"; sleep 1.1
 is "$(curl -s --cacert "$TMP/b.crt" "$url/healthz")" "ok" "a broken certificate file: b keeps serving"
 like "$(grep -c '"event":"tls-reload-failed"' "$TMP/log")" '^[1-9]' "... and the failed reload is logged"
 kill $pid; wait $pid 2>/dev/null
 is "$(cat "$TMP/err")" "" "nothing on stderr"
+"$WH" --cert "$TMP/a.crt" --key "$TMP/b.key" --listen 127.0.0.1 --port $port > /dev/null 2>"$TMP/err2"
+is "$? $(cat "$TMP/err2")" "1 autosync-webhook: $TMP/a.crt, $TMP/b.key: the key is not the certificate's" "a key that is not the certificate's: refused at start"
 done_testing

@@ -258,6 +258,36 @@ static void test_workloads(void)
 	is(env_of(ic, "AUTOSYNC_NNODES"), "4",
 	   "JobSet: replicas x parallelism");
 	res_free(&r);
+
+	/* 16 replicated jobs are mutated, 17 are declined whole */
+	for (int n = 16; n <= 17; n++) {
+		json_t *j = fixture("jobset.json");
+		json_t *rj = json_object_get(
+		    json_object_get(
+			json_object_get(json_object_get(j, "request"),
+					"object"),
+			"spec"),
+		    "replicatedJobs");
+		json_t *first = json_deep_copy(json_array_get(rj, 0));
+		while (json_array_size(rj) < (size_t)n)
+			json_array_append(rj, first);
+		json_decref(first);
+		r = run_json(j);
+		if (n == 16)
+			ok(r.d == ASWH_MUTATED &&
+			       op(&r, "/spec/replicatedJobs/15/template/spec/"
+				      "template/spec/initContainers"),
+			   "JobSet of 16 replicated jobs: all mutated");
+		else
+			ok(r.d == ASWH_DECLINED && !r.patch &&
+			       !strcmp(warning(&r),
+				       "autosync: more than 16 pod templates; "
+				       "the pod runs without it"),
+			   "JobSet of 17: declined whole, with a warning "
+			   "(never some pods with the plan and some "
+			   "without)");
+		res_free(&r);
+	}
 }
 
 static json_t *pod_with(const char *key, json_t *value)
@@ -315,10 +345,20 @@ static void test_decline(void)
 	r = run_json(pod_with("label", json_string("no")));
 	ok(r.d == ASWH_SKIPPED && !r.patch, "label 'no': not opted in");
 	res_free(&r);
-	r = run_json(pod_with("label", json_string("yes")));
-	ok(r.d == ASWH_MUTATED && r.patch,
-	   "label 'yes': opted in (autosync's one boolean dialect)");
-	res_free(&r);
+	/* every spelling the shipped objectSelector lets through */
+	{
+		static const char *const yes[] = {"true", "True", "TRUE", "yes",
+						  "Yes",  "YES",  "on",	  "On",
+						  "ON",	  "y",	  "Y",	  "1"};
+		int all = 1;
+		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+			r = run_json(pod_with("label", json_string(yes[i])));
+			all &= r.d == ASWH_MUTATED && r.patch != NULL;
+			res_free(&r);
+		}
+		ok(all, "labels true/yes/on/y/1, lower, capitalised and upper "
+			"case: opted in (autosync's one boolean dialect)");
+	}
 
 	r = run_json(pod_with("autosync.dev/mode", json_string("off")));
 	ok(r.d == ASWH_SKIPPED && !r.patch, "mode off: skipped");
