@@ -148,6 +148,81 @@ static int check_events(const char *buf, size_t len, const char *fname,
 	return rv;
 }
 
+/* The 'k'-th child of node 'n' (items, or a mapping's keys and values in
+ * turn); 0 past the last. */
+static int child_of(const yaml_node_t *n, size_t k)
+{
+	if (n->type == YAML_SEQUENCE_NODE)
+		return k < (size_t)(n->data.sequence.items.top -
+				    n->data.sequence.items.start)
+			   ? n->data.sequence.items.start[k]
+			   : 0;
+	if (n->type == YAML_MAPPING_NODE &&
+	    k / 2 < (size_t)(n->data.mapping.pairs.top -
+			     n->data.mapping.pairs.start)) {
+		const yaml_node_pair_t *p = &n->data.mapping.pairs.start[k / 2];
+		return k % 2 ? p->value : p->key;
+	}
+	return 0;
+}
+
+/*
+ * 0 when the document, its aliases expanded as its readers will walk them,
+ * has at most 'max' nodes; -1 otherwise (an alias inside its own anchor
+ * never ends). The event pass counts an alias as one node, so a list
+ * anchored once and aliased a thousand times would slip through it. Each
+ * node's expanded size is computed once, without recursion, saturating
+ * past 'max'.
+ */
+static int expanded_within(const yaml_document_t *doc, size_t max)
+{
+	size_t n = (size_t)(doc->nodes.top - doc->nodes.start), sp = 0;
+	size_t *size = calloc(n + 1, sizeof(*size));
+	size_t *cur = calloc(n + 1, sizeof(*cur));
+	int *stk = calloc(n + 1, sizeof(*stk));
+	unsigned char *state = calloc(n + 1, 1); /* 0 new 1 open 2 done */
+	int rv = -1;
+
+#define ADD(a, b) ((a) = (a) + (b) > max ? max + 1 : (a) + (b))
+	if (!size || !cur || !stk || !state)
+		goto out;
+	if (n) {
+		stk[sp++] = 1;
+		state[1] = 1;
+		size[1] = 1;
+	}
+	while (sp) {
+		int i = stk[sp - 1],
+		    c = child_of(&doc->nodes.start[i - 1], cur[sp - 1]++);
+		if (c < 1 || (size_t)c > n) {
+			state[i] = 2;
+			if (--sp)
+				ADD(size[stk[sp - 1]], size[i]);
+			continue;
+		}
+		if (state[c] == 1)
+			goto out; /* a cycle */
+		if (state[c] == 2) {
+			ADD(size[i], size[c]);
+		} else {
+			state[c] = 1;
+			size[c] = 1;
+			cur[sp] = 0;
+			stk[sp++] = c;
+		}
+		if (size[i] > max)
+			goto out;
+	}
+	rv = n && size[1] > max ? -1 : 0;
+#undef ADD
+out:
+	free(size);
+	free(cur);
+	free(stk);
+	free(state);
+	return rv;
+}
+
 int asi_yaml_load(yaml_document_t *doc, const char *buf, size_t len,
 		  const char *fname, size_t max_nodes, autosync_error_t *errp)
 {
@@ -183,6 +258,16 @@ int asi_yaml_load(yaml_document_t *doc, const char *buf, size_t len,
 		    (unsigned long)p.problem_mark.column + 1,
 		    p.problem ? p.problem : "error", p.context ? " " : "",
 		    p.context ? p.context : "");
+	} else if (expanded_within(doc, max_nodes) < 0) {
+		yaml_document_delete(doc);
+		memset(doc, 0, sizeof(*doc));
+		errno = EINVAL;
+		autosync_errprintf(errp,
+				   "%s: more than %zu nodes once its aliases "
+				   "are expanded (or an alias inside its own "
+				   "anchor), more than autosync reads in such "
+				   "a file",
+				   fname, max_nodes);
 	} else {
 		rv = 0;
 	}

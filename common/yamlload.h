@@ -20,9 +20,11 @@
 /*
  * Load the one document in 'buf' ('len' bytes; 'fname' names it in
  * messages) into '*doc', refusing nesting deeper than ASI_YAML_MAX_DEPTH
- * and more than 'max_nodes' nodes. Returns 0 (the caller deletes '*doc'
- * with yaml_document_delete), or -1 with EINVAL (ENOMEM) and
- * "FILE:LINE:COLUMN: why" in 'errp'; '*doc' is then untouched.
+ * and more than 'max_nodes' nodes, aliases expanded (a list anchored once
+ * and aliased a thousand times counts a thousand times; an alias inside
+ * its own anchor is refused). Returns 0 (the caller deletes '*doc' with
+ * yaml_document_delete), or -1 with EINVAL (ENOMEM) and
+ * "FILE[:LINE:COLUMN]: why" in 'errp'; '*doc' is then nothing to delete.
  */
 int asi_yaml_load(yaml_document_t *doc, const char *buf, size_t len,
 		  const char *fname, size_t max_nodes, autosync_error_t *errp);

@@ -590,6 +590,65 @@ static int read_bucket(asi_yreader_t *r, yaml_node_t *bn,
 		   : 0;
 }
 
+struct tensor_at {
+	const char *name;
+	size_t bucket, j;
+};
+
+static int cmp_tensor_at(const void *a, const void *b)
+{
+	const struct tensor_at *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return x->bucket != y->bucket ? (x->bucket < y->bucket ? -1 : 1)
+				      : (x->j > y->j) - (x->j < y->j);
+}
+
+/* A plan synchronizes each tensor once: at most AUTOSYNC_MAX_TENSORS of
+ * them in all, none in two places (the second is named). */
+static int unique_tensors(asi_yreader_t *r, yaml_node_t *sq,
+			  const autosync_plan_t *plan)
+{
+	struct tensor_at *t;
+	size_t n = 0, k = 0;
+	int rv = 0;
+
+	for (size_t i = 0; i < plan->nb; i++)
+		n += plan->b[i].b.ntensors;
+	if (n > AUTOSYNC_MAX_TENSORS)
+		return asi_yproblem(r, sq,
+				    "buckets: %zu tensors, more than the %llu "
+				    "autosync plans",
+				    n,
+				    (unsigned long long)AUTOSYNC_MAX_TENSORS);
+	if (n < 2)
+		return 0;
+	if (!(t = calloc(n, sizeof(*t))))
+		return asi_ynomem(r);
+	for (size_t i = 0; i < plan->nb; i++)
+		for (size_t j = 0; j < plan->b[i].b.ntensors; j++)
+			t[k++] = (struct tensor_at){plan->b[i].names[j], i, j};
+	qsort(t, n, sizeof(*t), cmp_tensor_at);
+	for (k = 1; k < n && !rv; k++) {
+		yaml_node_t *bn, *tn;
+		char q[96];
+		if (strcmp(t[k].name, t[k - 1].name))
+			continue;
+		bn = asi_ynode(r, sq->data.sequence.items.start[t[k].bucket]);
+		tn = asi_ymap_get(r, bn, "tensors");
+		rv = asi_yproblem(
+		    r, asi_ynode(r, tn->data.sequence.items.start[t[k].j]),
+		    "buckets[%zu].tensors: tensor '%s' is already in "
+		    "buckets[%zu] (a plan synchronizes each tensor once)",
+		    t[k].bucket, asi_quote(t[k].name, q, sizeof(q)),
+		    t[k - 1].bucket);
+	}
+	free(t);
+	return rv;
+}
+
 static int read_buckets(asi_yreader_t *r, yaml_node_t *sq,
 			autosync_plan_t *plan)
 {
@@ -608,7 +667,7 @@ static int read_buckets(asi_yreader_t *r, yaml_node_t *sq,
 				&plan->b[i], i) < 0)
 			return -1;
 	}
-	return 0;
+	return unique_tensors(r, sq, plan);
 }
 
 /* ------------------------------------------------------------ phase: hash */

@@ -99,6 +99,34 @@ int main(void)
 		       "reads in such a file"),
 	   "a node count over the bound (%s)", err.text);
 	ok(load("[1, 2, 3]\n", 4, &err) == 0, "and one at it");
+	ok(load("a: &x [1, 2, 3]\nb: *x\n", 11, &err) == 0,
+	   "an alias counts its anchor's nodes: 11 expanded, at the bound");
+	ok(load("a: &x [1, 2, 3]\nb: *x\nc: *x\n", 15, &err) == -1 &&
+	       !strcmp(err.text, "t.yaml: more than 15 nodes once its "
+				 "aliases are expanded (or an alias inside "
+				 "its own anchor), more than autosync reads "
+				 "in such a file"),
+	   "one more alias: 16 expanded nodes over 15, refused (%s)", err.text);
+	ok(load("a: &x [1, 2]\nb: &y [*x, *x, *x]\nc: [*y, *y, *y, *y]\n", 1000,
+		&err) == 0,
+	   "aliases of aliases: within the bound");
+	{
+		/* 10 levels of ten aliases each: 10^10 nodes from 400 bytes */
+		char bomb[2048], *p = bomb;
+		p += sprintf(p, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+		for (int i = 1; i < 10; i++) {
+			p += sprintf(p, "a%d: &a%d [", i, i);
+			for (int j = 0; j < 10; j++)
+				p += sprintf(p, "%s*a%d", j ? ", " : "", i - 1);
+			p += sprintf(p, "]\n");
+		}
+		ok(load(bomb, 1000000, &err) == -1 &&
+		       strstr(err.text, "once its aliases are expanded"),
+		   "a billion laughs: refused at once (%s)", err.text);
+	}
+	ok(load("a: &x [1, *x]\n", 1000, &err) == -1 &&
+	       strstr(err.text, "alias inside its own anchor"),
+	   "an alias inside its own anchor: refused (%s)", err.text);
 
 	ok(load("a: [1, 2\n", 100, &err) == -1 &&
 	       strstr(err.text, "t.yaml:2:1: not valid YAML: "),

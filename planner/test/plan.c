@@ -340,6 +340,28 @@ static void bad_plans(void)
 		ok(q != NULL, "a plan without a hash line is accepted%s%s",
 		   q ? "" : ": ", q ? "" : err.text);
 		autosync_plan_destroy(q);
+		{
+			/* the second bucket's first tensor renamed to the
+			 * first bucket's */
+			char *t1 = strstr(b, "tensors: [\""), *t2, *e1, *e2,
+			     name[128], *d;
+			if (!t1 || !(t2 = strstr(t1 + 1, "tensors: [\"")))
+				bail_out("no two buckets");
+			t1 += 10;
+			t2 += 10;
+			e1 = strchr(t1 + 1, '"');
+			e2 = strchr(t2 + 1, '"');
+			snprintf(name, sizeof(name), "%.*s", (int)(e1 - t1 + 1),
+				 t1);
+			if (!(d = malloc(strlen(b) + sizeof(name))))
+				bail_out("malloc");
+			sprintf(d, "%.*s%s%s", (int)(t2 - b), b, name, e2 + 1);
+			bad_plan(
+			    d, "bad-plan.yaml:", "buckets[1].tensors: tensor '",
+			    "a tensor in two buckets (it would be synchronized "
+			    "twice)");
+			free(d);
+		}
 		free(b);
 	}
 	b = replace(t, "  nodes:", "  nodez:");
