@@ -137,21 +137,26 @@ int autosync_cmd_topo(int argc, char **argv)
 	}
 	autosync_topo_set_log(t, log_stderr, NULL);
 	if (xml) {
-		FILE *fp = strcmp(xml, "-") ? fopen(xml, "w") : stdout;
+		struct cli_outfile of = {.fp = stdout};
+		FILE *fp;
 
-		if (!fp) {
+		if (strcmp(xml, "-") && cli_outfile_open(&of, xml) < 0) {
 			fprintf(stderr, "autosync topo: %s: %s\n", CLI_Q(xml),
 				strerror(errno));
 			goto out;
 		}
+		fp = of.fp;
 		if (autosync_topo_write_nccl_xml(t, fp, &err) < 0) {
 			fprintf(stderr, "autosync topo: %s: %s\n", CLI_Q(xml),
 				CLI_Q(err.text));
 			if (fp != stdout)
-				fclose(fp);
+				cli_outfile_close(&of, 0);
 			goto out;
 		}
-		if (fp != stdout && fclose(fp) != 0) {
+		/* fflush first: a full disk is ENOSPC, not EIO at close */
+		if (fp != stdout &&
+		    (fflush(fp) != 0 ? (cli_outfile_close(&of, 0), -1)
+				     : cli_outfile_close(&of, 1)) != 0) {
 			fprintf(stderr, "autosync topo: %s: %s\n", CLI_Q(xml),
 				strerror(errno));
 			goto out;

@@ -158,7 +158,10 @@ void autosync_dataset_reset(autosync_dataset_t *d);
  * and hash (envelope.h): it loads about five times faster than JSON,
  * which job start needs, and a cut or changed file is refused before
  * XGBoost reads it. JSON is XGBoost's JSON model, for reading and editing.
- * Loading takes either (at most AUTOSYNC_LEARNED_MAX_BYTES).
+ * Loading takes either (at most AUTOSYNC_LEARNED_MAX_BYTES). Saving
+ * replaces a file whole or not at all: written as PATH.tmp.PID and
+ * renamed over PATH (a PATH that is not a regular file is written in
+ * place).
  */
 enum { AUTOSYNC_LEARNED_BINARY, AUTOSYNC_LEARNED_JSON };
 #define AUTOSYNC_LEARNED_MAX_BYTES (64u << 20)

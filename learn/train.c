@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "booster.h"
@@ -424,6 +425,9 @@ int autosync_learned_save(const autosync_learned_t *l, const char *path,
 	char hdr[LEARN_ENVELOPE_MAX] = "";
 	size_t hlen = 0;
 	bst_ulong len = 0;
+	char tmp[4096];
+	const char *name = path;
+	struct stat st;
 	FILE *fp;
 
 	/* by 'format', whatever the name's end (XGBoosterSaveModel would
@@ -436,19 +440,36 @@ int autosync_learned_save(const autosync_learned_t *l, const char *path,
 		return learn_xgb_error(errp, path);
 	if (format == AUTOSYNC_LEARNED_BINARY)
 		hlen = learn_envelope_header(buf, len, hdr);
-	if (!(fp = fopen(path, "w")))
+	/* a file that exists is replaced only once the new one is whole: a
+	 * full disk never leaves a site's simulator cut */
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) {
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path,
+				     (long)getpid()) >= sizeof(tmp)) {
+			errno = ENAMETOOLONG;
+			return autosync_errprintf(errp, "%s: %s", path,
+						  strerror(errno));
+		}
+		name = tmp;
+	}
+	if (!(fp = fopen(name, "w")))
 		return autosync_errprintf(errp, "%s: %s", path,
 					  strerror(errno));
 	if (write_all(fp, hdr, hlen) < 0 || write_all(fp, buf, len) < 0 ||
 	    fflush(fp) != 0 || fsync(fileno(fp)) != 0) {
 		int e = errno;
 		fclose(fp);
+		if (name == tmp)
+			unlink(tmp);
 		errno = e;
 		return autosync_errprintf(errp, "%s: %s", path, strerror(e));
 	}
-	if (fclose(fp) != 0)
-		return autosync_errprintf(errp, "%s: %s", path,
-					  strerror(errno));
+	if (fclose(fp) != 0 || (name == tmp && rename(tmp, path) != 0)) {
+		int e = errno;
+		if (name == tmp)
+			unlink(tmp);
+		errno = e;
+		return autosync_errprintf(errp, "%s: %s", path, strerror(e));
+	}
 	return 0;
 }
 

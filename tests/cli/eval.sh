@@ -33,6 +33,12 @@ like "$("$AUTOSYNC" eval --tie 0 "$SLICE" 2>/dev/null | grep '^all')" "^all +- +
 "$AUTOSYNC" train -o "$TMP/sim1.bin" "$SLICE" 2>/dev/null &&
   "$AUTOSYNC" train --output "$TMP/sim2.bin" "$SLICE" "$SLICE" 2>/dev/null
 is "$?:$(cmp "$TMP/sim1.bin" "$TMP/sim2.bin" 2>&1)" "0:" "train: the same points, the same file, byte for byte"
+# a write that fails (here the file size limit) leaves the file it would
+# have replaced as it was, and no temporary beside it
+cp "$TMP/sim1.bin" "$TMP/kept.bin"
+out=$( (trap '' XFSZ; ulimit -f 50; "$AUTOSYNC" train -o "$TMP/kept.bin" "$SLICE" 2>&1) ); rc=$?
+is "$rc:$(cmp "$TMP/sim1.bin" "$TMP/kept.bin" 2>&1):$(ls "$TMP" | grep -c '^kept\.bin\.tmp')" "1::0" "train -o: a failed write leaves the old file whole, no temporary"
+like "$out" "kept\\.bin: File too large$" "  and says why"
 out=$("$AUTOSYNC" eval --simulator "$TMP/sim1.bin" "$SLICE" 2>/dev/null | sed -n '/^# corrected/,$p' | grep '^all')
 like "$out" "^all +- +2 +14 +43 +1\\.000 +1\\.000 +1\\.000 +1\\.000 +0\\.[0-9]% " "eval --simulator on its own training data: ranks and fits (in-sample, not a result)"
 out=$("$AUTOSYNC" eval --cv model "$SLICE" 2>/dev/null | sed -n '/^# learned/,$p')

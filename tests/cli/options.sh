@@ -141,4 +141,9 @@ is "$rc:$out" "2:autosync bench: --random-space: unknown value 'all'; one of nar
 like "$("$AUTOSYNC" help bench)" "--random-space narrow|wide" "help bench: --random-space"
 out=$("$AUTOSYNC" plan --network nodes=2 --cluster x 2>&1 | head -1)
 is "$out" "autosync plan: unknown option '--cluster'" "the old spellings are bench's own: plan never had --cluster"
+# topo -x: a failed write leaves an existing file as it was
+"$AUTOSYNC" topo -T "$TOPO" -x "$TMP/nccl.xml" >/dev/null 2>&1
+cp "$TMP/nccl.xml" "$TMP/nccl.xml.before"
+( trap '' XFSZ; ulimit -f 1; "$AUTOSYNC" topo -T "$FIX/hwloc-dgx2h-16xV100-12xNVSwitch.xml" -x "$TMP/nccl.xml" >/dev/null 2>&1 ); rc=$?
+is "$rc:$(cmp "$TMP/nccl.xml" "$TMP/nccl.xml.before" 2>&1):$(ls "$TMP" | grep -c '^nccl\.xml\.tmp')" "1::0" "topo -x: a failed write leaves the old file whole, no temporary"
 done_testing
