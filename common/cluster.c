@@ -245,10 +245,10 @@ void autosync_cluster_default(autosync_cluster_t *c)
 	c->topo_hash[0] = '\0';
 }
 
-#define BW_MIN (1e6 / 8) /* 1 Mbit/s */
-#define BW_MAX 100e12	 /* 100 TB/s */
-#define LAT_MIN 1e-9
-#define LAT_MAX 1.0
+#define BW_MIN AUTOSYNC_BW_MIN
+#define BW_MAX AUTOSYNC_BW_MAX
+#define LAT_MIN AUTOSYNC_LAT_MIN
+#define LAT_MAX AUTOSYNC_LAT_MAX
 
 static int parse_uint(const char *key, const char *val, unsigned lo,
 		      unsigned hi, unsigned *out, autosync_error_t *errp)

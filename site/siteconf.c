@@ -262,11 +262,16 @@ static int h_bandwidth(asi_yreader_t *r, yaml_node_t *v, const char *key,
 	autosync_siteconf_t *s = base;
 	autosync_error_t e = {.text = ""};
 	const char *t;
+	char q[96];
 
 	if (asi_yget_str(r, v, key, &t) < 0)
 		return -1;
 	if (autosync_parse_bandwidth(t, &s->nic_bw, &e) < 0)
 		return asi_yproblem(r, v, "%s: %s", key, e.text);
+	if (s->nic_bw < AUTOSYNC_BW_MIN || s->nic_bw > AUTOSYNC_BW_MAX)
+		return asi_yproblem(r, v,
+				    "%s: '%s' out of range 1Mbit/s..100TB/s",
+				    key, asi_quote(t, q, sizeof(q)));
 	s->has_bw = 1;
 	return 0;
 }
@@ -277,11 +282,15 @@ static int h_latency(asi_yreader_t *r, yaml_node_t *v, const char *key,
 	autosync_siteconf_t *s = base;
 	autosync_error_t e = {.text = ""};
 	const char *t;
+	char q[96];
 
 	if (asi_yget_str(r, v, key, &t) < 0)
 		return -1;
 	if (autosync_parse_duration(t, &s->lat, &e) < 0)
 		return asi_yproblem(r, v, "%s: %s", key, e.text);
+	if (s->lat < AUTOSYNC_LAT_MIN || s->lat > AUTOSYNC_LAT_MAX)
+		return asi_yproblem(r, v, "%s: '%s' out of range 1ns..1s", key,
+				    asi_quote(t, q, sizeof(q)));
 	s->has_lat = 1;
 	return 0;
 }

@@ -75,6 +75,13 @@ int autosync_parse_bandwidth(const char *s, double *bytes_per_s,
 int autosync_parse_duration(const char *s, double *seconds,
 			    autosync_error_t *errp);
 
+/* The ranges every reader of a network takes (cluster descriptions, the
+ * site config's network): bandwidths in bytes/s, latencies in seconds. */
+#define AUTOSYNC_BW_MIN (1e6 / 8) /* 1 Mbit/s */
+#define AUTOSYNC_BW_MAX 100e12	  /* 100 TB/s */
+#define AUTOSYNC_LAT_MIN 1e-9
+#define AUTOSYNC_LAT_MAX 1.0
+
 /* ------------------------------------------------------------ link classes */
 
 /* "nvlink", "pcie_switch", "host_bridge", "cross_socket", "net"; static

@@ -304,6 +304,27 @@ static void test_bad(void)
 	   "load refuses it (EINVAL)");
 	is(err.text, want, "load reports the first problem");
 
+	/* the ranges of --network and cluster descriptions */
+	path = write_tmp("ranges.yaml", "version: 2\n"
+					"network:\n"
+					"  nic_bandwidth: 1e-300Gbit/s\n"
+					"  latency: 1000s\n");
+	memset(&p, 0, sizeof(p));
+	n = autosync_siteconf_check(path, collect, &p, &err);
+	ok(n == 2 &&
+	       strstr(p.text[0], ":3: network.nic_bandwidth: '1e-300Gbit/s' "
+				 "out of range 1Mbit/s..100TB/s") &&
+	       strstr(p.text[1],
+		      ":4: network.latency: '1000s' out of range 1ns..1s"),
+	   "a bandwidth and a latency out of range: refused as --network "
+	   "refuses them (%s / %s)",
+	   p.text[0], p.text[1]);
+	path = write_tmp("zero.yaml", "version: 2\nnetwork:\n  latency: 0ns\n");
+	memset(&p, 0, sizeof(p));
+	ok(autosync_siteconf_check(path, collect, &p, &err) == 1 &&
+	       strstr(p.text[0], "'0ns' out of range 1ns..1s"),
+	   "a latency of 0: refused (%s)", p.text[0]);
+
 	path = write_tmp("broken.yaml", "default_mode: [off\n");
 	memset(&p, 0, sizeof(p));
 	ok(autosync_siteconf_check(path, collect, &p, &err) == 1 &&
