@@ -707,7 +707,7 @@ static const struct asi_ykey layer_keys[] = {
 };
 
 static int load_layer(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *ln,
-		      size_t idx)
+		      size_t idx, unsigned long *given)
 {
 	struct layer_in li = {.v = {-1, -1, -1, -1}};
 	char where[48], q[96];
@@ -723,6 +723,14 @@ static int load_layer(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *ln,
 			     asi_quote(li.name, q, sizeof(q)));
 		goto out;
 	}
+	if (given[i]) {
+		asi_yproblem(r, asi_ymap_get(r, ln, "name"),
+			     "%s.name: layer '%s' given twice (first on line "
+			     "%lu)",
+			     where, asi_quote(li.name, q, sizeof(q)), given[i]);
+		goto out;
+	}
+	given[i] = asi_yline(asi_ymap_get(r, ln, "name"));
 	m->l[i].fwd_flops = li.v[0];
 	m->l[i].bwd_flops = li.v[1];
 	m->l[i].fwd_time = li.v[2];
@@ -825,14 +833,20 @@ static int model_tensors(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *tl)
 
 static int model_layers(asi_yreader_t *r, autosync_model_t *m, yaml_node_t *ll)
 {
+	unsigned long *given; /* the line each layer was given on */
 	size_t i = 0;
+	int rv = 0;
 
 	if (!ll)
 		return 0;
+	if (!(given = calloc(m->nl ? m->nl : 1, sizeof(*given))))
+		return asi_ynomem(r);
 	for (yaml_node_item_t *it = ll->data.sequence.items.start;
-	     it < ll->data.sequence.items.top; it++, i++)
-		if (load_layer(r, m, asi_ynode(r, *it), i) < 0)
-			return -1;
+	     it < ll->data.sequence.items.top && !rv; it++, i++)
+		rv = load_layer(r, m, asi_ynode(r, *it), i, given);
+	free(given);
+	if (rv < 0)
+		return -1;
 	for (i = 0; i < m->nl; i++)
 		if (m->l[i].fwd_time >= 0)
 			m->compute_src = 2;

@@ -136,6 +136,14 @@ static void bad_files(void)
 		      "  - {name: b, dtype: float32, shape: [2]}\n"
 		      "  - {name: a, dtype: float16, shape: [3]}\n",
 		  "bad.yaml:6", "'a' appears twice", "duplicate name");
+	check_bad(
+	    "autosync_model: 1\nname: t\nlayers:\n"
+	    "  - {name: fc, fwd_flops: 1000000000}\n"
+	    "  - {name: fc, fwd_flops: 1}\n"
+	    "tensors:\n  - {name: fc.weight, dtype: float32, shape: [2]}\n",
+	    "bad.yaml:5: layers[1].name: layer 'fc' given twice (first "
+	    "on line 4)",
+	    NULL, "a layer given twice (the last no longer wins)");
 	check_bad("this: is: not: yaml: [\n", "bad.yaml:1", "not valid YAML",
 		  "not YAML");
 	check_bad(HDR
