@@ -13,6 +13,7 @@
 
 #include "booster.h"
 #include "common/readfile.h"
+#include "common/text.h"
 #include "envelope.h"
 #include "internal.h"
 #include "nesting.h"
@@ -30,6 +31,51 @@ int learn_xgb_error(autosync_error_t *errp, const char *what)
 	errno = EINVAL;
 	return autosync_errprintf(errp, "%s: %.*s", what,
 				  (int)(n > 200 ? 200 : n), e ? e : "");
+}
+
+/* a number the whole of 'v', from lo to hi; NaN otherwise */
+static double number_in(const char *v, double lo, double hi)
+{
+	char *end;
+	double x;
+
+	if (!v || !*v)
+		return NAN;
+	x = strtod(v, &end);
+	return *end || !(x >= lo && x <= hi) ? NAN : x;
+}
+
+/* The file's margins and measured compute, each a number in the range
+ * the trainer writes: a hand-edited "" or "abc" is refused, not read as 0
+ * or skipped. */
+static int check_attrs(const autosync_learned_t *l, const char *name,
+		       autosync_error_t *errp)
+{
+	const char **keys = NULL;
+	bst_ulong n = 0;
+	char q[64];
+
+	if (XGBoosterGetAttrNames(l->b, &n, &keys))
+		return learn_xgb_error(errp, name);
+	for (bst_ulong i = 0; i < n; i++) {
+		const char *v = NULL, *want;
+		int ok = 0, margin = !strncmp(keys[i], "autosync_margin_", 16);
+		if (!margin && strncmp(keys[i], LEARN_COMPUTE_KEY,
+				       sizeof(LEARN_COMPUTE_KEY) - 1))
+			continue;
+		if (XGBoosterGetAttr(l->b, keys[i], &v, &ok) || !ok)
+			continue;
+		if (margin ? !isnan(number_in(v, 0.02, 0.9))
+			   : !isnan(number_in(v, 1e-12, 3600)))
+			continue;
+		want = margin ? "a number from 0.02 to 0.9"
+			      : "seconds per sample, over 0, at most 3600";
+		errno = EINVAL;
+		return autosync_errprintf(
+		    errp, "%s: %.40s: bad value '%s' (expected %s)", name,
+		    keys[i], asi_quote(v ? v : "", q, sizeof(q)), want);
+	}
+	return 0;
 }
 
 /* the feature layout must be ours; prediction on one thread, so that
@@ -50,8 +96,9 @@ static autosync_learned_t *checked(autosync_learned_t *l, const char *name,
 		autosync_learned_destroy(l);
 		return NULL;
 	}
-	if (XGBoosterSetParam(l->b, "nthread", "1")) {
-		learn_xgb_error(errp, name);
+	if (check_attrs(l, name, errp) < 0 ||
+	    (XGBoosterSetParam(l->b, "nthread", "1") &&
+	     learn_xgb_error(errp, name))) {
 		autosync_learned_destroy(l);
 		return NULL;
 	}
@@ -189,7 +236,7 @@ void learn_margin_key(char *key, size_t len, int family)
 double autosync_learned_margin(const autosync_learned_t *l, int family)
 {
 	const char *v = NULL;
-	char key[40], *end;
+	char key[40];
 	int ok = 0;
 	double m;
 
@@ -198,14 +245,14 @@ double autosync_learned_margin(const autosync_learned_t *l, int family)
 	learn_margin_key(key, sizeof(key), family);
 	if (XGBoosterGetAttr(l->b, key, &v, &ok) || !ok || !v)
 		return -1;
-	m = strtod(v, &end);
-	return *end || !(m >= 0 && m <= 0.99) ? -1 : m;
+	m = number_in(v, 0.02, 0.9);
+	return isnan(m) ? -1 : m;
 }
 
 double autosync_learned_compute(const autosync_learned_t *l,
 				const char *model_hash)
 {
-	char key[sizeof(LEARN_COMPUTE_KEY) + 16], *end;
+	char key[sizeof(LEARN_COMPUTE_KEY) + 16];
 	const char *v = NULL;
 	int ok = 0;
 	double s;
@@ -215,8 +262,8 @@ double autosync_learned_compute(const autosync_learned_t *l,
 	snprintf(key, sizeof(key), LEARN_COMPUTE_KEY "%s", model_hash);
 	if (XGBoosterGetAttr(l->b, key, &v, &ok) || !ok || !v)
 		return -1;
-	s = strtod(v, &end);
-	return *end || !(s > 0 && s <= 3600) ? -1 : s;
+	s = number_in(v, 1e-12, 3600);
+	return isnan(s) ? -1 : s;
 }
 
 void autosync_learned_destroy(autosync_learned_t *l)

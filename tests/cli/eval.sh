@@ -79,6 +79,17 @@ cmp -s "$TMP/site.bin" "$TMP/sim1.bin"; is "$?" 0 "  the site's file is the cand
 "$AUTOSYNC" promote --candidate "$TMP/simj.json" --site "$TMP/site-j.bin" "$SLICE" >/dev/null 2>&1
 cmp -s "$TMP/site-j.bin" "$TMP/sim1.bin"
 is "$?" 0 "  a JSON candidate: the site's file is binary, the same trees byte for byte"
+# a hand-edited margin or measured compute that is not a number in range
+for bad in '""' '"abc"' '"0.995"'; do
+  python3 - "$TMP/simj.json" "$TMP/simj-bad.json" "$bad" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["learner"]["attributes"]["autosync_margin_ps"] = json.loads(sys.argv[3])
+json.dump(m, open(sys.argv[2], "w"))
+PY
+  out=$("$AUTOSYNC" eval --simulator "$TMP/simj-bad.json" "$SLICE" 2>&1); rc=$?
+  is "$rc:$(echo "$out" | tail -1)" "1:autosync eval: $TMP/simj-bad.json: autosync_margin_ps: bad value '$(echo "$bad" | tr -d '"')' (expected a number from 0.02 to 0.9)" "a margin of $bad in the file: refused, named"
+done
 out=$("$AUTOSYNC" train --format yaml -o "$TMP/x.bin" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync train: --format: unknown value 'yaml'; one of binary or json" "--format yaml: refused"
 # a candidate trained on records that measure 3x or 0.5x their prediction
