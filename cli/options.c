@@ -549,7 +549,7 @@ int cli_when(const char *s, int64_t *out)
 	struct tm tm;
 	const char *end;
 	char *e;
-	long long v;
+	long long v, mul;
 
 	memset(&tm, 0, sizeof(tm));
 	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end) {
@@ -573,17 +573,20 @@ int cli_when(const char *s, int64_t *out)
 		return -1;
 	switch (*e) {
 	case 'm':
-		v *= 60;
+		mul = 60;
 		break;
 	case 'h':
-		v *= 3600;
+		mul = 3600;
 		break;
 	case 'd':
-		v *= 86400;
+		mul = 86400;
 		break;
 	default:
 		return -1;
 	}
-	*out = (int64_t)time(NULL) - v;
+	/* further back than the epoch is no time a record has */
+	if (v > (long long)time(NULL) / mul)
+		return -1;
+	*out = (int64_t)time(NULL) - v * mul;
 	return 0;
 }

@@ -164,6 +164,8 @@ out=$("$AUTOSYNC" promote --candidate "$TMP/sim1.bin" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync promote: give --candidate FILE and --site FILE" "promote without --site: refused"
 out=$("$AUTOSYNC" eval --since yesterday "$SLICE" 2>&1 | head -1); rc=$?
 like "$out" "^autosync eval: --since: bad time 'yesterday'" "--since with a bad time: refused"
+out=$("$AUTOSYNC" eval --until 200000000000000d "$SLICE" 2>&1 | head -1)
+like "$out" "^autosync eval: --until: bad time '200000000000000d'" "--until further back than the epoch (the product would overflow): refused"
 out=$("$AUTOSYNC" train "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync train: no output file (-o FILE)" "train without -o: refused"
 out=$("$AUTOSYNC" eval --min-steps 26 "$SLICE" 2>&1 >/dev/null)
