@@ -1039,52 +1039,73 @@ void autosync_catalog_free(char **names)
 	free(names);
 }
 
+/* the models of one directory appended to names[] (n, cap grown) */
+static int list_dir(DIR *dir, char ***names, size_t *n, size_t *cap)
+{
+	struct dirent *de;
+
+	while ((de = readdir(dir))) {
+		size_t l = strlen(de->d_name);
+		if (l <= 5 || strcmp(de->d_name + l - 5, ".yaml") ||
+		    de->d_name[0] == '.')
+			continue;
+		if (*n + 2 > *cap) {
+			char **nn = realloc(*names, *cap * 2 * sizeof(**names));
+			if (!nn)
+				return -1;
+			*names = nn;
+			*cap *= 2;
+		}
+		if (!((*names)[*n] = strndup(de->d_name, l - 5)))
+			return -1;
+		(*names)[++*n] = NULL;
+	}
+	return 0;
+}
+
 int autosync_catalog_list(const char *catalog_dir, char ***namesp,
 			  size_t *countp, autosync_error_t *errp)
 {
 	const char *dirs[3];
-	size_t nd = catalog_dirs(catalog_dir, dirs), n = 0, cap = 16;
-	DIR *dir = NULL;
-	struct dirent *de;
+	size_t nd = catalog_dirs(catalog_dir, dirs), n = 0, cap = 16, k = 0;
 	char **names;
+	int found = 0;
 
 	if (!namesp || !countp) {
 		errno = EINVAL;
 		return autosync_errprintf(errp,
 					  "catalog_list: invalid argument");
 	}
-	for (size_t i = 0; i < nd && !dir; i++)
-		dir = opendir(dirs[i]);
-	if (!dir) {
+	if (!(names = calloc(cap, sizeof(*names))))
+		goto nomem;
+	for (size_t i = 0; i < nd; i++) {
+		DIR *dir = opendir(dirs[i]);
+		int rc;
+		if (!dir)
+			continue;
+		found = 1;
+		rc = list_dir(dir, &names, &n, &cap);
+		closedir(dir);
+		if (rc < 0)
+			goto nomem;
+	}
+	if (!found) {
+		autosync_catalog_free(names);
 		errno = ENOENT;
 		return autosync_errprintf(errp, "no catalog directory found");
 	}
-	if (!(names = calloc(cap, sizeof(*names))))
-		goto nomem;
-	while ((de = readdir(dir))) {
-		size_t l = strlen(de->d_name);
-		if (l <= 5 || strcmp(de->d_name + l - 5, ".yaml") ||
-		    de->d_name[0] == '.')
-			continue;
-		if (n + 2 > cap) {
-			char **nn = realloc(names, cap * 2 * sizeof(*names));
-			if (!nn)
-				goto nomem;
-			names = nn;
-			cap *= 2;
-		}
-		if (!(names[n] = strndup(de->d_name, l - 5)))
-			goto nomem;
-		names[++n] = NULL;
-	}
-	closedir(dir);
+	/* a name in two directories is one model: the first opens it */
 	qsort(names, n, sizeof(*names), cmpstr);
+	for (size_t i = 0; i < n; i++)
+		if (k && !strcmp(names[i], names[k - 1]))
+			free(names[i]);
+		else
+			names[k++] = names[i];
+	names[k] = NULL;
 	*namesp = names;
-	*countp = n;
+	*countp = k;
 	return 0;
 nomem:
-	if (dir)
-		closedir(dir);
 	autosync_catalog_free(names);
 	errno = ENOMEM;
 	return autosync_errprintf(errp, "catalog_list: out of memory");

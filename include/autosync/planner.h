@@ -131,9 +131,10 @@ unsigned autosync_model_format_version(const autosync_model_t *m);
  */
 autosync_model_t *autosync_model_open(const char *spec, const char *catalog_dir,
 				      autosync_error_t *errp);
-/* Names of the catalog models found in the first existing directory of the
- * search path, sorted: '*names' holds '*count' names (and a NULL after
- * them); the caller frees it with autosync_catalog_free(). */
+/* Names of the catalog models in every existing directory of the search
+ * path (the models autosync_model_open() finds by name), sorted, each
+ * once: '*names' holds '*count' names (and a NULL after them); the caller
+ * frees it with autosync_catalog_free(). ENOENT when no directory exists. */
 int autosync_catalog_list(const char *catalog_dir, char ***names, size_t *count,
 			  autosync_error_t *errp);
 void autosync_catalog_free(char **names);

@@ -68,6 +68,38 @@ static void catalog_totals(void)
 		   "AUTOSYNC_CATALOG_DIR is searched");
 		autosync_model_destroy(m);
 	}
+	{
+		/* a site's directory with its own model and a copy of one of
+		 * the catalog's: every directory listed, each name once */
+		char d[] = "/tmp/autosync-cat-XXXXXX", cmd[2 * 4096 + 128];
+		size_t k = 0;
+		int mine = 0, r50 = 0;
+		if (!mkdtemp(d))
+			bail_out("mkdtemp");
+		snprintf(
+		    cmd, sizeof(cmd),
+		    "cp '%s/ncf.yaml' %s/mine.yaml && cp '%s/resnet50.yaml' "
+		    "%s/",
+		    catalog, d, catalog, d);
+		if (system(cmd) != 0)
+			bail_out("cp");
+		ok(autosync_catalog_list(d, &names, &n, &err) == 0,
+		   "catalog_list of two directories");
+		for (k = 0; names && names[k]; k++) {
+			mine += !strcmp(names[k], "mine");
+			r50 += !strcmp(names[k], "resnet50");
+		}
+		ok(mine == 1 && r50 == 1 &&
+		       n == sizeof(published) / sizeof(published[0]) + 1 &&
+		       k == n,
+		   "  the site's model and the catalog's, resnet50 once (%zu "
+		   "names)",
+		   n);
+		autosync_catalog_free(names);
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+		if (system(cmd) != 0)
+			diag("could not remove %s", d);
+	}
 	unsetenv("AUTOSYNC_CATALOG_DIR");
 	errno = 0;
 	ok(!autosync_model_open("no-such-model", "/nonexistent", &err) &&
