@@ -18,7 +18,8 @@
 #include "cli.h"
 #include "common/text.h"
 
-#define MAX_MODELS 256
+/* models summarised; the records of further ones are counted and said */
+#define MAX_MODELS 65536
 
 struct summary {
 	char model[256];
@@ -33,9 +34,31 @@ struct ctx {
 	int quiet;
 	unsigned long shown;
 	unsigned long v1; /* records of format 1 read */
-	size_t nmodels;
-	struct summary models[MAX_MODELS];
+	size_t nmodels, cap;
+	struct summary *models;
+	unsigned long unsummarised; /* records past MAX_MODELS models */
 };
+
+/* the model's summary, added when new; NULL past MAX_MODELS (or memory) */
+static struct summary *summary_of(struct ctx *c, const char *model)
+{
+	for (size_t i = 0; i < c->nmodels; i++)
+		if (!strcmp(c->models[i].model, model))
+			return &c->models[i];
+	if (c->nmodels == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct summary *m;
+		if (cap > MAX_MODELS ||
+		    !(m = realloc(c->models, cap * sizeof(*m))))
+			return NULL;
+		c->models = m;
+		c->cap = cap;
+	}
+	memset(&c->models[c->nmodels], 0, sizeof(c->models[0]));
+	snprintf(c->models[c->nmodels].model, sizeof(c->models[0].model), "%s",
+		 model);
+	return &c->models[c->nmodels++];
+}
 
 static void usage(FILE *fp)
 {
@@ -82,13 +105,8 @@ static int each(const autosync_feedback_rec_t *r, void *arg)
 	    (c->job && r->job != c->job))
 		return 0;
 	c->v1 += r->version == 1;
-	for (size_t i = 0; i < c->nmodels; i++)
-		if (!strcmp(c->models[i].model, r->model))
-			s = &c->models[i];
-	if (!s && c->nmodels < MAX_MODELS) {
-		s = &c->models[c->nmodels++];
-		snprintf(s->model, sizeof(s->model), "%s", r->model);
-	}
+	if (!(s = summary_of(c, r->model)))
+		c->unsummarised++;
 	if (s) {
 		s->records++;
 		s->pred_sum += r->predicted;
@@ -353,9 +371,17 @@ int autosync_cmd_feedback(int argc, char **argv)
 		       asi_quote(s->model, model, sizeof(model)), s->records,
 		       s->measured, s->pred_sum / s->records * 1e3, mm, mape);
 	}
+	if (c->unsummarised)
+		fprintf(stderr,
+			"autosync: note: %lu record%s of models past the "
+			"first %d not summarised\n",
+			c->unsummarised, c->unsummarised == 1 ? "" : "s",
+			MAX_MODELS);
 	rv = 0;
 out:
 	autosync_siteconf_destroy(site);
+	if (c)
+		free(c->models);
 	free(c);
 	return rv;
 }

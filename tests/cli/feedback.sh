@@ -22,6 +22,11 @@ bert-large                      1         0       500.000             -        -
   "per-model summary: MAPE = mean(|20%|, |10%|)"
 is "$(cat "$TMP/err")" "autosync: skipped $log:4: not JSON: '[' or '{' expected near 'not' (column 3)" "a bad line is named and skipped"
 
+# more models than a fixed table held (256): every one summarised
+for i in $(seq 300); do rec 2026-12-01T10:00:00Z $i "m$i" 0.100 0.125 20; done > "$TMP/many.jsonl"
+out=$("$AUTOSYNC" feedback --file "$TMP/many.jsonl" --summary 2>&1)
+is "$(echo "$out" | grep -c '^m[0-9]') $(echo "$out" | tail -1 | awk '{print $1, $2}')" "300 m300 1" "300 models: 300 summary rows, the last one too"
+
 # records are checked on reading: the file, the line and the field
 {
   rec 2026-12-01T10:00:00Z 7 resnet50 -0.100 0.125 20
