@@ -2,11 +2,11 @@
 # run.sh - build and run the libFuzzer targets (clang + libFuzzer, e.g.
 # Debian's clang-14 which ships libclang_rt.fuzzer in libclang-common-14-dev).
 # Every parser of an input autosync does not control has one: cluster
-# descriptions, NCCL topology XML, model files, plan files, site configs,
-# feedback records, job reports, simulator file headers and models, the
-# tuner's rules file, what a planning child sends back to slurmstepd, the
-# lines of the nodes' agreement on one plan and the webhook's
-# AdmissionReviews. Each target (DIR/fuzz/NAME.c) is linked with every
+# descriptions, NCCL topology XML, model files, plan files, calibration
+# files, site configs, feedback records, job reports, simulator file
+# headers and models, the tuner's rules file, what a planning child sends
+# back to slurmstepd, the lines of the nodes' agreement on one plan and the
+# webhook's AdmissionReviews. Each target (DIR/fuzz/NAME.c) is linked with every
 # source of the library's modules (common, topology, planner, site, job)
 # built with the fuzzer's instrumentation, plus its own extra sources
 # (table at the end).
@@ -125,6 +125,7 @@ run_target cluster_spec "$s/common/fuzz/cluster_spec.c" "" "$s/common/fuzz/corpu
 run_target nccl_xml "$s/topology/fuzz/nccl_xml.c" "" "$s/topology/fuzz/corpus-nccl $work/seeds-nccl"
 run_target model "$s/planner/fuzz/model.c" "" "$s/planner/fuzz/corpus-model"
 run_target plan "$s/planner/fuzz/plan.c" "" "$s/planner/fuzz/corpus"
+run_target costs "$s/planner/fuzz/costs.c" "" "$s/planner/fuzz/corpus-costs"
 run_target siteconf "$s/site/fuzz/siteconf.c" "" "$s/site/fuzz/corpus-siteconf"
 run_target feedback "$s/site/fuzz/feedback.c" "" "$s/site/fuzz/corpus-feedback"
 run_target report "$s/site/fuzz/report.c" "" "$s/site/fuzz/corpus-report"
