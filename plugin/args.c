@@ -51,7 +51,7 @@ static int is_catalog_name(const char *s)
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
 		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' ||
-		      *s == '.' || *s == '+'))
+		      *s == '.'))
 			return 0;
 	return 1;
 }

@@ -121,6 +121,9 @@ static void test_model(void)
 	ok(as_args_set_model(&a, "a;b", AS_SRC_OPTION, "--autosync-model", err,
 			     sizeof(err)) < 0,
 	   "shell metacharacter refused");
+	ok(as_args_set_model(&a, "gpt2+lora", AS_SRC_OPTION, "--autosync-model",
+			     err, sizeof(err)) < 0,
+	   "'+': not a catalog name (as the planner and the man page have it)");
 	as_args_init(&a);
 	as_args_set_model(&a, "resnet50", AS_SRC_OPTION, "--autosync-model",
 			  err, sizeof(err));
