@@ -14,7 +14,9 @@ section, then its job section.
   AUTOSYNC_DDP_POWERSGD_START_ITER (environment only)   plain all-reduce
                                   before this step (torch's default 1000)
 """
+import math
 import os
+import re
 import sys
 
 __all__ = ["load_plan", "load_env_file", "settings", "compare", "HOOKS", "ALLREDUCES"]
@@ -121,6 +123,8 @@ def load_plan(path=None):
         yaml = None
     if yaml is not None:
         d = yaml.load(text, Loader=_loader(yaml, path))
+        if not isinstance(d, dict):
+            raise ValueError("autosync: %s: not a plan (a YAML mapping expected)" % path)
         return {"job": d.get("job") or {}, "env": {k: str(v) for k, v in (d.get("env") or {}).items()},
                 "strategy": d.get("strategy", ""), "framework": (d.get("inputs") or {}).get("framework", "")}
     out = {"job": {}, "env": {}, "strategy": "", "framework": ""}
@@ -147,6 +151,23 @@ def load_plan(path=None):
     return out
 
 
+# a plain decimal number (no sign, no '_', no inf or nan: what float() and
+# int() would also take is refused)
+_DECIMAL = re.compile(r"^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+
+
+def _number(name, v, lo, integer=False):
+    """v (a string of the environment or plan, or a YAML number) as a
+    number >= lo; ValueError naming the variable otherwise"""
+    text = repr(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+    ok = _DECIMAL.match(text) if not integer else re.match(r"^[0-9]+$", text)
+    x = float(text) if ok else float("nan")
+    if not ok or not math.isfinite(x) or x < lo:
+        raise ValueError("autosync: %s: bad value %r (expected %s >= %g)" % (
+            name, str(v), "an integer" if integer else "a number", lo))
+    return int(text) if integer else x
+
+
 HOOKS = ("none", "fp16", "bf16", "powersgd")
 ALLREDUCES = ("flat", "hierarchical")
 
@@ -171,14 +192,12 @@ def _hook(s, env, penv, job, plan):
     r = _pick(env, penv, "AUTOSYNC_DDP_POWERSGD_RANK")
     if r is None:
         r = job.get("powersgd_rank")
-    if r in (None, ""):
+    if r is None:
         raise ValueError("autosync: a PowerSGD plan without a rank (AUTOSYNC_DDP_POWERSGD_RANK or job.powersgd_rank)")
-    s["powersgd_rank"] = int(r)
-    if s["powersgd_rank"] < 1:
-        raise ValueError("autosync: PowerSGD rank %r is not >= 1" % r)
+    s["powersgd_rank"] = _number("AUTOSYNC_DDP_POWERSGD_RANK", r, 1, integer=True)
     it = env.get("AUTOSYNC_DDP_POWERSGD_START_ITER")
-    if it is not None:
-        s["powersgd_start_iter"] = int(it)
+    if it is not None:  # torch's PowerSGD starts at iteration 2 at the earliest
+        s["powersgd_start_iter"] = _number("AUTOSYNC_DDP_POWERSGD_START_ITER", it, 2, integer=True)
 
 
 def _allreduce(s, env, penv, job, plan):
@@ -208,14 +227,14 @@ def settings(plan=None, environ=None):
     s = {}
     v = _pick(env, penv, "AUTOSYNC_DDP_BUCKET_CAP_MB")
     if v is not None:
-        s["bucket_cap_mb"] = float(v)
+        s["bucket_cap_mb"] = _number("AUTOSYNC_DDP_BUCKET_CAP_MB", v, 0)
     elif job.get("bucket_cap_bytes") not in (None, "", "0", 0):
-        s["bucket_cap_mb"] = float(job["bucket_cap_bytes"]) / MiB
+        s["bucket_cap_mb"] = _number("job.bucket_cap_bytes", job["bucket_cap_bytes"], 0) / MiB
     v = _pick(env, penv, "AUTOSYNC_DDP_FIRST_BUCKET_MB")
     if v is not None:
-        s["first_bucket_bytes"] = int(round(float(v) * MiB))
+        s["first_bucket_bytes"] = int(round(_number("AUTOSYNC_DDP_FIRST_BUCKET_MB", v, 0) * MiB))
     elif plan and job.get("first_bucket_bytes") not in (None, ""):
-        s["first_bucket_bytes"] = int(float(job["first_bucket_bytes"]))
+        s["first_bucket_bytes"] = int(_number("job.first_bucket_bytes", job["first_bucket_bytes"], 0))
     _hook(s, env, penv, job, plan)
     _allreduce(s, env, penv, job, plan)
     if plan and "bucket_cap_mb" not in s and job.get("bucket_cap_bytes") in ("0", 0) \
@@ -244,6 +263,6 @@ def compare(records):
         for host in odd:
             got = sorted(set(r[i] for r in records if r[0] == host and r[i] != want))
             msgs.append("autosync: node %s has %s hash %s, the others %s%s" % (
-                host, what, ",".join(got), want,
+                host, what, ",".join(g or "(none)" for g in got), want or "(none)",
                 " (its hardware differs)" if what == "topology" else ""))
     return msgs

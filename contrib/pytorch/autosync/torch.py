@@ -15,11 +15,15 @@ wrap() applies:
   * fp16 / bf16 compression       autosync.hooks.compress_hook
   * PowerSGD (the plan's rank)    torch's powerSGD_hook, error feedback on
   * hierarchical all-reduce       autosync.hooks.hierarchical_hook over
-                                  process subgroups (node layout: LOCAL_WORLD_SIZE,
-                                  else the ranks' host names)
+                                  process subgroups of the default group (node
+                                  layout agreed from every rank's LOCAL_WORLD_SIZE,
+                                  else host names; flat where neither holds)
   * sparse gradients              DDP's own sparse all-reduce (every hook
                                   passes a sparse bucket through unchanged)
 Without a plan and without the variables, wrap() is DDP with its defaults.
+A plan this rank or another cannot use is a warning and DDP's defaults on
+every rank (wrap() gathers once and decides alike everywhere), unless
+AUTOSYNC_MODE=required: then every rank raises.
 NCCL variables (NCCL_ALGO, the tuner plugin) are set by autosync in the
 environment; this module does not touch NCCL.
 
@@ -74,11 +78,27 @@ def first_bucket_supported(torch_version=None):
     return lo <= v <= hi and hasattr(dist, "_DEFAULT_FIRST_BUCKET_BYTES")
 
 
-def _gather(group=None):
+DDP_DEFAULT_CAP_MB = 25.0
+
+
+def _cap_sets_first_bucket():
+    """1 when this torch's DDP takes an explicit bucket cap as its first
+    bucket too (torch 2: the private first-bucket size is read only while
+    the cap is DDP's own default); 1 as well when its source cannot be read"""
+    import inspect
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    try:
+        return "bucket_bytes_cap_default" in inspect.getsource(DDP)
+    except (OSError, TypeError):
+        return True
+
+
+def _gather(group=None, extra=()):
+    """every rank's (host, plan hash, topology hash, *extra), in rank order"""
     import socket
     import torch.distributed as dist
     mine = (socket.gethostname(), os.environ.get("AUTOSYNC_PLAN_HASH", ""),
-            os.environ.get("AUTOSYNC_TOPO_HASH", ""))
+            os.environ.get("AUTOSYNC_TOPO_HASH", "")) + tuple(extra)
     allr = [None] * dist.get_world_size(group)
     dist.all_gather_object(allr, mine, group=group)
     return allr
@@ -128,6 +148,11 @@ def _construct(module, s, kw):
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
     if "first_bucket_bytes" not in s:
+        return DDP(module, **kw)
+    if "bucket_cap_mb" in kw and _cap_sets_first_bucket():
+        import torch
+        _warn("torch %s: DDP makes the first bucket as large as an explicit bucket cap; the plan's "
+              "first bucket (%d bytes) is not applied" % (torch.__version__, s["first_bucket_bytes"]))
         return DDP(module, **kw)
     if not first_bucket_supported():
         import torch
@@ -245,31 +270,129 @@ def _attach_timer(model, s, group):
     return t
 
 
+def _local_settings(plan):
+    """(settings, why not): this rank's reading of the plan, or {} and the
+    reason it cannot be used (a missing, unreadable or bad plan file, a bad
+    AUTOSYNC_DDP_* value)"""
+    try:
+        return settings(plan if plan is not None else load_plan()), ""
+    except Exception as e:  # noqa: BLE001 -- any planning problem fails open
+        text = str(e)
+        text = text[len("autosync: "):] if text.startswith("autosync: ") else text
+        return {}, _quote("%s%s" % ("" if isinstance(e, ValueError) else type(e).__name__ + ": ", text))
+
+
+def _required():
+    return os.environ.get("AUTOSYNC_MODE", "") == "required"
+
+
+def _layout_of(allr):
+    """The node layout from every rank's (..., LOCAL_WORLD_SIZE) and host:
+    a LOCAL_WORLD_SIZE all ranks agree on (a test may fake nodes with it),
+    else the hosts, node-contiguous with as many ranks on each; None when
+    neither holds. The same list on every rank, so the same answer."""
+    from autosync import hooks
+    world = len(allr)
+    sizes = set(r[5] for r in allr)
+    if sizes != {""}:
+        g = sizes.pop() if len(sizes) == 1 else ""
+        if not g.isdigit() or int(g) < 1 or world % int(g):
+            return None
+        return hooks.Layout(world, int(g))
+    hosts = [r[0] for r in allr]
+    g = hosts.count(hosts[0])
+    for r in range(world):
+        if hosts[r] != hosts[r - r % g] or hosts.count(hosts[r]) != g:
+            return None
+    return hooks.Layout(world, g)
+
+
+def _agree(s, why, group, device_ids, layout):
+    """One gather over the DDP group, then the same decision on every rank:
+    (settings, layout, fell back). Every rank falls back to DDP's defaults
+    together when the nodes planned differently, read the plan differently
+    or one could not read it; a hierarchical all-reduce the ranks' layout
+    does not allow runs flat on every rank."""
+    import torch.distributed as dist
+    sig = repr(sorted(s.items()))
+    extra = (sig, why, os.environ.get("LOCAL_WORLD_SIZE", ""), os.environ.get("AUTOSYNC_MODE", ""))
+    if dist.get_backend(group) == "nccl" and device_ids:
+        import torch  # the gather's tensors go to the DDP device, not cuda:0
+        with torch.cuda.device(device_ids[0]):
+            allr = _gather(group, extra)
+    else:
+        allr = _gather(group, extra)
+    me = dist.get_rank(group)
+    for m in compare([r[:3] for r in allr]):
+        if me == 0:
+            sys.stderr.write(_quote(m) + "\n")
+    bad = [(i, r[4]) for i, r in enumerate(allr) if r[4]]
+    if bad and any(r[6] == "required" for r in allr):
+        raise RuntimeError("autosync: rank %d cannot use the plan (%s) and the job asked for "
+                           "--autosync=required" % bad[0])
+    if bad:
+        _warn("rank %d cannot use the plan (%s): every rank runs DDP's defaults" % bad[0])
+        return {}, None, True
+    if len(set(r[1] for r in allr)) > 1 or len(set(r[3] for r in allr)) > 1:
+        # nodes that planned differently (another simulator file, another
+        # topology) would bucket and hook differently
+        _warn("the nodes planned differently (plan hashes above): every rank runs "
+              "DDP's defaults instead of the plan")
+        return {}, None, True
+    if s.get("allreduce") == "hierarchical" and layout is None:
+        if group is not None and group != dist.group.WORLD:
+            why = "it runs on the default process group only, not the DDP group given"
+        else:
+            layout = _layout_of(allr)
+            why = "the ranks are not as many on every node in node order (hosts %s, LOCAL_WORLD_SIZE %s)" % (
+                ",".join(sorted(set(r[0] for r in allr))), ",".join(sorted(set(r[5] or "-" for r in allr))))
+        if layout is None:
+            _warn("hierarchical all-reduce not applied (%s): flat on every rank" % _quote(why))
+            s = dict(s)
+            del s["allreduce"]
+    return s, layout, False
+
+
+def _cap_kwargs(s, kw):
+    """The plan's bucket cap into DDP's arguments. torch 2's DDP makes the
+    first bucket as large as the cap whenever a cap is passed: a cap equal
+    to DDP's default (25 MiB) is then left out, so that its first bucket
+    stays the plan's (a plan of DDP's defaults stays DDP's defaults)."""
+    if "bucket_cap_mb" not in s or "bucket_cap_mb" in kw:
+        return
+    if s["bucket_cap_mb"] == DDP_DEFAULT_CAP_MB and _cap_sets_first_bucket():
+        return
+    kw["bucket_cap_mb"] = s["bucket_cap_mb"]
+
+
 def wrap(module, plan=None, layout=None, **ddp_kwargs):
     """DistributedDataParallel(module, **ddp_kwargs) with the plan's bucket
     cap, first bucket and communication hook. Explicit ddp_kwargs win over
     the plan's bucket_cap_mb. 'layout' (autosync.hooks.Layout) overrides the
     node layout a hierarchical all-reduce detects. The settings applied are
-    in model.autosync_settings, the hook registered in model.autosync_hook."""
+    in model.autosync_settings, the hook registered in model.autosync_hook.
+
+    A plan that cannot be used (missing, unreadable, a bad value) is a
+    one-line warning and DDP's defaults, unless AUTOSYNC_MODE=required.
+    When torch.distributed is initialized, the ranks first agree (one
+    gather): all apply the same plan, or all run DDP's defaults."""
     import torch.distributed as dist
 
-    s = settings(plan if plan is not None else load_plan())
+    s, why = _local_settings(plan)
     differ = False
-    if dist.is_initialized() and os.environ.get("AUTOSYNC_PLAN_HASH"):
-        differ = _consistency(ddp_kwargs.get("process_group"))[1]
-    if differ:
-        # nodes that planned differently (another simulator file, another
-        # topology) would bucket and hook differently: every rank falls
-        # back to DDP's defaults together, and measures nothing for a plan
-        _warn("the nodes planned differently (plan hashes above): every rank runs "
-              "DDP's defaults instead of the plan")
-        s = settings({}, environ={})
+    group = ddp_kwargs.get("process_group")
+    if dist.is_initialized():
+        s, layout, differ = _agree(s, why, group, ddp_kwargs.get("device_ids"), layout)
+    elif why:
+        if _required():
+            raise RuntimeError("autosync: %s (the job asked for --autosync=required)" % why)
+        _warn("%s: DDP's defaults" % why)
+        differ = True
     kw = dict(ddp_kwargs)
-    if "bucket_cap_mb" in s and "bucket_cap_mb" not in kw:
-        kw["bucket_cap_mb"] = s["bucket_cap_mb"]
+    _cap_kwargs(s, kw)
     model = _construct(module, s, kw)
-    model.autosync_hook = _register(model, s, kw.get("process_group"), layout)
-    model.autosync_timer = None if differ else _attach_timer(model, s, kw.get("process_group"))
+    model.autosync_hook = _register(model, s, group, layout)
+    model.autosync_timer = None if differ else _attach_timer(model, s, group)
     model.autosync_settings = s
     model.autosync_fallback = differ  # the plan was not applied
     model._autosync_settings = s  # the name older callers used

@@ -46,6 +46,21 @@ ok(s["bucket_cap_mb"] == 8.0 and s["hook"] == "none", "the process environment w
 del p["env"]["AUTOSYNC_DDP_BUCKET_CAP_MB"]
 ok(a.settings(p, environ={})["bucket_cap_mb"] == 4.0, "job.bucket_cap_bytes when env lacks it")
 ok(a.settings(None, environ={}) == {}, "no plan, no variables: DDP defaults")
+bad = []
+for v in ("-1", "2_5", "nan", "1e400", ""):
+    try:
+        a.settings(p, environ={"AUTOSYNC_DDP_BUCKET_CAP_MB": v})
+    except ValueError as e:
+        bad.append(str(e))
+ok(len(bad) == 5 and bad[0] == "autosync: AUTOSYNC_DDP_BUCKET_CAP_MB: bad value '-1' (expected a number >= 0)",
+   "bucket caps -1, 2_5, nan, 1e400 and '' refused, named: %r" % bad[:1])
+bad = []
+for v in ("0", "4.0", "1_0"):
+    try:
+        a.settings(p, environ={"AUTOSYNC_DDP_COMM_HOOK": "powersgd", "AUTOSYNC_DDP_POWERSGD_RANK": v})
+    except ValueError as e:
+        bad.append(str(e))
+ok(len(bad) == 3, "PowerSGD ranks 0, 4.0 and 1_0 refused (%d)" % len(bad))
 os.environ["AUTOSYNC_PLAN"] = os.path.join(d, "plan.yaml")
 ok(a.load_plan()["strategy"] == "autosync-bucket-cap", "AUTOSYNC_PLAN is read")
 try:
@@ -68,6 +83,17 @@ ok(a.compare(odd) == ["autosync: node n3 has plan hash q, the others p",
 import autosync.torch as at
 ok(at._quote("m\x1b[31m\u202ex\u00e9\n") == "m\\x1b[31m\\u{202e}x\u00e9\\x0a",
    "warnings on stderr: control and bidi characters escaped, other text kept")
+# torch 2's DDP takes an explicit cap as its first bucket too: a cap equal
+# to DDP's default is then left out, so that the first bucket stays
+at._cap_sets_first_bucket = lambda: True
+kw1, kw2 = {}, {}
+at._cap_kwargs({"bucket_cap_mb": 25.0, "first_bucket_bytes": 1 << 20}, kw1)
+at._cap_kwargs({"bucket_cap_mb": 4.0}, kw2)
+at._cap_sets_first_bucket = lambda: False
+kw3 = {}
+at._cap_kwargs({"bucket_cap_mb": 25.0}, kw3)
+ok((kw1, kw2, kw3) == ({}, {"bucket_cap_mb": 4.0}, {"bucket_cap_mb": 25.0}),
+   "DDP's default cap is not passed where a passed cap would set the first bucket: %r" % ((kw1, kw2, kw3),))
 class M:
     training = True
 m, t = M(), at.StepTimer(os.path.join(d, "report"), "", skip=0, every=1000)
@@ -83,6 +109,6 @@ t(m, ())
 ok((k, len(t.pending)) == (2, 3),
    "evaluation forwards are not steps, nor is the interval across them: %d, then %d" % (k, len(t.pending)))
 PYEOF
-echo "1..26"
+echo "1..32"
 PYTHONPATH="$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 0 ""
-PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 13 " (without PyYAML)"
+PYTHONPATH="$T/noyaml:$SRC/contrib/pytorch" "$PY" "$T/t.py" "$T" 16 " (without PyYAML)"

@@ -284,6 +284,75 @@ def mismatch_case(rank, world, local, out, steps=4):
             os.unlink(path)
 
 
+def failopen_cases(rank, world, local, out):
+    """what one rank cannot use, no rank uses: a plan hash on some nodes
+    only, a plan file missing on one node, a bad AUTOSYNC_DDP_* value on
+    one rank -- every rank runs DDP's defaults, nobody raises or hangs;
+    with AUTOSYNC_MODE=required every rank raises. A hierarchical
+    all-reduce the ranks' layout does not allow, or on a DDP group that is
+    not the default one, runs flat on every rank."""
+    import tempfile
+    node, last = rank // local, (world - 1) // local
+    odd = world > 1 and node == last
+    good = plan(AUTOSYNC_DDP_BUCKET_CAP_MB="2")
+    fd, path = tempfile.mkstemp(prefix="autosync-plan-")
+    os.close(fd)
+    with open(path, "w") as f:
+        f.write("autosync_plan: 2\nstrategy: x\nenv:\n  AUTOSYNC_DDP_BUCKET_CAP_MB: \"2\"\n")
+    cases = [
+        ("a plan hash on some nodes only", {"AUTOSYNC_PLAN_HASH": "" if odd else "0123456789abcdef"}, good),
+        ("the plan file missing on the last node",
+         {"AUTOSYNC_PLAN_HASH": "0123456789abcdef", "AUTOSYNC_PLAN": path + ".gone" if odd else path}, None),
+        ("AUTOSYNC_DDP_BUCKET_CAP_MB=-1 on the last node", {"AUTOSYNC_DDP_BUCKET_CAP_MB": "-1" if odd else "2"}, good),
+    ]
+    try:
+        for what, env, p in cases:
+            os.environ.update(env)
+            try:
+                model = wrap(dense_model(), plan=p)
+                train(model, rank, 2)
+                if world > 1:
+                    out.append((model.autosync_fallback and model.autosync_settings == {},
+                                "%s: rank %d runs DDP's defaults, no exception, no hang" % (what, rank)))
+            finally:
+                for k in env:
+                    os.environ.pop(k, None)
+            dist.barrier()
+        if world > 1:
+            os.environ.update({"AUTOSYNC_PLAN_HASH": "0123456789abcdef", "AUTOSYNC_MODE": "required",
+                               "AUTOSYNC_PLAN": path + ".gone" if odd else path})
+            try:
+                wrap(dense_model())
+                raised = ""
+            except RuntimeError as e:
+                raised = str(e)
+            finally:
+                for k in ("AUTOSYNC_PLAN_HASH", "AUTOSYNC_MODE", "AUTOSYNC_PLAN"):
+                    os.environ.pop(k, None)
+            out.append(("cannot use the plan" in raised and "required" in raised,
+                        "required, the plan missing on the last node: rank %d raises too (%s)" % (rank, raised)))
+            dist.barrier()
+            saved = os.environ.get("LOCAL_WORLD_SIZE")
+            os.environ["LOCAL_WORLD_SIZE"] = str(local + 1) if odd else str(local)
+            try:
+                model = wrap(dense_model(), plan=plan(AUTOSYNC_DDP_ALLREDUCE="hierarchical"))
+                train(model, rank, 2)
+            finally:
+                os.environ["LOCAL_WORLD_SIZE"] = saved
+            out.append((model.autosync_hook == "none" and "allreduce" not in model.autosync_settings,
+                        "hierarchical, the ranks disagreeing on LOCAL_WORLD_SIZE: rank %d runs flat" % rank))
+            dist.barrier()
+            pg = dist.new_group(list(range(world)))
+            model = wrap(dense_model(), plan=plan(AUTOSYNC_DDP_ALLREDUCE="hierarchical"), process_group=pg)
+            train(model, rank, 2)
+            out.append((model.autosync_hook == "none",
+                        "hierarchical on a DDP group that is not the default one: rank %d runs flat" % rank))
+            dist.barrier()
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
 def worker(rank, world, local, port, q):
     out = []
     try:
@@ -300,6 +369,7 @@ def worker(rank, world, local, port, q):
         sparse_cases(rank, out)
         report_case(rank, world, local, out)
         mismatch_case(rank, world, local, out)
+        failopen_cases(rank, world, local, out)
         dist.barrier()
         dist.destroy_process_group()
     except Exception:
