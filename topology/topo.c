@@ -1234,11 +1234,88 @@ out:
  * variables). 0, or -1 with errp.
  */
 #define CONTAINER_MAX_GPUS 256
-static int container_gpus(const char *nvd, const char *cvd, char **out,
-			  autosync_error_t *errp)
+
+/* 'tok' without the blanks around it (in place) */
+static char *trim_blanks(char *tok)
+{
+	char *e;
+
+	while (*tok == ' ' || *tok == '\t')
+		tok++;
+	e = tok + strlen(tok);
+	while (e > tok && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return tok;
+}
+
+/* the node's GPU an entry names (an index, a UUID prefix naming one GPU,
+ * a bus id), or -1 */
+static int node_gpu(const struct autosync_topo *t, const char *s)
+{
+	char norm[BUSID_LEN];
+	int g = -1, nmatch = 0;
+
+	if (all_digits(s)) {
+		unsigned long k = strtoul(s, NULL, 10);
+		return k < t->ngpus ? (int)k : -1;
+	}
+	if (!strncmp(s, "GPU-", 4)) {
+		for (unsigned i = 0; i < t->ngpus; i++)
+			if (t->gpus[i].uuid[0] &&
+			    !strncasecmp(t->gpus[i].uuid, s, strlen(s))) {
+				g = (int)i;
+				nmatch++;
+			}
+		return nmatch == 1 ? g : -1;
+	}
+	topo_busid_norm(norm, sizeof(norm), s);
+	return find_gpu(t, norm);
+}
+
+/* the container's GPU a CUDA_VISIBLE_DEVICES entry names, as its index in
+ * v[]: an index into the container's list, or a UUID or bus id of one of
+ * the node GPUs the container lists; -1 with errp otherwise */
+static long container_entry(const struct autosync_topo *t, const char *tok,
+			    const char *const *v, size_t n, const char *nvd,
+			    autosync_error_t *errp)
+{
+	int g;
+
+	char *end;
+	unsigned long k = strtoul(tok, &end, 10);
+
+	if (end != tok && !*end) {
+		if (k < n)
+			return (long)k;
+		errno = EINVAL;
+		autosync_errprintf(errp,
+				   "CUDA_VISIBLE_DEVICES: GPU %lu, but "
+				   "NVIDIA_VISIBLE_DEVICES=%.64s gives the "
+				   "container %zu",
+				   k, nvd, n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(tok, v[i]))
+			return (long)i;
+	if ((g = node_gpu(t, tok)) >= 0)
+		for (size_t i = 0; i < n; i++)
+			if (node_gpu(t, v[i]) == g)
+				return (long)i;
+	errno = EINVAL;
+	autosync_errprintf(errp,
+			   "CUDA_VISIBLE_DEVICES: '%.64s' is not one of the "
+			   "container's GPUs (NVIDIA_VISIBLE_DEVICES=%.64s)",
+			   tok, nvd);
+	return -1;
+}
+
+static int container_gpus(const struct autosync_topo *t, const char *nvd,
+			  const char *cvd, char **out, autosync_error_t *errp)
 {
 	char *list = NULL, *tok, *save = NULL, *copy = NULL, *cv = NULL;
 	const char *v[CONTAINER_MAX_GPUS];
+	unsigned char used[CONTAINER_MAX_GPUS] = {0};
 	size_t n = 0, len = 0;
 	int rv = -1;
 
@@ -1256,33 +1333,32 @@ static int container_gpus(const char *nvd, const char *cvd, char **out,
 			goto oom;
 		return 0;
 	}
+	/* each container entry at most once: the list is never longer than
+	 * the container's own */
 	if (!(copy = strdup(nvd)) || !(cv = strdup(cvd)) ||
-	    !(list = calloc(1, strlen(nvd) + strlen(cvd) + 2)))
+	    !(list = calloc(1, strlen(nvd) + 2)))
 		goto oom;
 	for (tok = strtok_r(copy, ",", &save); tok && n < CONTAINER_MAX_GPUS;
 	     tok = strtok_r(NULL, ",", &save))
-		v[n++] = tok;
+		v[n++] = trim_blanks(tok);
 	save = NULL;
 	for (tok = strtok_r(cv, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		const char *g = tok;
-		char *end;
-		unsigned long k = strtoul(tok, &end, 10);
-
-		if (end != tok && !*end) {
-			if (k >= n) {
-				errno = EINVAL;
-				autosync_errprintf(
-				    errp,
-				    "CUDA_VISIBLE_DEVICES: GPU %lu, but "
-				    "NVIDIA_VISIBLE_DEVICES=%.64s gives the "
-				    "container %zu",
-				    k, nvd, n);
-				goto out;
-			}
-			g = v[k];
+		long i = container_entry(t, trim_blanks(tok), v, n, nvd, errp);
+		if (i < 0)
+			goto out;
+		if (used[i]) {
+			errno = EINVAL;
+			autosync_errprintf(
+			    errp,
+			    "CUDA_VISIBLE_DEVICES: the container's "
+			    "GPU '%.64s' listed twice",
+			    v[i]);
+			goto out;
 		}
-		len += (size_t)sprintf(list + len, "%s%s", len ? "," : "", g);
+		used[i] = 1;
+		len +=
+		    (size_t)sprintf(list + len, "%s%s", len ? "," : "", v[i]);
 	}
 	*out = list;
 	list = NULL;
@@ -1306,10 +1382,15 @@ int autosync_topo_restrict_container(autosync_topo_t *t, const char *nvd,
 	char *view = NULL;
 	int rv;
 
+	if (!t) {
+		errno = EINVAL;
+		return autosync_errprintf(errp,
+					  "topo_restrict: invalid argument");
+	}
 	/* Slurm's lists, where there are any, already say which GPUs of the
 	 * node are the job's */
 	if (!step_gpus && !job_gpus &&
-	    container_gpus(nvd, cvd, &view, errp) < 0)
+	    container_gpus(t, nvd, cvd, &view, errp) < 0)
 		return -1;
 	rv = autosync_topo_restrict_env(t, view ? view : cvd, step_gpus,
 					job_gpus, cpuset, errp);

@@ -131,6 +131,26 @@ static const struct crow {
     {"an index beyond the container's GPUs", "1,3", "2", NULL, NULL, EINVAL,
      "CUDA_VISIBLE_DEVICES: GPU 2, but NVIDIA_VISIBLE_DEVICES=1,3 gives the "
      "container 2"},
+    {"blanks around an entry are not a node index", "4,5", "0,1 ", NULL, "4,5",
+     0, NULL},
+    {"a UUID of a GPU the container does not have", "1,3",
+     "GPU-d256cac8-f12b-b2a2-5487-ee294f6e4617", NULL, NULL, EINVAL,
+     "CUDA_VISIBLE_DEVICES: 'GPU-d256cac8-f12b-b2a2-5487-ee294f6e4617' is "
+     "not one of the container's GPUs (NVIDIA_VISIBLE_DEVICES=1,3)"},
+    {"a bus id of a GPU the container does not have", "4,5", "0000:34:00.0",
+     NULL, NULL, EINVAL,
+     "CUDA_VISIBLE_DEVICES: '0000:34:00.0' is not one of the container's "
+     "GPUs (NVIDIA_VISIBLE_DEVICES=4,5)"},
+    {"one of its GPUs by UUID, the container listing UUIDs",
+     "GPU-5bfda7ef-6aec-a775-5ae1-a1c3dcaef094", "GPU-5bfda7ef", NULL, "1", 0,
+     NULL},
+    {"an index twice: refused before the list is written",
+     "GPU-5bfda7ef-"
+     "6aec-a775-5ae1-a1c3dcaef094",
+     "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", NULL,
+     NULL, EINVAL,
+     "CUDA_VISIBLE_DEVICES: the container's GPU "
+     "'GPU-5bfda7ef-6aec-a775-5ae1-a1c3dcaef094' listed twice"},
 };
 
 static char fix[1200];
