@@ -145,16 +145,18 @@ static int read_pci_attrs(struct nctx *c, const struct xnode *n, struct tpci *d,
 			d->subdevice = (unsigned)v;
 	}
 	/* an empty link_speed or link_width (cloud VMs with passthrough
-	 * GPUs dump them so) is unknown, as a missing one */
+	 * GPUs dump them so) is unknown, as a missing one; so is one that is
+	 * not a number: NCCL copies sysfs's text, "Unknown" included, and
+	 * takes any string itself */
 	if (ls && *ls) {
 		char *end;
 		double g;
 
 		errno = 0;
 		g = strtod(ls, &end);
-		if (end == ls || errno || !isfinite(g) || g < 0 || g > 1000)
+		if (end != ls && (errno || !isfinite(g) || g < 0 || g > 1000))
 			return bad(c, n, "bad link_speed '%.40s'", S(ls));
-		d->gts = g;
+		d->gts = end != ls ? g : 0;
 	}
 	if (lw && *lw) {
 		long w;
@@ -562,7 +564,6 @@ struct wctx {
 	const struct autosync_topo *t;
 	FILE *fp;
 	unsigned char *keep_gpu, *keep_nic, *keep_bridge;
-	int *pos;     /* view index of each GPU, -1 not in the view */
 	int identity; /* the view is every GPU in bus order */
 };
 
@@ -621,13 +622,15 @@ static void pci_open(struct wctx *w, const struct tpci *d, int ind, int leaf)
 	fputs(leaf ? "/>\n" : ">\n", fp);
 }
 
-/* 'pos': the GPU's index in the view. A restricted or reordered view gets
- * dev = that index (the CUDA device number inside the job) and no rank
- * (NCCL sets it); the full view keeps the attributes as read. */
-static void write_gpu(struct wctx *w, const struct tgpu *g, int pos, int ind)
+/* The full view keeps dev and rank as read. A restricted or reordered view
+ * writes neither: NCCL takes dev as the GPU's NVML index (its P2P and PXN
+ * checks index NVML's device pairs with it) and fills both itself when
+ * they are absent, while the GPU's place in the view is its CUDA device
+ * number inside the job, another number. */
+static void write_gpu(struct wctx *w, const struct tgpu *g, int ind)
 {
 	FILE *fp = w->fp;
-	int dev = w->identity ? g->dev : pos;
+	int dev = w->identity ? g->dev : -1;
 	int rank = w->identity ? g->rank : -1;
 
 	if (!g->has_gpu_elem) {
@@ -732,7 +735,7 @@ static void write_children(struct wctx *w, int cpu, int parent, int ind)
 
 		if (w->keep_gpu[v] && g->pci.parent == parent &&
 		    (parent >= 0 || g->pci.cpu == cpu))
-			write_gpu(w, g, w->pos[v], ind);
+			write_gpu(w, g, ind);
 	}
 	for (unsigned i = 0; i < t->nnics; i++) {
 		const struct tnic *n = &t->nics[i];
@@ -795,17 +798,13 @@ int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp,
 	w.keep_gpu = calloc(t->ngpus + 1, 1);
 	w.keep_nic = calloc(t->nnics + 1, 1);
 	w.keep_bridge = calloc(t->nbridges + 1, 1);
-	w.pos = calloc(t->ngpus + 1, sizeof(*w.pos));
-	if (!w.keep_gpu || !w.keep_nic || !w.keep_bridge || !w.pos) {
+	if (!w.keep_gpu || !w.keep_nic || !w.keep_bridge) {
 		errno = ENOMEM;
 		autosync_errprintf(errp, "topology: out of memory");
 		goto out;
 	}
 	w.identity = t->nview == t->ngpus;
-	for (unsigned g = 0; g < t->ngpus; g++)
-		w.pos[g] = -1;
 	for (unsigned v = 0; v < t->nview; v++) {
-		w.pos[t->view[v]] = (int)v;
 		w.identity &= t->view[v] == v;
 		w.keep_gpu[t->view[v]] = 1;
 		mark_up(&w, t->gpus[t->view[v]].pci.parent);
@@ -828,8 +827,10 @@ int autosync_topo_write_nccl_xml(const autosync_topo_t *t, FILE *fp,
 			used |= w.keep_nic[i] && t->nics[i].pci.cpu == (int)ci;
 		if (!used)
 			continue;
+		/* -1 as NCCL writes an unknown NUMA node itself: never a
+		 * second "0" beside the real one */
 		fprintf(fp, "  <cpu numaid=\"%d\"",
-			cpu->numa >= 0 ? cpu->numa : 0);
+			cpu->numa >= 0 ? cpu->numa : -1);
 		if ((aff = affinity_str(cpu->cpuset))) {
 			xml_str(fp, "affinity", aff);
 			free(aff);
@@ -875,6 +876,5 @@ out:
 	free(w.keep_gpu);
 	free(w.keep_nic);
 	free(w.keep_bridge);
-	free(w.pos);
 	return rv;
 }
