@@ -91,11 +91,13 @@ static int acc_line(struct acc *a, const char *p, size_t n,
 		return plan_hash_line(a, tmp + 9, errp);
 	errno = 0;
 	v = strtod(tmp, &end);
-	if (errno || *end || !isfinite(v) || v <= 0 || v > 1e6) {
+	/* the range a record takes: what is read here is always written */
+	if (errno || *end || !isfinite(v) || v < AUTOSYNC_FEEDBACK_MIN_STEP ||
+	    v > AUTOSYNC_FEEDBACK_MAX_STEP) {
 		errno = EINVAL;
 		return autosync_errprintf(errp,
 					  "line %lu: not a step time in "
-					  "seconds: '%.32s'",
+					  "seconds (1 us to 1 h): '%.32s'",
 					  a->line, tmp);
 	}
 	if (a->r->nmeasured < AUTOSYNC_FEEDBACK_MAX_MEASURED)
@@ -115,6 +117,21 @@ static int acc_end(struct acc *a)
 						    : r->measured_count);
 }
 
+/* A bad line ends the report: the steps before it stay the record's (as
+ * when the report is cut at its size limit), and the message says so.
+ * -1 with errno EINVAL. */
+static int acc_bad(struct acc *a, autosync_error_t *errp)
+{
+	char why[AUTOSYNC_ERROR_LEN];
+
+	(void)acc_end(a);
+	snprintf(why, sizeof(why), "%s", errp ? errp->text : "");
+	errno = EINVAL;
+	return autosync_errprintf(
+	    errp, "%s; the %llu step(s) before it are kept", why,
+	    (unsigned long long)a->r->measured_count);
+}
+
 int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
 				   autosync_error_t *errp)
 {
@@ -130,7 +147,7 @@ int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
 		size_t n = nl ? (size_t)(nl - buf) : strlen(buf);
 
 		if (acc_line(&a, buf, n, errp) < 0)
-			return -1;
+			return acc_bad(&a, errp);
 		if (!nl)
 			break;
 		buf = nl + 1;
@@ -186,14 +203,18 @@ int autosync_feedback_read_report(int fd, size_t max,
 					line[ll++] = buf[i];
 				continue;
 			}
-			if (acc_line(&a, line, ll, errp) < 0)
+			if (acc_line(&a, line, ll, errp) < 0) {
+				acc_bad(&a, errp);
 				goto out;
+			}
 			ll = 0;
 		}
 	}
 	/* a last line without a newline; not one cut by the limit */
-	if (ll && !cut && acc_line(&a, line, ll, errp) < 0)
+	if (ll && !cut && acc_line(&a, line, ll, errp) < 0) {
+		acc_bad(&a, errp);
 		goto out;
+	}
 	if (cut) {
 		if (truncated)
 			*truncated = 1;

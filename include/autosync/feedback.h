@@ -229,8 +229,12 @@ int autosync_feedback_append(const char *path, const char *line, size_t len,
  * time in seconds per line ("# ..." comments and blank lines ignored) into
  * r's measured fields: the first AUTOSYNC_FEEDBACK_MAX_MEASURED values, the
  * count and the mean of all; a line "plan_hash HEX16" (the plan the steps
- * ran with; every such line the same) into r->report_plan_hash. Returns the
- * number of values, or -1 (EINVAL) on a malformed line ("line N: ...").
+ * ran with; every such line the same) into r->report_plan_hash. Step times
+ * are taken within AUTOSYNC_FEEDBACK_MIN_STEP .. AUTOSYNC_FEEDBACK_MAX_STEP
+ * (what a record takes). Returns the number of values, or -1 (EINVAL) on a
+ * malformed line ("line N: ...; the K step(s) before it are kept"): the
+ * report ends there, and r holds the steps before it, count and mean
+ * consistent, so that the record can still be written.
  */
 int autosync_feedback_parse_report(const char *buf, autosync_feedback_rec_t *r,
 				   autosync_error_t *errp);

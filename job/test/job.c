@@ -680,7 +680,9 @@ static void test_report(void)
 	       r->measured[1] == 0.25,
 	   "report: three step times, mean 0.5");
 	ok(autosync_feedback_parse_report("0.5\nfast\n", r, &err) < 0 &&
-	       !strcmp(err.text, "line 2: not a step time in seconds: 'fast'"),
+	       !strcmp(err.text, "line 2: not a step time in seconds (1 us to "
+				 "1 h): 'fast'; the 1 step(s) before it are "
+				 "kept"),
 	   "report: a bad line is named: %s", err.text);
 	ok(autosync_feedback_parse_report("-1\n", r, &err) < 0,
 	   "negative refused");

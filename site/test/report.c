@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,25 @@
 
 #include "autosync/feedback.h"
 #include "tap.h"
+
+/* a record the plugin would write, without measurements */
+static void init_record(autosync_feedback_rec_t *r)
+{
+	r->time = 1764672000;
+	snprintf(r->source, sizeof(r->source), "plugin");
+	r->job = 42;
+	snprintf(r->user, sizeof(r->user), "alice");
+	r->uid = 1001;
+	snprintf(r->node, sizeof(r->node), "node2");
+	r->nodes = 2;
+	r->gpus_per_node = 1;
+	snprintf(r->model, sizeof(r->model), "resnet50");
+	snprintf(r->model_hash, sizeof(r->model_hash), "0123456789abcdef");
+	snprintf(r->plan_hash, sizeof(r->plan_hash), "00000000deadbeef");
+	snprintf(r->framework, sizeof(r->framework), "pytorch-ddp");
+	snprintf(r->strategy, sizeof(r->strategy), "ddp-default");
+	r->predicted = 0.2;
+}
 
 static int memfile(const char *text, size_t len)
 {
@@ -75,21 +95,27 @@ int main(void)
 	static const struct {
 		const char *text, *why;
 	} bad[] = {
-	    {"0.5\nfast\n", "line 2: not a step time in seconds: 'fast'"},
-	    {"-1\n", "line 1: not a step time in seconds: '-1'"},
-	    {"1e7\n", "line 1: not a step time in seconds: '1e7'"},
-	    {"nan\n", "line 1: not a step time in seconds: 'nan'"},
+#define RANGE "seconds (1 us to 1 h)"
+#define KEPT(n) "; the " #n " step(s) before it are kept"
+	    {"0.5\nfast\n0.7\n",
+	     "line 2: not a step time in " RANGE ": 'fast'" KEPT(1)},
+	    {"-1\n", "line 1: not a step time in " RANGE ": '-1'" KEPT(0)},
+	    {"0.5\n0.5\n5000\n",
+	     "line 3: not a step time in " RANGE ": '5000'" KEPT(2)},
+	    {"1e-7\n", "line 1: not a step time in " RANGE ": '1e-7'" KEPT(0)},
+	    {"nan\n", "line 1: not a step time in " RANGE ": 'nan'" KEPT(0)},
 	    {"plan_hash 12345\n",
-	     "line 1: plan_hash: '12345' is not 16 hex digits"},
+	     "line 1: plan_hash: '12345' is not 16 hex digits" KEPT(0)},
 	    {"plan_hash 0123456789ABCDEF\n",
-	     "line 1: plan_hash: '0123456789ABCDEF' is not 16 hex digits"},
+	     "line 1: plan_hash: '0123456789ABCDEF' is not 16 hex "
+	     "digits" KEPT(0)},
 	    {"plan_hash 0123456789abcdef\n0.5\nplan_hash 1123456789abcdef\n",
 	     "line 3: plan_hash 1123456789abcdef after plan_hash "
-	     "0123456789abcdef"},
+	     "0123456789abcdef" KEPT(1)},
 	    {"0."
 	     "1234567890123456789012345678901234567890123456789012345678901234"
 	     "\n",
-	     "line 1: too long"},
+	     "line 1: too long" KEPT(0)},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ok(autosync_feedback_parse_report(bad[i].text, r, &err) < 0 &&
@@ -102,13 +128,36 @@ int main(void)
 		   "stream: the same");
 		close(fd);
 	}
+	/* the steps before a bad line make a record that is written */
+	{
+		char *line = NULL;
+		size_t len = 0;
+		autosync_feedback_rec_t *rec = calloc(1, sizeof(*rec));
+		if (!rec)
+			bail_out("out of memory");
+		init_record(rec);
+		fd = memfile("0.1\n0.3\nnot-a-number\n0.9\n", 25);
+		ok(autosync_feedback_read_report(fd, 1 << 20, rec, &cut, &err) <
+			   0 &&
+		       rec->measured_count == 2 &&
+		       fabs(rec->measured_mean - 0.2) < 1e-12 &&
+		       autosync_feedback_format(rec, &line, &len, &err) == 0,
+		   "a bad line after 2 steps: their mean 0.2, the record is "
+		   "written (%s)",
+		   err.text);
+		free(line);
+		free(rec);
+		close(fd);
+	}
 	fd = memfile("0.5\n0.\0"
 		     "5\n",
 		     8);
 	ok(autosync_feedback_read_report(fd, 1 << 20, r, &cut, &err) < 0 &&
-	       !strcmp(err.text, "line 2: a NUL byte"),
+	       !strcmp(err.text, "line 2: a NUL byte" KEPT(1)),
 	   "a NUL byte in a stream: %s", err.text);
 	close(fd);
+#undef RANGE
+#undef KEPT
 	{
 		/* a comment of any length up to the line limit is fine */
 		char line[5000];
@@ -120,7 +169,8 @@ int main(void)
 		line[4998] = '\n';
 		line[4999] = '\0';
 		ok(autosync_feedback_parse_report(line, r, &err) < 0 &&
-		       !strcmp(err.text, "line 1: too long"),
+		       !strcmp(err.text, "line 1: too long; the 0 step(s) "
+					 "before it are kept"),
 		   "a 4998-byte line: too long");
 	}
 	free(r);
