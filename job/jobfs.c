@@ -282,10 +282,15 @@ void autosync_jobdir_unlink(const char *dir, const char *name)
  * what is left goes at a later step start. */
 #define REMOVE_MAX 10000
 
-/* the non-directory entries of the open directory 'dfd' (its handle is
- * taken), at most *budget of them, all through handles: nothing is
- * followed, whoever owns it. 0 when it is empty of them, -1 otherwise */
-static int empty_dir(int dfd, unsigned *budget)
+/* Subdirectories a user made in their job directory are emptied this deep
+ * (one descriptor a level); a deeper tree is left where it is. */
+#define REMOVE_DEPTH 8
+
+/* the entries of the open directory 'dfd' (its handle is taken), at most
+ * *budget of them, subdirectories emptied and removed down to
+ * REMOVE_DEPTH, all through handles: nothing is followed, whoever owns
+ * it. 0 when it is empty, -1 otherwise */
+static int empty_dir(int dfd, unsigned *budget, int depth)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *e;
@@ -297,17 +302,28 @@ static int empty_dir(int dfd, unsigned *budget)
 	}
 	while ((e = readdir(d))) {
 		struct stat st;
+		int sub;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    S_ISDIR(st.st_mode))
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (!*budget) {
 			rv = -1;
 			break;
 		}
 		(*budget)--;
-		(void)unlinkat(dfd, e->d_name, 0); /* a link, not its target */
+		if (!S_ISDIR(st.st_mode)) {
+			(void)unlinkat(dfd, e->d_name, 0); /* a link, not its
+							      target */
+			continue;
+		}
+		sub = depth < REMOVE_DEPTH ? openat(dfd, e->d_name,
+						    O_RDONLY | O_DIRECTORY |
+							O_NOFOLLOW | O_CLOEXEC)
+					   : -1;
+		if (sub < 0 || empty_dir(sub, budget, depth + 1) < 0 ||
+		    unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0)
+			rv = -1;
 	}
 	closedir(d);
 	return rv;
@@ -367,7 +383,7 @@ static int prune_one(int bfd, const char *name, uid_t owner, long max_age,
 			close(dfd);
 			return 0;
 		}
-		if (empty_dir(dfd, budget) == 0)
+		if (empty_dir(dfd, budget, 0) == 0)
 			rv = unlinkat(bfd, name, AT_REMOVEDIR) == 0;
 		else {
 			struct timespec t[2] = {st.st_atim, st.st_mtim};
@@ -418,6 +434,6 @@ void autosync_jobdir_remove(const char *dir)
 		: -1;
 	unsigned budget = REMOVE_MAX;
 
-	if (dfd >= 0 && empty_dir(dfd, &budget) == 0)
+	if (dfd >= 0 && empty_dir(dfd, &budget, 0) == 0)
 		(void)rmdir(dir);
 }

@@ -257,9 +257,9 @@ int autosync_jobdir_create(const char *base, const char *name, uid_t uid,
 /* Make sure the runtime directory 'path' exists (created 0755 when its
  * parent exists) and that root alone owns and writes it. */
 int autosync_jobdir_base(const char *path, autosync_error_t *errp);
-/* Remove the non-directory entries of 'dir' and the directory itself,
- * without following any symbolic link. Best effort, and bounded: a
- * directory of more than 10,000 entries is left for
+/* Remove the entries of 'dir' (subdirectories emptied down to 8 levels)
+ * and the directory itself, without following any symbolic link. Best
+ * effort, and bounded: a directory of more than 10,000 entries is left for
  * autosync_jobdir_prune(). */
 void autosync_jobdir_remove(const char *dir);
 /*
@@ -287,7 +287,8 @@ void autosync_jobdir_unlink(const char *dir, const char *name);
  * modified for more than 'max_age' seconds and not held
  * (autosync_jobdir_hold(): the step still runs): at most 'max_remove' of
  * them, looking at no more than 'max_scan' entries and deleting at most
- * 10,000 files, so that a step start stays bounded (a directory left
+ * 10,000 entries (subdirectories down to 8 levels), so that a step start
+ * stays bounded (a directory left
  * partly emptied keeps its age and goes on at the next call). Returns how
  * many were removed.
  */

@@ -174,6 +174,15 @@ static void test_write_remove(void)
 	ok(access(p, F_OK) == 0, "a linked file outside is not");
 }
 
+static void put_at(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+
+	if (fd < 0)
+		bail_out("create %s", path);
+	close(fd);
+}
+
 /* dir/name made, with 'files' files, its times 'age' seconds back */
 static void old_dir(const char *name, unsigned files, long age)
 {
@@ -263,6 +272,41 @@ static void test_prune(void)
 	autosync_jobdir_remove(p);
 	ok(there("autosync-1000-11.0.0"),
 	   "remove at a step's end stops after 10,000 files: left for prune");
+	{
+		/* what a user made inside: subdirectories go too */
+		char sub[700];
+		old_dir("autosync-1000-12.0.0", 1, 3 * 86400);
+		snprintf(sub, sizeof(sub), "%s/autosync-1000-12.0.0/a", base);
+		if (mkdir(sub, 0700) < 0)
+			bail_out("mkdir %s", sub);
+		strcat(sub, "/b");
+		if (mkdir(sub, 0700) < 0)
+			bail_out("mkdir %s", sub);
+		strcat(sub, "/stash");
+		put_at(sub);
+		snprintf(sub, sizeof(sub), "%s/autosync-1000-12.0.0", base);
+		{
+			struct timespec t[2];
+			clock_gettime(CLOCK_REALTIME, &t[0]);
+			t[0].tv_sec -= 3 * 86400;
+			t[1] = t[0];
+			utimensat(AT_FDCWD, sub, t, 0);
+		}
+		n = autosync_jobdir_prune(base, "autosync-", (uid_t)-1, 86400,
+					  16, 4096);
+		ok(n == 1 && !there("autosync-1000-12.0.0"),
+		   "a directory with subdirectories (a/b/stash) is removed "
+		   "whole (%u removed)",
+		   n);
+		old_dir("autosync-1000-13.0.0", 0, 0);
+		snprintf(sub, sizeof(sub), "%s/autosync-1000-13.0.0/x", base);
+		if (mkdir(sub, 0700) < 0)
+			bail_out("mkdir %s", sub);
+		snprintf(sub, sizeof(sub), "%s/autosync-1000-13.0.0", base);
+		autosync_jobdir_remove(sub);
+		ok(!there("autosync-1000-13.0.0"),
+		   "and at a step's end (keep_job_files: 0)");
+	}
 	ok(autosync_jobdir_hold(NULL, 0) < 0 && errno == EINVAL,
 	   "hold: no directory, EINVAL");
 }
