@@ -259,15 +259,44 @@ static void conn_close(autosync_agree_t *a, size_t i)
 	a->conn[i] = a->conn[--a->nconn];
 }
 
-static void accept_all(autosync_agree_t *a, int64_t t)
+/* the oldest connection that has not sent a valid line, or -1 */
+static long oldest_silent(const autosync_agree_t *a)
 {
-	int fd;
+	long o = -1;
 
-	while ((fd = accept4(a->lfd, NULL, NULL,
-			     SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		if (a->nconn == a->maxconn) {
-			close(fd); /* more than the nodes and their retries */
+	for (size_t i = 0; i < a->nconn; i++)
+		if (a->conn[i].node < 0 &&
+		    (o < 0 || a->conn[i].since < a->conn[o].since))
+			o = (long)i;
+	return o;
+}
+
+/* Take what is waiting. Connections are accepted before any token is
+ * seen, so a full table (or a process out of descriptors) gives the oldest
+ * silent connection up: a stranger holding connections open cannot keep
+ * the nodes out. 1 when nothing could be freed and the listener should
+ * wait (out of descriptors: poll would wake at once again), else 0. */
+static int accept_all(autosync_agree_t *a, int64_t t)
+{
+	for (;;) {
+		int fd =
+		    accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		long o;
+
+		if (fd < 0 && errno == EINTR)
 			continue;
+		if (fd < 0 && errno != EMFILE && errno != ENFILE &&
+		    errno != ENOBUFS && errno != ENOMEM)
+			return 0; /* drained (EAGAIN) or a client's error */
+		if (fd < 0 || a->nconn == a->maxconn) {
+			if ((o = oldest_silent(a)) < 0) {
+				if (fd >= 0)
+					close(fd);
+				return fd < 0;
+			}
+			conn_close(a, (size_t)o);
+			if (fd < 0)
+				continue;
 		}
 		a->conn[a->nconn++] =
 		    (struct agree_conn){.fd = fd, .node = -1, .since = t};
@@ -408,7 +437,7 @@ static void drop_slow(autosync_agree_t *a, int64_t t)
 int autosync_agree_run(autosync_agree_t *a, autosync_error_t *errp)
 {
 	struct pollfd *p;
-	int64_t end;
+	int64_t end, paused = 0; /* the listener waits until then */
 
 	if (!a || a->lfd < 0) {
 		errno = EINVAL;
@@ -420,6 +449,7 @@ int autosync_agree_run(autosync_agree_t *a, autosync_error_t *errp)
 	for (;;) {
 		int64_t t = now_ms(), d = next_deadline(a, end);
 		size_t np = a->nconn;
+		int listen_now = t >= paused;
 
 		if (a->reported == a->nnodes ||
 		    (a->first && t >= a->first + a->gather_ms)) {
@@ -439,8 +469,11 @@ int autosync_agree_run(autosync_agree_t *a, autosync_error_t *errp)
 		for (size_t i = 0; i < np; i++)
 			p[i] = (struct pollfd){.fd = a->conn[i].fd,
 					       .events = POLLIN};
-		p[np] = (struct pollfd){.fd = a->lfd, .events = POLLIN};
+		p[np] = (struct pollfd){.fd = listen_now ? a->lfd : -1,
+					.events = POLLIN};
 		p[np + 1] = (struct pollfd){.fd = a->wake[0], .events = POLLIN};
+		if (!listen_now && paused < d)
+			d = paused;
 		if (poll(p, np + 2, (int)(d > t ? d - t : 0)) < 0 &&
 		    errno != EINTR) {
 			int e = errno;
@@ -456,8 +489,8 @@ int autosync_agree_run(autosync_agree_t *a, autosync_error_t *errp)
 		for (size_t i = np; i-- > 0;)
 			if (p[i].revents)
 				read_conn(a, i, t);
-		if (p[np].revents)
-			accept_all(a, t);
+		if (p[np].revents && accept_all(a, t))
+			paused = t + 50; /* out of descriptors: no spin */
 	}
 	free(p);
 	while (a->nconn)

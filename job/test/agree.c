@@ -304,6 +304,38 @@ static void test_strangers(void)
 }
 
 /* a port nobody uses now */
+/* a stranger holding every spare slot open, silent: the nodes still get in
+ * (the oldest silent connection gives its slot up) */
+static void test_hog(void)
+{
+	struct launcher l;
+	struct node n[2];
+	const char *h[] = {"cafe", "cafe"};
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	int fds[80], nfd = 0;
+
+	start(&l, 2, 3000);
+	sa.sin_port = htons((uint16_t)atoi(l.spec));
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	for (int i = 0; i < 80; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0 ||
+		    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			bail_out("hog connect");
+		fds[nfd++] = fd;
+	}
+	usleep(100 * 1000); /* all accepted: the table is full */
+	nodes(n, 2, l.spec, h);
+	finish(&l);
+	ok(n[0].rc == AUTOSYNC_AGREE_SAME && n[1].rc == AUTOSYNC_AGREE_SAME &&
+	       l.rc == AUTOSYNC_AGREE_SAME,
+	   "80 silent connections held open by a stranger (the table holds "
+	   "66): both nodes still agree (%d %d %d)",
+	   n[0].rc, n[1].rc, l.rc);
+	while (nfd)
+		close(fds[--nfd]);
+}
+
 static unsigned free_port(void)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET};
@@ -473,6 +505,7 @@ int main(void)
 	test_differ();
 	test_incomplete();
 	test_strangers();
+	test_hog();
 	test_stop();
 	test_ports();
 	test_bad();
