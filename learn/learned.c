@@ -45,9 +45,9 @@ static double number_in(const char *v, double lo, double hi)
 	return *end || !(x >= lo && x <= hi) ? NAN : x;
 }
 
-/* The file's margins and measured compute, each a number in the range
- * the trainer writes: a hand-edited "" or "abc" is refused, not read as 0
- * or skipped. */
+/* The file's margins (0 to 0.99, as a calibration file takes them: a site
+ * may widen one by hand) and measured compute, each a number: a hand-edited
+ * "" or "abc" is refused, not read as 0 or skipped. */
 static int check_attrs(const autosync_learned_t *l, const char *name,
 		       autosync_error_t *errp)
 {
@@ -65,10 +65,11 @@ static int check_attrs(const autosync_learned_t *l, const char *name,
 			continue;
 		if (XGBoosterGetAttr(l->b, keys[i], &v, &ok) || !ok)
 			continue;
-		if (margin ? !isnan(number_in(v, 0.02, 0.9))
+		if (margin ? !isnan(number_in(v, 0, 0.99))
 			   : !isnan(number_in(v, 1e-12, 3600)))
 			continue;
-		want = margin ? "a number from 0.02 to 0.9"
+		want = margin ? "a number from 0 to 0.99, as the cost "
+				"constants take it"
 			      : "seconds per sample, over 0, at most 3600";
 		errno = EINVAL;
 		return autosync_errprintf(
@@ -245,7 +246,7 @@ double autosync_learned_margin(const autosync_learned_t *l, int family)
 	learn_margin_key(key, sizeof(key), family);
 	if (XGBoosterGetAttr(l->b, key, &v, &ok) || !ok || !v)
 		return -1;
-	m = number_in(v, 0.02, 0.9);
+	m = number_in(v, 0, 0.99);
 	return isnan(m) ? -1 : m;
 }
 

@@ -429,8 +429,14 @@ static void apply(spank_t sp)
 			      "autosync: job %u step %u node %s: %s", st.job_id,
 			      st.step, st.node, st.out.warnings[i]);
 	for (size_t i = 0; i < st.out.nenv; i++)
-		if (set_env(sp, st.out.env[i].name, st.out.env[i].value) < 0)
-			break;
+		if (set_env(sp, st.out.env[i].name, st.out.env[i].value) < 0) {
+			/* half a plan is no plan: what was set goes again,
+			 * and the step runs as without autosync */
+			while (i-- > 0)
+				(void)spank_unsetenv(sp, st.out.env[i].name);
+			st.planned = 0;
+			return;
+		}
 	as_plugin_log(AUTOSYNC_LOG_INFO,
 		      "autosync: job %u step %u node %s: plan %s, topology %s, "
 		      "model %s, planned in %.1f ms (%.1f ms with loading)%s",

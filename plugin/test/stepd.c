@@ -95,12 +95,17 @@ spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
 	return ESPANK_SUCCESS;
 }
 
+/* a variable slurmstepd fails to set (a test's choice), or NULL */
+static const char *fail_setenv;
+
 spank_err_t spank_setenv(spank_t sp, const char *var, const char *val,
 			 int overwrite)
 {
 	char **e = find(sp, var), *nv;
 	int i;
 
+	if (fail_setenv && !strcmp(var, fail_setenv))
+		return ESPANK_ERROR;
 	if (e && !overwrite)
 		return ESPANK_ENV_EXISTS;
 	if (asprintf(&nv, "%s=%s", var, val) < 0)
@@ -544,6 +549,22 @@ static void unasked_broken(void)
 
 /* The record's node comes from slurmstepd (its own SLURMD_NODENAME, else
  * the host name), never from the job's environment. */
+/* slurmstepd refuses one of the plan's variables: none of the others
+ * stays either, and the step runs as without autosync */
+static void test_half_env(void)
+{
+	struct step s = {.model = "resnet50", .ntasks = 1};
+
+	fail_setenv = "NCCL_TOPO_FILE";
+	run_step(&s);
+	fail_setenv = NULL;
+	ok(has(s.tasks[0], "rc=0") && !has(s.tasks[0], "AUTOSYNC_PLAN=") &&
+	       !has(s.tasks[0], "AUTOSYNC_PLAN_HASH=") &&
+	       has(logbuf, "cannot set NCCL_TOPO_FILE"),
+	   "a plan variable that cannot be set: none of the plan's stays, "
+	   "the step runs, the reason said");
+}
+
 static void test_forged_node(void)
 {
 	struct step s = {.model = "resnet50",
@@ -1246,6 +1267,7 @@ int main(void)
 	test_report_plan();
 	test_unasked();
 	test_forged_node();
+	test_half_env();
 	test_hostile_models();
 	test_hostile_env();
 	test_agree();

@@ -88,7 +88,7 @@ m["learner"]["attributes"]["autosync_margin_ps"] = json.loads(sys.argv[3])
 json.dump(m, open(sys.argv[2], "w"))
 PY
   out=$("$AUTOSYNC" eval --simulator "$TMP/simj-bad.json" "$SLICE" 2>&1); rc=$?
-  is "$rc:$(echo "$out" | tail -1)" "1:autosync eval: $TMP/simj-bad.json: autosync_margin_ps: bad value '$(echo "$bad" | tr -d '"')' (expected a number from 0.02 to 0.9)" "a margin of $bad in the file: refused, named"
+  is "$rc:$(echo "$out" | tail -1)" "1:autosync eval: $TMP/simj-bad.json: autosync_margin_ps: bad value '$(echo "$bad" | tr -d '"')' (expected a number from 0 to 0.99, as the cost constants take it)" "a margin of $bad in the file: refused, named"
 done
 out=$("$AUTOSYNC" train --format yaml -o "$TMP/x.bin" "$SLICE" 2>&1); rc=$?
 is "$rc:$out" "2:autosync train: --format: unknown value 'yaml'; one of binary or json" "--format yaml: refused"
