@@ -15,8 +15,12 @@ out=$(mkdir -p "${1:?usage: build-deb.sh OUTDIR}" && cd "$1" && pwd)
 version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version)
 tree=$out/autosync-$version
 
-deps=(debhelper dh-python dpkg-dev fakeroot lintian python3
-      libhwloc-dev libyaml-dev libjansson-dev libgsl-dev libxgboost-dev libslurm-dev libopenmpi-dev)
+# debian/control's Build-Depends (the first of each alternative), and the
+# tools this script runs: one list, so that neither falls behind the other
+mapfile -t deps < <(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$src/debian/control" |
+  sed '1s/^Build-Depends://; /^[A-Z]/d' | tr ',' '\n' |
+  sed 's/|.*//; s/(.*)//; s/^ *//; s/ *$//; /^$/d; s/^debhelper-compat$/debhelper/')
+deps+=(dpkg-dev fakeroot lintian)
 missing=()
 for p in "${deps[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -23,7 +23,8 @@ example=/usr/share/autosync/examples/autosync.yaml.example
 
 # ... are the packages' paths
 grep -q '^SLURM_PLUGINDIR ?= /usr/lib/$(DEB_HOST_MULTIARCH)/slurm-wlm$' debian/rules &&
-	grep -qx 'usr/lib/${DEB_HOST_MULTIARCH}/slurm-wlm/spank_autosync.so' debian/slurm-spank-autosync.install
+	grep -q 'dh_install -pslurm-spank-autosync $(SLURM_PLUGINDIR:/%=%)/spank_autosync.so' debian/rules &&
+	! grep -q 'spank_autosync.so' debian/slurm-spank-autosync.install
 ok $? "debian/ installs the plugin at $deb_plugin"
 grep -qx '%global slurm_plugindir %{_libdir}/slurm' packaging/autosync.spec
 ok $? "the spec installs the plugin at $rpm_plugin"

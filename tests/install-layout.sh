@@ -27,9 +27,10 @@ if [ -x "$build/webhook/autosync-webhook" ]; then   # built with libmicrohttpd
   t '[ -x "$dest$prefix/bin/autosync-webhook" ] && [ -f "$dest$prefix/share/man/man8/autosync-webhook.8" ]' "the Kubernetes webhook in \$(bindir), its man page"
 fi
 # the admin's command, the plugin and the library load no MPI/NCCL/CUDA/NVML
-sh "$(dirname "$0")/needed.sh" "$dest$prefix/bin/autosync" "$dest$libdir/slurm/spank_autosync.so" \
+sh "$(dirname "$0")/needed.sh" "$dest$prefix/bin/autosync" "$dest$plugindir/spank_autosync.so" \
   "$dest$libdir"/libautosync.so.*.*.* >"$dest/needed.log" 2>&1
-t '[ $? = 0 ]' "installed autosync, plugin and library need no MPI, NCCL, CUDA or NVML library (tests/needed.sh)"
+needed_rc=$?   # t() runs other commands before its test: $? is gone there
+t '[ $needed_rc = 0 ] && ! grep -q "^not ok" "$dest/needed.log"' "installed autosync, plugin and library need no MPI, NCCL, CUDA or NVML library (tests/needed.sh)"
 sed 's/^/# /' "$dest/needed.log"
 t '[ -f "$dest$prefix/include/autosync/common.h" ] && [ -f "$dest$prefix/include/autosync/siteconf.h" ]' "public headers in \$(includedir)/autosync"
 t 'ls "$dest$libdir"/libautosync.so.* >/dev/null 2>&1' "libautosync shared library"

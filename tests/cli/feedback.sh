@@ -47,8 +47,8 @@ rec 2026-12-01T10:00:00Z 7 resnet50 0.100 0.125 20 | sed 's/"version": 2/"versio
 rec 2026-12-01T10:00:00Z 8 resnet50 0.100 0.125 20 | sed 's/"version": 2/"version": 1/; s/, "user_influenced": \[[^]]*\]//' >> "$TMP/v1.jsonl"
 rec 2026-12-01T10:00:00Z 9 resnet50 0.100 0.125 20 >> "$TMP/v1.jsonl"
 out=$("$AUTOSYNC" feedback --file "$TMP/v1.jsonl" --summary 2>"$TMP/err"); rc=$?
-like "$rc:$out" "^0:.*
-resnet50 +3 +3 " "version 1 records are read beside version 2 ones"
+is "$rc" 0 "version 1 records: exit 0"
+like "$out" "^resnet50 +3 +3 " "version 1 records are read beside version 2 ones (3 records, 3 measured)"
 is "$(cat "$TMP/err")" "autosync: note: 2 records of feedback format 1 (they do not say which fields the job's user could influence: all are counted as the user's)" "and a note says how many, once"
 
 # names from jobs reach the terminal quoted

@@ -46,8 +46,8 @@ like "$out" '(^|,)NCCL_TUNER_PLUGIN(,|$)' "AUTOSYNC_INJECTED lists the tuner var
 like "$out" '(^|,)NCCL_IB_HCA(,|$)' "and the per-rank variables"
 like "$out" '(^|,)NCCL_TOPO_FILE(,|$)' "and the plan's"
 out=$(L --plan "$TMP/plan.yaml" -- sh -c 'test -d "$(dirname "$AUTOSYNC_REPORT")" && stat -c %a "$(dirname "$AUTOSYNC_REPORT")"; dirname "$AUTOSYNC_PLAN"' 2>&1)
-like "$out" "^700
-$TMP/autosync-launch-$(id -u)-p[0-9]+-0$" "a private job directory per local rank under \$TMPDIR, holding the report path"
+is "$(printf '%s\n' "$out" | head -1)" 700 "a private job directory (0700) per local rank, holding the report path"
+like "$(printf '%s\n' "$out" | sed -n 2p)" "^$TMP/autosync-launch-$(id -u)-p[0-9]+-0$" "  under \$TMPDIR"
 out=$(L --plan "$TMP/plan.yaml" --dir "$TMP/mine" -- sh -c 'echo "$AUTOSYNC_PLAN"' 2>&1)
 is "$out" "$TMP/mine/plan.yaml" "--dir"
 

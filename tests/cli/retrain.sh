@@ -9,7 +9,8 @@ SLICE=$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl
 mkdir -p "$TMP/lib"
 cp "$SLICE" "$TMP/lib/feedback.jsonl"
 run() { AUTOSYNC=$AUTOSYNC FEEDBACK=$TMP/lib/feedback.jsonl SIMULATOR=$TMP/lib/simulator.bin WINDOW=2026-12-03T09:10:00Z sh "$SCRIPT" 2>"$TMP/err"; }
-out=$(run | sed 's|/\.candidate\.[A-Za-z0-9]*\.bin|/.candidate.X.bin|'); rc=$?
+run > "$TMP/out"; rc=$?
+out=$(sed 's|/\.candidate\.[A-Za-z0-9]*\.bin|/.candidate.X.bin|' "$TMP/out")
 is "$rc:$out" "0:candidate $TMP/lib/.candidate.X.bin: pairwise 0.867, top-1 regret 1.000, mean abs. error 39.4 % on 6 points; the analytic simulator: pairwise 0.867, regret 1.000, 56.3 %
 promoted: $TMP/lib/simulator.bin is the candidate now" "trained on the older records, judged on the newer ones: promoted" || cat "$TMP/err"
 like "$(cat "$TMP/err")" "autosync train: 12 records: 8 points" "  it trained on the 12 records before the window"
@@ -19,7 +20,8 @@ is "$(ls -A "$TMP/lib" | grep -c candidate)" 0 "  no candidate left behind"
 # older records, so cross-validation keeps none of the 50 trees)
 "$AUTOSYNC" train --until 2026-12-03T09:10:00Z -o "$TMP/base.bin" "$SLICE" 2>/dev/null
 rm -f "$TMP/lib/simulator.bin"
-out=$(BASE=$TMP/base.bin run | sed 's|/\.candidate\.[A-Za-z0-9]*\.bin|/.candidate.X.bin|'); rc=$?
+BASE=$TMP/base.bin run > "$TMP/out"; rc=$?
+out=$(sed 's|/\.candidate\.[A-Za-z0-9]*\.bin|/.candidate.X.bin|' "$TMP/out")
 is "$rc:$out" "0:candidate $TMP/lib/.candidate.X.bin: pairwise 0.867, top-1 regret 1.000, mean abs. error 39.4 % on 6 points; the analytic simulator: pairwise 0.867, regret 1.000, 56.3 %
 promoted: $TMP/lib/simulator.bin is the candidate now" "BASE: adapted, judged, promoted" || cat "$TMP/err"
 like "$(cat "$TMP/err")" "autosync train: 0 of at most 50 trees on top of $TMP/base.bin \\(5-fold cross-validation on these records\\)" "  train --base was given the base"
