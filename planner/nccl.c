@@ -388,6 +388,7 @@ done:
 	free(plan->nccl);
 	plan->nccl = rules;
 	plan->nnccl = nr;
+	plan->s.nccl_none = 0; /* a table now, asked for */
 	rules = NULL;
 	planner_plan_compute_hash(plan);
 	rv = 0;

@@ -512,6 +512,9 @@ int planner_plan_compute_hash(autosync_plan_t *plan)
 			 plan->simulator_hash);
 		h = fnv1a(h, buf, strlen(buf) + 1);
 	}
+	if (plan->s.nccl_none) /* no table, and none derived: not the same
+				  decision as a plan without the key */
+		h = fnv1a(h, "nccl none", sizeof("nccl none"));
 	for (size_t i = 0; i < plan->nnccl; i++) {
 		const autosync_nccl_rule_t *r = &plan->nccl[i];
 		snprintf(buf, sizeof(buf), "n %d %d %d %u %" PRIu64 " %" PRIu64,

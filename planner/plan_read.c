@@ -420,6 +420,7 @@ static int read_nccl(asi_yreader_t *r, yaml_node_t *sq, autosync_plan_t *plan)
 		     sq->data.sequence.items.start);
 	if (n > 4096)
 		return asi_yproblem(r, sq, "nccl: more than 4096 rules");
+	plan->s.nccl_none = n == 0; /* "nccl: []": NCCL left to itself */
 	if (!(plan->nccl = calloc(n ? n : 1, sizeof(*plan->nccl))))
 		return asi_ynomem(r);
 	for (size_t i = 0; i < n; i++) {

@@ -110,9 +110,12 @@ static void around(asi_emit_t *e, const autosync_plan_t *plan)
 			asi_emit_str(e, plan->skipped[i]);
 		asi_emit_end(e);
 	}
-	if (!plan->nnccl)
+	if (!plan->nnccl && !plan->s.nccl_none)
 		return;
-	asi_emit_key(e, "nccl"), asi_emit_seq(e, ASI_EMIT_BLOCK);
+	/* an empty table says that NCCL is left to itself: the tuner derives
+	 * none (a plan without the key gets one derived) */
+	asi_emit_key(e, "nccl"),
+	    asi_emit_seq(e, plan->nnccl ? ASI_EMIT_BLOCK : ASI_EMIT_FLOW);
 	for (size_t i = 0; i < plan->nnccl; i++) {
 		const autosync_nccl_rule_t *r = &plan->nccl[i];
 

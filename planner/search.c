@@ -396,6 +396,11 @@ autosync_plan_t *autosync_planner_baseline(autosync_planner_t *p, int b,
 		     ? ""
 		     : autosync_framework_name(p->fw));
 	plan = planner_plan_from_strategy(&x, &s, &r, reason, errp);
+	/* what the framework and NCCL do alone: no tuner table */
+	if (plan) {
+		plan->s.nccl_none = 1;
+		planner_plan_compute_hash(plan);
+	}
 out:
 	planner_simres_free(&r);
 	planner_strategy_free(&s);
@@ -1363,8 +1368,8 @@ static int mark_learned(autosync_plan_t *plan, const autosync_planner_t *p,
 /* the search and the choice: analytic, then re-ranked by the corrector */
 static int search_and_choose(struct search *S, struct strategy *base,
 			     double *base_t, struct margin *base_m,
-			     struct ranked *R, size_t *lpick, char *reason,
-			     size_t len, autosync_error_t *errp)
+			     struct ranked *R, size_t *lpick, int *baseline,
+			     char *reason, size_t len, autosync_error_t *errp)
 {
 	autosync_planner_t *p = S->p;
 	int pick, rv;
@@ -1376,6 +1381,7 @@ static int search_and_choose(struct search *S, struct strategy *base,
 	if ((pick = choose(S, base_t, base_m, reason, len)) >= 0 &&
 	    planner_strategy_copy(&S->best, &base[pick], p->m->n) < 0)
 		goto nomem;
+	*baseline = pick >= 0;
 	if (S->el) {
 		if ((rv = learned(S, base, R, lpick, reason, len)) < 0)
 			goto nomem;
@@ -1384,6 +1390,8 @@ static int search_and_choose(struct search *S, struct strategy *base,
 		else if (planner_strategy_copy(&S->best, R->s[*lpick],
 					       p->m->n) < 0)
 			goto nomem;
+		else /* the ranked candidates start with every baseline */
+			*baseline = *lpick < AUTOSYNC_BASELINE_N;
 	}
 	return 0;
 nomem:
@@ -1402,6 +1410,7 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 	autosync_plan_t *plan = NULL;
 	char reason[1024];
 	size_t lpick = SIZE_MAX;
+	int baseline = 0;
 	int ok = 0;
 
 	if (ready_check(p, errp) < 0)
@@ -1417,8 +1426,8 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 		return NULL;
 	if (planner_strategy_init(&S.best, p->m->n) < 0 || elites_init(&S) < 0)
 		goto nomem;
-	if (search_and_choose(&S, base, base_t, base_m, &R, &lpick, reason,
-			      sizeof(reason), errp) < 0)
+	if (search_and_choose(&S, base, base_t, base_m, &R, &lpick, &baseline,
+			      reason, sizeof(reason), errp) < 0)
 		goto out;
 	compute_note(p->m, reason, sizeof(reason));
 	plog(p, AUTOSYNC_LOG_INFO, "planner: %s", reason);
@@ -1429,10 +1438,17 @@ autosync_plan_t *autosync_planner_run(autosync_planner_t *p,
 		goto out;
 	if (add_baselines(plan, base_t, p->fw) < 0)
 		goto nomem;
-	/* what the NCCL tuner plugin applies (hashes the plan) */
+	/* what the NCCL tuner plugin applies (hashes the plan); a baseline
+	 * kept stands for what the framework and NCCL do alone: no table,
+	 * so that keeping the default never changes NCCL's choices */
 	plan->s.nccl_calibrate = p->nccl_calibrate;
-	if (autosync_plan_derive_nccl(plan, &p->k, errp) < 0)
+	if (baseline) {
+		plan->s.nccl_none = 1;
+		if (planner_plan_compute_hash(plan) < 0)
+			goto nomem;
+	} else if (autosync_plan_derive_nccl(plan, &p->k, errp) < 0) {
 		goto out;
+	}
 	if (lpick != SIZE_MAX && mark_learned(plan, p, &R, lpick) < 0)
 		goto nomem;
 	ok = 1;

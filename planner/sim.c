@@ -323,7 +323,8 @@ static void ar_coefficients(struct simctx *x)
 		}
 		x->ar_a[al] = t0;
 		x->ar_b[al] = (t1 - t0) / n;
-		if (al != AUTOSYNC_ALGO_TREE && x->k.gamma > 0)
+		/* every algorithm reduces the data, NCCL's tree included */
+		if (x->k.gamma > 0)
 			x->ar_b[al] += (double)(x->p - 1) / x->p * x->k.gamma;
 	}
 }

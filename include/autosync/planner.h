@@ -660,6 +660,10 @@ typedef struct autosync_plan_summary {
 	 * analytic prediction step_time corrects ("" and 0 without one) */
 	const char *simulator_hash;
 	double analytic_step_time;
+	/* 1: the plan leaves NCCL to itself (it keeps a framework's default,
+	 * which stands for what NCCL does alone): no table, and none to
+	 * derive ("nccl: []" in the file) */
+	int nccl_none;
 } autosync_plan_summary_t;
 
 int autosync_plan_summary(const autosync_plan_t *plan,

@@ -30,9 +30,10 @@ int as_tune_from_plan(autosync_plan_t *plan, struct as_tune_table *t, char *err,
 	snprintf(t->plan_hash, sizeof(t->plan_hash), "%s",
 		 autosync_plan_hash(plan) ? autosync_plan_hash(plan) : "");
 	t->derived = 0;
-	if (autosync_plan_nnccl_rules(plan) == 0 &&
+	if (autosync_plan_nnccl_rules(plan) == 0 && !s.nccl_none &&
 	    (unsigned long)s.cluster.nodes * s.cluster.gpus_per_node > 1) {
-		/* a plan without a table (hand-written, older autosync) */
+		/* a plan without a table (hand-written, older autosync); one
+		 * that says "nccl: []" leaves NCCL to itself */
 		if (autosync_plan_derive_nccl(plan, NULL, &e) < 0) {
 			snprintf(err, errlen, "%s", e.text);
 			return -1;

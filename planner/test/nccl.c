@@ -49,6 +49,14 @@ static autosync_plan_t *make_plan(const char *model, unsigned nodes, unsigned g,
 		pl = baseline >= 0
 			 ? autosync_planner_baseline(p, baseline, &err)
 			 : autosync_planner_run(p, &err);
+	/* a framework's default kept carries no table: the table of its
+	 * buckets is what these tests look at, derived with the same
+	 * constants */
+	if (pl && baseline < 0 && autosync_plan_nnccl_rules(pl) == 0 &&
+	    nodes * g > 1 && autosync_plan_derive_nccl(pl, k, &err) < 0) {
+		autosync_plan_destroy(pl);
+		pl = NULL;
+	}
 	if (!pl)
 		diag("make_plan %s: %s", model, err.text);
 	autosync_planner_destroy(p);
@@ -392,9 +400,46 @@ static void table(void)
 	ok(pl && autosync_plan_nnccl_rules(pl) == 0,
 	   "a baseline plan has no table (it is what NCCL does alone)");
 	a = pl ? to_text(pl) : NULL;
-	ok(a && !strstr(a, "nccl:\n"), "and writes none");
+	ok(a && strstr(a, "\nnccl: []\n"),
+	   "and says so: nccl: [] (the tuner derives none)");
+	back = a ? autosync_plan_parse(a, strlen(a), "b.yaml", &err) : NULL;
+	{
+		autosync_plan_summary_t bs;
+		ok(back && autosync_plan_summary(back, &bs) == 0 &&
+		       bs.nccl_none && autosync_plan_nnccl_rules(back) == 0 &&
+		       !strcmp(autosync_plan_hash(back),
+			       autosync_plan_hash(pl)),
+		   "read back: still none, the same hash");
+	}
+	autosync_plan_destroy(back);
 	free(a);
 	autosync_plan_destroy(pl);
+	{
+		/* the planner keeping the framework's default (bert-large on
+		 * 2 nodes of 8 GPUs: no plan beyond the margin) */
+		autosync_error_t e2 = {""};
+		autosync_model_t *m =
+		    autosync_model_open("bert-large", catalog, &e2);
+		autosync_planner_t *p = autosync_planner_create(&e2);
+		autosync_cluster_t c = cluster(2, 8);
+		autosync_plan_summary_t ks = {0};
+		autosync_plan_t *kept = NULL;
+
+		autosync_planner_set_framework(p, AUTOSYNC_FW_PYTORCH_DDP, &e2);
+		if (m && p && autosync_planner_set_model(p, m, &e2) == 0 &&
+		    autosync_planner_set_cluster(p, &c, &e2) == 0)
+			kept = autosync_planner_run(p, &e2);
+		if (kept)
+			autosync_plan_summary(kept, &ks);
+		ok(kept && ks.strategy && !strcmp(ks.strategy, "ddp-default") &&
+		       ks.nccl_none && autosync_plan_nnccl_rules(kept) == 0,
+		   "the framework's default kept: no table, so NCCL decides "
+		   "as without autosync (%s)",
+		   ks.strategy ? ks.strategy : e2.text);
+		autosync_plan_destroy(kept);
+		autosync_planner_destroy(p);
+		autosync_model_destroy(m);
+	}
 }
 
 #define HEAD(job_algo)                                                       \

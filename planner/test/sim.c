@@ -1704,6 +1704,55 @@ static void gamma_half_search(const autosync_model_t *m)
 	   nc[0], nc[1]);
 }
 
+/* gamma: every all-reduce bucket, a tree's as well, costs (p - 1)/p x its
+ * wire bytes x gamma more (docs/planner.md) */
+static void gamma_every_algo(const autosync_model_t *m)
+{
+	const double g = 1e-10;
+	autosync_costs_t k0 = default_costs(), k1 = default_costs();
+	autosync_planner_t *p0, *p1;
+	int good = 1, trees = 0;
+
+	k1.gamma = g;
+	p0 = planner(m, cluster(4, 8), k0, AUTOSYNC_FW_GENERIC);
+	p1 = planner(m, cluster(4, 8), k1, AUTOSYNC_FW_GENERIC);
+	for (uint64_t seed = 0; seed < 40; seed++) {
+		autosync_plan_t *a, *b;
+		double ta[AUTOSYNC_TERM_N], tb[AUTOSYNC_TERM_N];
+
+		if (random_pair(p0, p1, seed, &a, &b, ta, tb) < 0) {
+			good = 0;
+			goto next;
+		}
+		for (size_t i = 0; i < autosync_plan_nbuckets(a); i++) {
+			const autosync_bucket_t *x = autosync_plan_bucket(a, i),
+						*y = autosync_plan_bucket(b, i);
+			double want = 31.0 / 32 * x->wire_bytes * g;
+			if (x->kind != AUTOSYNC_SYNC_ALLREDUCE ||
+			    !(x->bytes > 0))
+				continue;
+			trees += x->algo == AUTOSYNC_ALGO_TREE;
+			if (fabs(y->comm - x->comm - want) >
+			    1e-9 * want + 1e-15) {
+				good = 0;
+				diag("seed %d bucket %zu (%s): %g s more, want "
+				     "%g",
+				     (int)seed, i, autosync_algo_name(x->algo),
+				     y->comm - x->comm, want);
+			}
+		}
+	next:
+		autosync_plan_destroy(a);
+		autosync_plan_destroy(b);
+	}
+	ok(good && trees > 0,
+	   "gamma 1e-10 s/B: every all-reduce bucket costs 31/32 x its wire "
+	   "bytes x gamma more, the %d tree buckets too",
+	   trees);
+	autosync_planner_destroy(p0);
+	autosync_planner_destroy(p1);
+}
+
 static void gamma_half(void)
 {
 	autosync_error_t err = {0};
@@ -1715,6 +1764,7 @@ static void gamma_half(void)
 	}
 	gamma_half_sim(m);
 	gamma_half_search(m);
+	gamma_every_algo(m);
 	autosync_model_destroy(m);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # nccl-check.sh [RESULTS_DIR] - on a machine with an NVIDIA GPU: build the
 # CLI and both NCCL plugins (no sanitizers), write NCCL_TOPO_FILE with
-# `autosync topo --nccl-xml`, plan for two nodes of one GPU, and run a
+# `autosync topo --nccl-xml`, plan gpt2 for two nodes of one GPU, and run a
 # two-rank NCCL program (coll2.c) under `autosync launch` with
 # NCCL_DEBUG=INFO. NCCL runs one-rank collectives as plain copies without
 # asking the tuner, and refuses two ranks on one GPU of one host, so each
@@ -49,10 +49,14 @@ export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 "$AUTOSYNC" topo --nccl-xml "$res/nccl-topo.xml" > "$res/topo.txt" 2>&1
 ok $? "autosync topo --nccl-xml (this machine, GPU $CUDA_VISIBLE_DEVICES)"
 has "$res/nccl-topo.xml" '<gpu ' ; ok $? "the XML has the GPU"
-"$AUTOSYNC" plan --model resnet50 --catalog "$src/planner/catalog" --nodes 2 --gpus-per-node 1 \
+# a plan that changes DDP's settings: one that keeps the default carries
+# no table (nccl: []), NCCL left alone; gpt2 on 2 nodes of one GPU at
+# 100 Gbit/s gets a bucket cap beyond its margin
+"$AUTOSYNC" plan --model gpt2 --catalog "$src/planner/catalog" \
+  --network nodes=2,gpus=1,nics=1x100Gbit/s,lat=20us \
   --explain -o "$res/plan.yaml" > "$res/plan.log" 2>&1
 ok $? "autosync plan for 2 nodes x 1 GPU"
-has "$res/plan.yaml" '^nccl:'; ok $? "the plan has an nccl table"
+has "$res/plan.yaml" '^- \{coll: allreduce'; ok $? "the plan has an nccl table (not nccl: [])"
 
 # --- run both ranks: autosync launch sets the plan's environment and both
 # plugins; NCCL_TOPO_FILE is pinned to the file autosync topo wrote

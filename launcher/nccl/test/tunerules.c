@@ -94,6 +94,14 @@ int main(void)
 	ok(strlen(t->plan_hash) == 16, "and its hash");
 	autosync_plan_destroy(pl);
 
+	/* --- "nccl: []" (a framework's default kept): NCCL left to itself */
+	memset(t, 0, sizeof(*t));
+	pl = load("nccl-none.yaml");
+	n = as_tune_from_plan(pl, t, err, sizeof(err));
+	ok(pl && n == 0 && !t->derived && autosync_plan_nnccl_rules(pl) == 0,
+	   "nccl: []: no rules, none derived (%d)", n);
+	autosync_plan_destroy(pl);
+
 	/* --- a plan without a table: derived with the default constants */
 	memset(t, 0, sizeof(*t));
 	pl = load("ring-tree.yaml");
