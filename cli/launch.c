@@ -117,9 +117,11 @@ static void job_log(int level, const char *msg, void *arg)
 
 /* ---------------------------------------------- the launchers' variables */
 
-/* The local rank: the first of these that is set, else 0. A per-node
- * launcher's own numbering (torchrun's LOCAL_RANK) comes before Slurm's:
- * its workers all inherit the task's SLURM_LOCALID. */
+/* The local rank: the first of these that is set, else -1 (a per-node
+ * launcher such as torchrun, wrapped whole, starts every rank of the node:
+ * none of them is this process). A per-node launcher's own numbering
+ * (torchrun's LOCAL_RANK) comes before Slurm's: its workers all inherit the
+ * task's SLURM_LOCALID. */
 static int local_rank(void)
 {
 	static const char *const vars[] = {
@@ -133,7 +135,7 @@ static int local_rank(void)
 		if (v >= 0)
 			return (int)v;
 	}
-	return 0;
+	return -1;
 }
 
 /* A key shared by the ranks of one job on one node, for the directory. */
@@ -212,12 +214,16 @@ static int make_dir(const struct opts *o, const autosync_siteconf_t *site,
 /* --------------------------------------------------------- the pipeline */
 
 static int plan_job(const struct opts *o, const autosync_siteconf_t *site,
-		    const char *dir, autosync_job_t *j, autosync_error_t *err)
+		    const char *dir, int one_rank, autosync_job_t *j,
+		    autosync_error_t *err)
 {
 	char cwd[PATH_MAX];
 
 	autosync_job_set_log(j, job_log, (void *)o);
-	return autosync_job_set_site(j, site, err) < 0 ||
+	/* not one rank: the node's launcher, whose workers share what it
+	 * gets, so no rank's NIC or path choice is anyone's */
+	return (!one_rank && autosync_job_set_tasks_per_node(j, 1, err) < 0) ||
+		       autosync_job_set_site(j, site, err) < 0 ||
 		       cli_simulator_module(j, err) < 0 ||
 		       autosync_job_set_model(j, o->model, err) < 0 ||
 		       (o->catalog &&
@@ -241,7 +247,8 @@ static int plan_job(const struct opts *o, const autosync_siteconf_t *site,
 }
 
 /* Set this process's environment: every task's variables, this local
- * rank's, AUTOSYNC_LOCAL_RANK. */
+ * rank's and AUTOSYNC_LOCAL_RANK (rank -1: a per-node launcher, the
+ * task's only). */
 static void apply(const struct opts *o, const autosync_job_t *j, int rank)
 {
 	char num[24];
@@ -249,6 +256,8 @@ static void apply(const struct opts *o, const autosync_job_t *j, int rank)
 	for (size_t i = 0; i < autosync_job_nenv(j); i++)
 		setenv(autosync_job_env(j, i)->name,
 		       autosync_job_env(j, i)->value, 1);
+	if (rank < 0)
+		return;
 	if (autosync_job_nranks(j) > 1 &&
 	    (unsigned)rank >= autosync_job_nranks(j))
 		say(o,
@@ -276,13 +285,13 @@ static int prepare(const struct opts *o, autosync_error_t *err)
 	int rank = o->local_rank >= 0 ? o->local_rank : local_rank(), rv = -1;
 
 	if (cli_load_site(o->config, &site, err) < 0 ||
-	    make_dir(o, site, rank, dir, sizeof(dir), err) < 0 ||
+	    make_dir(o, site, rank < 0 ? 0 : rank, dir, sizeof(dir), err) < 0 ||
 	    !(j = autosync_job_create(err)))
 		goto out;
 	/* held across exec: a later launch never prunes it while the
 	 * command this one becomes still runs */
 	(void)autosync_jobdir_hold(dir, 1);
-	if (plan_job(o, site, dir, j, err) < 0) {
+	if (plan_job(o, site, dir, rank >= 0, j, err) < 0) {
 		char hint[2304];
 		size_t l = strlen(err->text);
 

@@ -41,23 +41,29 @@ is "$out" "=mlx5_3:1" "torchrun's LOCAL_RANK before the task's SLURM_LOCALID (it
 out=$(PMIX_LOCAL_RANK=1 PMIX_RANK=6 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_IB_HCA"' 2>&1)
 is "$out" "=mlx5_1:1" "... PMIX_LOCAL_RANK last (PMIX_RANK is the rank in the whole job, not on the node)"
 
-out=$(L --plan "$TMP/plan.yaml" -- sh -c 'echo "$AUTOSYNC_INJECTED"' 2>&1)
+# no local rank anywhere: a per-node launcher (torchrun) wrapped whole, whose
+# workers all inherit what it gets: no rank's NIC for all of them
+out=$(L --plan "$TMP/plan.yaml" -- sh -c "$show" 2>"$TMP/err")
+is "$out" "$hash||topo|plan|libnccl-tuner-autosync.so|libnccl-profiler-autosync.so|" \
+  "no local rank (torchrun wrapped whole): the plan and the plugins, no per-rank NIC, no AUTOSYNC_LOCAL_RANK"
+like "$(cat "$TMP/err")" "no per-rank NIC choice" "  and it says why"
+out=$(LOCAL_RANK=0 L --plan "$TMP/plan.yaml" -- sh -c 'echo "$AUTOSYNC_INJECTED"' 2>&1)
 like "$out" '(^|,)NCCL_TUNER_PLUGIN(,|$)' "AUTOSYNC_INJECTED lists the tuner variable"
 like "$out" '(^|,)NCCL_IB_HCA(,|$)' "and the per-rank variables"
 like "$out" '(^|,)NCCL_TOPO_FILE(,|$)' "and the plan's"
-out=$(L --plan "$TMP/plan.yaml" -- sh -c 'test -d "$(dirname "$AUTOSYNC_REPORT")" && stat -c %a "$(dirname "$AUTOSYNC_REPORT")"; dirname "$AUTOSYNC_PLAN"' 2>&1)
+out=$(LOCAL_RANK=0 L --plan "$TMP/plan.yaml" -- sh -c 'test -d "$(dirname "$AUTOSYNC_REPORT")" && stat -c %a "$(dirname "$AUTOSYNC_REPORT")"; dirname "$AUTOSYNC_PLAN"' 2>&1)
 is "$(printf '%s\n' "$out" | head -1)" 700 "a private job directory (0700) per local rank, holding the report path"
 like "$(printf '%s\n' "$out" | sed -n 2p)" "^$TMP/autosync-launch-$(id -u)-p[0-9]+-0$" "  under \$TMPDIR"
-out=$(L --plan "$TMP/plan.yaml" --dir "$TMP/mine" -- sh -c 'echo "$AUTOSYNC_PLAN"' 2>&1)
+out=$(LOCAL_RANK=0 L --plan "$TMP/plan.yaml" --dir "$TMP/mine" -- sh -c 'echo "$AUTOSYNC_PLAN"' 2>&1)
 is "$out" "$TMP/mine/plan.yaml" "--dir"
 
 # the same function decides as in the plugin: the same variables
-out=$(L --plan "$TMP/plan.yaml" --no-tuner --no-profiler -- env 2>&1 | grep -E '^(NCCL|AUTOSYNC)_' | grep -Ev '^AUTOSYNC_(BUILDDIR|SRCDIR|FIXTURES)=' | sed 's/=.*//' | sort | paste -sd' ')
+out=$(LOCAL_RANK=0 L --plan "$TMP/plan.yaml" --no-tuner --no-profiler -- env 2>&1 | grep -E '^(NCCL|AUTOSYNC)_' | grep -Ev '^AUTOSYNC_(BUILDDIR|SRCDIR|FIXTURES)=' | sed 's/=.*//' | sort | paste -sd' ')
 is "$out" "AUTOSYNC_DDP_BUCKET_CAP_MB AUTOSYNC_DDP_COMM_HOOK AUTOSYNC_DDP_FIRST_BUCKET_MB AUTOSYNC_INJECTED AUTOSYNC_LOCAL_RANK AUTOSYNC_PLAN AUTOSYNC_PLAN_HASH AUTOSYNC_REPORT AUTOSYNC_TOPO_HASH NCCL_IB_HCA NCCL_NET_GDR_LEVEL NCCL_TOPO_FILE" \
   "--no-tuner --no-profiler: exactly the plugin's variables (+ AUTOSYNC_LOCAL_RANK)"
 
 # users' settings survive; inherited autosync settings do not count as theirs
-out=$(NCCL_IB_HCA==mlx5_9:1 NCCL_TUNER_PLUGIN=mine L --plan "$TMP/plan.yaml" -- sh -c "$show" 2>"$TMP/err")
+out=$(LOCAL_RANK=0 NCCL_IB_HCA==mlx5_9:1 NCCL_TUNER_PLUGIN=mine L --plan "$TMP/plan.yaml" -- sh -c "$show" 2>"$TMP/err")
 is "$out" "$hash|=mlx5_9:1|topo|plan|mine|libnccl-profiler-autosync.so|0" "the user's NCCL_IB_HCA and NCCL_TUNER_PLUGIN are kept"
 is "$(cat "$TMP/err")" "autosync: kept the user's NCCL_TUNER_PLUGIN=mine" "and the wrapper says so"
 out=$(L --plan "$TMP/plan.yaml" --local-rank 1 -- "$AUTOSYNC" launch --config "$TMP/site.yaml" --plugin-dir "$LIBS" --plan "$TMP/plan.yaml" --local-rank 3 -- sh -c "$show" 2>&1)
@@ -68,13 +74,13 @@ is "$out" "$hash|=mlx5_3:1|topo|plan|libnccl-tuner-autosync.so|libnccl-profiler-
 out=$(L --plan "$TMP/plan.yaml" --plugin-dir "$TMP/none" -- sh -c 'echo "${NCCL_TUNER_PLUGIN-unset}"' 2>"$TMP/err")
 is "$out" "unset" "no plugin file: NCCL_TUNER_PLUGIN not set"
 like "$(cat "$TMP/err")" "^autosync: $TMP/none/libnccl-tuner-autosync.so: No such file or directory; NCCL runs without it$" "and why"
-out=$(AUTOSYNC_NCCL_PLUGIN_DIR=$LIBS "$AUTOSYNC" launch --config "$TMP/site.yaml" --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_PROFILER_PLUGIN"' 2>&1)
+out=$(LOCAL_RANK=0 AUTOSYNC_NCCL_PLUGIN_DIR=$LIBS "$AUTOSYNC" launch --config "$TMP/site.yaml" --plan "$TMP/plan.yaml" -- sh -c 'echo "$NCCL_PROFILER_PLUGIN"' 2>&1)
 is "$out" "$LIBS/libnccl-profiler-autosync.so" "AUTOSYNC_NCCL_PLUGIN_DIR"
 
 # planning at start-up
-out=$(L --model resnet50 --nodes 2 -- sh -c 'echo "$AUTOSYNC_PLAN_HASH"' 2>&1)
+out=$(LOCAL_RANK=0 L --model resnet50 --nodes 2 -- sh -c 'echo "$AUTOSYNC_PLAN_HASH"' 2>&1)
 is "$out" "$hash" "--model with --nodes 2: the same plan as 'autosync plan' made"
-out=$(OMPI_COMM_WORLD_SIZE=8 OMPI_COMM_WORLD_LOCAL_SIZE=4 L --model resnet50 -- sh -c 'echo "$AUTOSYNC_PLAN_HASH"' 2>&1)
+out=$(LOCAL_RANK=0 OMPI_COMM_WORLD_SIZE=8 OMPI_COMM_WORLD_LOCAL_SIZE=4 L --model resnet50 -- sh -c 'echo "$AUTOSYNC_PLAN_HASH"' 2>&1)
 is "$out" "$hash" "--model: 2 nodes from OMPI_COMM_WORLD_SIZE / _LOCAL_SIZE"
 out=$(L --model resnet50 --explain -- true 2>&1)
 like "$out" "^autosync: plan for resnet50 on 1 node\\(s\\) x 4 GPU\\(s\\)" "--explain prints the plugin's summary"
