@@ -156,7 +156,9 @@ int cli_config_node(const char *path, const autosync_siteconf_t *site,
 /* A time for --since and --until: 2026-12-01, 2026-12-01T10:00:00Z, epoch
  * seconds, or 30m, 12h, 7d ago. -1 on a bad value (nothing printed). */
 int cli_when(const char *s, int64_t *out);
-/* The site config installed with autosync. */
+/* The site config read when --config is not given: $AUTOSYNC_SITE_CONFIG
+ * (a pod's mounted ConfigMap, which the webhook names), else the one
+ * installed with autosync. */
 const char *cli_site_config_path(void);
 
 /* ------------------------------------------- the launchers' variables */
@@ -168,6 +170,10 @@ long cli_env_num(const char *name);
  * AUTOSYNC_NNODES (a webhook's, from the workload object); else 0
  * (unknown: --network or --nodes may say, else 1). */
 unsigned cli_job_nodes(void);
+/* Ranks on each node of a pod's job: AUTOSYNC_NPROC_PER_NODE (a webhook's,
+ * from the workload object), PET_NPROC_PER_NODE, LOCAL_WORLD_SIZE,
+ * OMPI_COMM_WORLD_LOCAL_SIZE; else 0 (one per GPU). */
+unsigned cli_job_ranks_per_node(void);
 /* The nodes a launched job plans for: cli_job_nodes(), else 0 when
  * --nodes or a --network naming the nodes will say, else 1. */
 unsigned cli_launch_nodes(const struct cli_input *in);

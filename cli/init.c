@@ -166,6 +166,15 @@ static int read_podinfo(struct iopts *o, int mode_given, int compress_given,
 				 o->podinfo);
 			return -1;
 		}
+		/* a pod's annotation names a catalog model, never a file
+		 * of the init container's (as the webhook checks too) */
+		if (r && strchr(o->model, '/')) {
+			snprintf(why, len,
+				 "%s/model: '%s' is not a catalog model name",
+				 o->podinfo, asi_quote(o->model, q, sizeof(q)));
+			o->model[0] = '\0';
+			return -1;
+		}
 	}
 	if (!o->framework[0] &&
 	    podinfo_file(o->podinfo, "framework", o->framework,
@@ -175,8 +184,11 @@ static int read_podinfo(struct iopts *o, int mode_given, int compress_given,
 	}
 	if (!compress_given &&
 	    (r = podinfo_file(o->podinfo, "compression", v, sizeof(v), err,
-			      sizeof(err))) > 0 &&
-	    v[0]) {
+			      sizeof(err))) < 0) {
+		snprintf(why, len, "%s", err);
+		return -1;
+	}
+	if (!compress_given && r > 0 && v[0]) {
 		if (asi_parse_bool(v) < 0) {
 			snprintf(why, len,
 				 "%s/compression: bad value '%s' (expected "
@@ -276,13 +288,25 @@ static int write_settings(const struct iopts *o, const autosync_job_t *j,
 
 		if (strchr(v->value, '\n'))
 			continue; /* neither format can carry it */
+		/* the app container mounts the directory read-only, and no
+		 * one collects a pod's report: no place to measure into */
+		if (!strcmp(v->name, "AUTOSYNC_REPORT"))
+			continue;
 		if (!strncmp(v->name, "NCCL_", 5) && nc < sizeof(conf))
 			nc += (size_t)snprintf(conf + nc, sizeof(conf) - nc,
 					       "%s=%s\n", v->name, v->value);
 		shell_quote(q, sizeof(q), v->value);
+		/* autosync's own variables as they are; NCCL's and Horovod's
+		 * only where the app container has none (init cannot see its
+		 * environment, and a user's setting wins, as NCCL lets
+		 * nccl.conf lose to the environment) */
 		if (ne < sizeof(env))
-			ne += (size_t)snprintf(env + ne, sizeof(env) - ne,
-					       "export %s=%s\n", v->name, q);
+			ne += (size_t)snprintf(
+			    env + ne, sizeof(env) - ne,
+			    strncmp(v->name, "AUTOSYNC_", 9)
+				? "[ -n \"${%s+x}\" ] || export %s=%s\n"
+				: "export %s%.0s=%s\n",
+			    v->name, v->name, q);
 	}
 	if (nc >= sizeof(conf) || ne >= sizeof(env)) {
 		errno = E2BIG;
@@ -341,6 +365,10 @@ static int plan(const struct iopts *o, autosync_job_t *j,
 			autosync_job_set_nodes(j, cli_launch_nodes(&o->in),
 					       err) < 0) ||
 		       autosync_job_set_tasks_per_node(j, 1, err) < 0 ||
+		       /* a pod running fewer ranks than it has GPUs */
+		       (!o->in.gpus_per_node && cli_job_ranks_per_node() &&
+			autosync_job_set_gpus_per_node(
+			    j, cli_job_ranks_per_node(), err) < 0) ||
 		       cli_input_to_job(&o->in, j, 0, err) < 0 ||
 		       (have &&
 			autosync_job_set_nccl_plugins(
@@ -388,8 +416,8 @@ static int finish(struct iopts *o, const char *why)
 	int required = o->mode == MODE_REQUIRED;
 
 	snprintf(status, sizeof(status), "%s: %s",
-		 required ? "failed" : "fail-open", why);
-	fprintf(stderr, "autosync init: %s%s\n", why,
+		 required ? "failed" : "fail-open", CLI_Q(why));
+	fprintf(stderr, "autosync init: %s%s\n", CLI_Q(why),
 		required ? "" : "; the job runs without autosync");
 	if (write_nothing(o->dir, status, &err) < 0)
 		fprintf(stderr, "autosync init: %s: %s\n", CLI_Q(o->dir),
@@ -418,7 +446,7 @@ int autosync_cmd_init(int argc, char **argv)
 	struct iopts o = {.compress = -1};
 	autosync_error_t err = {.text = ""};
 	autosync_job_t *j = NULL;
-	char why[AUTOSYNC_ERROR_LEN + PATH_MAX];
+	char why[AUTOSYNC_ERROR_LEN + PATH_MAX], absdir[PATH_MAX];
 	int c, r, mode_given = 0, rv;
 	const char *env;
 
@@ -486,11 +514,6 @@ int autosync_cmd_init(int argc, char **argv)
 		return 2;
 	}
 	o.dir = argv[optind];
-	if (mkdir(o.dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "autosync init: %s: %s\n", CLI_Q(o.dir),
-			strerror(errno));
-		return 1;
-	}
 	env = getenv("AUTOSYNC_PODINFO_DIR");
 	o.podinfo_given = o.podinfo || (env && *env);
 	if (!o.podinfo)
@@ -498,13 +521,30 @@ int autosync_cmd_init(int argc, char **argv)
 	if (o.compress < 0 && (env = getenv("AUTOSYNC_COMPRESSION")) &&
 	    asi_parse_bool(env) >= 0)
 		o.compress = asi_parse_bool(env);
-	if (read_podinfo(&o, mode_given, o.compress >= 0, why, sizeof(why)) < 0)
+	/* the mode first: a directory that cannot be made fails only a pod
+	 * that asked for required */
+	r = read_podinfo(&o, mode_given, o.compress >= 0, why, sizeof(why));
+	if (mkdir(o.dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "autosync init: %s: %s%s\n", CLI_Q(o.dir),
+			strerror(errno),
+			o.mode == MODE_REQUIRED
+			    ? ""
+			    : "; the job runs without autosync");
+		return o.mode == MODE_REQUIRED ? 1 : 0;
+	}
+	/* absolute: the files name each other, read from anywhere */
+	if (!realpath(o.dir, absdir)) {
+		fprintf(stderr, "autosync init: %s: %s\n", CLI_Q(o.dir),
+			strerror(errno));
+		return o.mode == MODE_REQUIRED ? 1 : 0;
+	}
+	o.dir = absdir;
+	if (r < 0)
 		return finish(&o, why);
 	if (o.mode == MODE_OFF) {
-		if (write_nothing(o.dir, "off", &err) < 0) {
-			fprintf(stderr, "autosync init: %s\n", CLI_Q(err.text));
-			return 1;
-		}
+		if (write_nothing(o.dir, "off", &err) < 0)
+			fprintf(stderr, "autosync init: %s\n",
+				CLI_Q(err.text)); /* off: nothing to fail */
 		return 0;
 	}
 	if (!o.model[0])

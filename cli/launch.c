@@ -310,7 +310,8 @@ static int prepare(const struct opts *o, autosync_error_t *err)
 		}
 		goto out;
 	}
-	apply(o, j, rank);
+	/* one GPU here: its rank is this process's, whatever the launcher */
+	apply(o, j, rank < 0 && autosync_job_nranks(j) == 1 ? 0 : rank);
 	if (o->explain)
 		fputs(autosync_job_summary(j), o->explain);
 	rv = 0;

@@ -41,7 +41,9 @@ static void keep_hwloc_plugins(void)
 
 const char *cli_site_config_path(void)
 {
-	return AUTOSYNC_SYSCONFDIR "/autosync/autosync.yaml";
+	const char *e = getenv("AUTOSYNC_SITE_CONFIG");
+
+	return e && *e ? e : AUTOSYNC_SYSCONFDIR "/autosync/autosync.yaml";
 }
 
 /* ------------------------------------------- the launchers' variables */
@@ -87,6 +89,20 @@ unsigned cli_job_nodes(void)
 		return r;
 	if ((v = cli_env_num("AUTOSYNC_NNODES")) > 0)
 		return (unsigned)v;
+	return 0;
+}
+
+unsigned cli_job_ranks_per_node(void)
+{
+	static const char *const vars[] = {
+	    "AUTOSYNC_NPROC_PER_NODE", "PET_NPROC_PER_NODE", "LOCAL_WORLD_SIZE",
+	    "OMPI_COMM_WORLD_LOCAL_SIZE"};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		long v = cli_env_num(vars[i]);
+		if (v > 0)
+			return (unsigned)v;
+	}
 	return 0;
 }
 

@@ -661,6 +661,10 @@ static cJSON *init_env(const struct review *r, const cJSON *first)
 		cJSON_AddItemToArray(env,
 				     env_var("AUTOSYNC_NPROC_PER_NODE", num));
 	}
+	/* the site ConfigMap where it is mounted, whatever sysconfdir the
+	 * image's autosync was built with (read when it is there) */
+	cJSON_AddItemToArray(
+	    env, env_var("AUTOSYNC_SITE_CONFIG", SITE_PATH "/autosync.yaml"));
 	return env;
 }
 

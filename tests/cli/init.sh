@@ -120,6 +120,28 @@ is "$(grep -h AUTOSYNC_DDP_COMM_HOOK "$TMP/c0/env" "$TMP/c1/env" | tr '\n' ' ')"
   "export AUTOSYNC_DDP_COMM_HOOK='none' export AUTOSYNC_DDP_COMM_HOOK='powersgd' " \
   "VGG-16 at 1 Gbit/s: no lossy hook unless the compression annotation allows it"
 
+# --- what a sourced env file leaves to the user, and other edges -------------
+got=$(env -i NCCL_TOPO_FILE=/opt/mine.xml sh -c ". '$TMP/n1/env'; echo \"\$NCCL_TOPO_FILE|\$AUTOSYNC_PLAN_HASH|\${AUTOSYNC_REPORT-unset}\"")
+is "$got" "/opt/mine.xml|$hash|unset" "env: a user's NCCL variable is kept when the file is sourced (autosync's own are set; no report path into the read-only mount)"
+(cd "$TMP" && E PET_NNODES=4 NVIDIA_VISIBLE_DEVICES=0,1,2,3 -q --podinfo "$TMP/pi" rel >/dev/null 2>&1)
+is "$(grep -c "NCCL_TOPO_FILE=$TMP/rel/nccl-topo.xml" "$TMP/rel/nccl.conf")" 1 "a relative DIR: the files name each other by absolute paths"
+out=$(E PET_NNODES=2 AUTOSYNC_NPROC_PER_NODE=2 NVIDIA_VISIBLE_DEVICES=0,1,2,3 --podinfo "$TMP/pi" "$TMP/np2" 2>&1)
+like "$out" "2 node\\(s\\) x 2 GPU\\(s\\)" "AUTOSYNC_NPROC_PER_NODE=2 in a pod of 4 GPUs: planned for 2 ranks per node"
+pod "$TMP/poff" resnet50 off
+mkdir -p "$TMP/ro"; chmod 0555 "$TMP/ro"
+if [ "$(id -u)" != 0 ]; then
+  out=$(I --podinfo "$TMP/poff" "$TMP/ro/sub" 2>&1); rc=$?
+  is "$rc" 0 "mode off and a directory that cannot be made: exit 0 (the pod runs)"
+fi
+chmod 0755 "$TMP/ro"
+pod "$TMP/ppath" /etc/passwd auto
+out=$(I --podinfo "$TMP/ppath" "$TMP/pp" 2>&1); rc=$?
+is "$rc|$(cat "$TMP/pp/status")" "0|fail-open: $TMP/ppath/model: '/etc/passwd' is not a catalog model name" "a path as the model annotation: refused, never read"
+pod "$TMP/pnl" "bert
+large" auto
+out=$(I --podinfo "$TMP/pnl" "$TMP/nl" 2>&1); rc=$?
+is "$rc $(printf '%s\n' "$out" | wc -l)" "0 1" "a model annotation with a newline: one line on stderr"
+
 # --- the PyTorch adapter reads the env file ---------------------------------
 PY=/usr/bin/python3
 if $PY -c 'import sys' 2>/dev/null; then

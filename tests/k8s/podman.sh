@@ -69,9 +69,7 @@ tar -C "$app" -cf "$TMP/app.tar" . && podman import -q --change "ENV PATH=/usr/b
 ok $? "the app image (busybox)"
 
 # --- the site config and the node's topology, as the ConfigMap would be ------
-# (mounted where this build looks for its site config: its sysconfdir)
-prefix=$(sed -n 's/^prefix = //p' "$B/Makefile")
-sysconf=$(sed -n 's/^sysconfdir = //p' "$B/Makefile" | sed "s|\${prefix}|$prefix|;s|\$(prefix)|$prefix|")
+# (mounted at /etc/autosync, as the webhook mounts the ConfigMap)
 mkdir -p "$TMP/site"
 cp "$SRCDIR/tests/fixtures/topologies/hwloc-juwels-booster-4xA100-4xHDR.xml" "$TMP/site/topo.xml"
 simline=
@@ -79,14 +77,14 @@ if [ -f "$sim" ]; then
   AUTOSYNC_SIMULATOR_MODULE=$sim "$B/cli/autosync" train -o "$TMP/site/simulator.bin" \
     "$SRCDIR/tests/fixtures/feedback-lab-slice.jsonl" 2>/dev/null
   ok $? "a simulator trained on the committed slice, in the site config's directory"
-  simline="simulator: $sysconf/autosync/simulator.bin
+  simline="simulator: /etc/autosync/simulator.bin
 simulator_module: /usr/lib/autosync/autosync-simulator.so"
 fi
 cat > "$TMP/site/autosync.yaml" <<EOF
 version: 2
 catalog_dir: /catalog
 $simline
-topology_xml: $sysconf/autosync/topo.xml
+topology_xml: /etc/autosync/topo.xml
 nccl_plugins: true
 nccl_plugin_dir: /usr/lib/autosync
 network:
@@ -103,7 +101,7 @@ port=$((40000 + $$ % 20000))
 wpid=$!
 for i in $(seq 50); do curl -s --cacert "$TMP/c" "https://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 for r in 0 1; do
-  $PY - "$SRCDIR/tests/k8s/pod.yaml" $r "$TMP" "https://127.0.0.1:$port/mutate" "$TMP/c" "$sysconf" > "$TMP/pod$r.yaml" <<'EOF'
+  $PY - "$SRCDIR/tests/k8s/pod.yaml" $r "$TMP" "https://127.0.0.1:$port/mutate" "$TMP/c" > "$TMP/pod$r.yaml" <<'EOF'
 import base64, json, ssl, sys, urllib.request, yaml, jsonpatch
 pod = yaml.safe_load(open(sys.argv[1]))
 rank, tmp = sys.argv[2], sys.argv[3]
@@ -127,10 +125,8 @@ os.makedirs(info, exist_ok=True)
 ann = pod["metadata"].get("annotations", {})
 for f in ("model", "mode", "framework", "compression"):
     open(info + "/" + f, "w").write(ann.get("autosync.dev/" + f, ""))
-# this build looks for its site config under its own sysconfdir
-for m in pod["spec"]["initContainers"][0]["volumeMounts"]:
-    if m["name"] == "autosync-site":
-        m["mountPath"] = sys.argv[6] + "/autosync"
+# the ConfigMap stays where the webhook mounts it: the init container's
+# AUTOSYNC_SITE_CONFIG names it, whatever this build's sysconfdir
 for v in pod["spec"]["volumes"]:
     if v["name"] == "autosync-podinfo":
         del v["downwardAPI"]; v["hostPath"] = {"path": info, "type": "Directory"}

@@ -70,7 +70,7 @@ check "$TMP/pod.patched" \
   'ic(o["spec"])["name"] == "autosync-init"' \
   'ic(o["spec"])["image"] == "registry.example.org/autosync:1"' \
   'ic(o["spec"])["resources"]["limits"] == {"nvidia.com/gpu": "8", "rdma/hca_shared_devices_a": "1"}' \
-  'env(ic(o["spec"])) == {"PET_NNODES": "4", "PET_NPROC_PER_NODE": "8", "PET_NODE_RANK": "valueFrom"}' \
+  'env(ic(o["spec"])) == {"PET_NNODES": "4", "PET_NPROC_PER_NODE": "8", "PET_NODE_RANK": "valueFrom", "AUTOSYNC_SITE_CONFIG": "/etc/autosync/autosync.yaml"}' \
   '[v["name"] for v in o["spec"]["volumes"]] == ["data", "autosync-run", "autosync-podinfo", "autosync-site"]' \
   'o["spec"]["volumes"][3]["configMap"] == {"name": "autosync-site", "optional": True}' \
   '{i["path"]: i["fieldRef"]["fieldPath"] for i in o["spec"]["volumes"][2]["downwardAPI"]["items"]}["model"] == "metadata.annotations['"'"'autosync.dev/model'"'"']"' \
@@ -88,7 +88,7 @@ check "$TMP/pytorchjob.patched" \
   'env(ic(o["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]))["AUTOSYNC_NPROC_PER_NODE"] == "8"'
 ok $? "PyTorchJob: master and workers, 4 nodes x 8"
 check "$TMP/mpijob.patched" \
-  'env(ic(o["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"])) == {"OMPI_COMM_WORLD_SIZE": "8", "AUTOSYNC_NNODES": "2", "AUTOSYNC_NPROC_PER_NODE": "4"}' \
+  'env(ic(o["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"])) == {"OMPI_COMM_WORLD_SIZE": "8", "AUTOSYNC_NNODES": "2", "AUTOSYNC_NPROC_PER_NODE": "4", "AUTOSYNC_SITE_CONFIG": "/etc/autosync/autosync.yaml"}' \
   '"initContainers" not in o["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]' \
   'o["metadata"]["annotations"]["autosync.dev/framework"] == "horovod"' \
   'o["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]["autosync.dev/model"] == "vgg16"'
