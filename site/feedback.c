@@ -496,10 +496,13 @@ static void bytes_terms(autosync_feedback_rec_t *r)
  * required; the later ones all present, or all absent and derived. */
 static int parse_terms(json_t *v, autosync_feedback_rec_t *r)
 {
-	int have_bytes =
-	    json_is_object(v) &&
-	    json_object_get(v, autosync_term_name(AUTOSYNC_TERM_PS_BYTES));
+	int have_bytes = 0;
 
+	/* any one of them present: all must be (never four silently replaced
+	 * by values derived from the buckets) */
+	for (int t = AUTOSYNC_TERM_PS_BYTES; t < AUTOSYNC_TERM_N; t++)
+		have_bytes |= json_is_object(v) &&
+			      json_object_get(v, autosync_term_name(t)) != NULL;
 	for (int t = 0; t < AUTOSYNC_TERM_N; t++) {
 		if (t >= AUTOSYNC_TERM_PS_BYTES && !have_bytes)
 			continue;

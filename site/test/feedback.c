@@ -108,6 +108,19 @@ static void test_bytes_terms(const char *line)
 	       autosync_feedback_parse(half, strlen(half), back, &err) == -1 &&
 	       !strcmp(err.text, "field 'terms': not a valid value"),
 	   "some *_bytes terms only: %s", err.text);
+	{
+		/* all but ps_bytes: refused too, never four replaced */
+		char *nops = strdup(line),
+		     *ps = nops ? strstr(nops, "\"ps_bytes\"") : NULL;
+		if (ps)
+			memcpy(ps, "\"ps_bytez\"", 10);
+		ok(ps &&
+		       autosync_feedback_parse(nops, strlen(nops), back,
+					       &err) == -1 &&
+		       !strcmp(err.text, "field 'terms': not a valid value"),
+		   "the *_bytes terms without ps_bytes: %s", err.text);
+		free(nops);
+	}
 	free(old);
 	free(half);
 	free(back);
