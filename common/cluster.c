@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "autosync/cluster.h"
+#include "text.h"
 
 #define SPEC_MAX 4096 /* longest accepted cluster description */
 #define SHOW 64	      /* longest part of a bad value echoed in messages */
@@ -316,18 +317,6 @@ static int parse_lat(const char *key, const char *val, double lo, double *out,
 	return 0;
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		*--e = '\0';
-	return s;
-}
-
 enum key_id {
 	K_NODES,
 	K_GPUS,
@@ -371,7 +360,7 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 			if ((lat = strchr(bw, ':')))
 				*lat++ = '\0';
 		}
-		cls = trim(cls);
+		cls = asi_trim(cls);
 		ci = autosync_link_class_from_name(cls);
 		if (ci < 0 || ci == AUTOSYNC_LINK_NET) {
 			errno = EINVAL;
@@ -384,10 +373,11 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 		c->intra_class = ci;
 		(void)autosync_link_class_default(ci, &c->intra_bw,
 						  &c->intra_lat);
-		if (bw && parse_bw("intra", trim(bw), &c->intra_bw, errp) < 0)
+		if (bw &&
+		    parse_bw("intra", asi_trim(bw), &c->intra_bw, errp) < 0)
 			return -1;
-		if (lat &&
-		    parse_lat("intra", trim(lat), 0.0, &c->intra_lat, errp) < 0)
+		if (lat && parse_lat("intra", asi_trim(lat), 0.0, &c->intra_lat,
+				     errp) < 0)
 			return -1;
 		return 0;
 	}
@@ -403,11 +393,11 @@ static int parse_item(autosync_cluster_t *c, int k, const char *key, char *val,
 			char save = *x;
 
 			*x = '\0';
-			if (parse_uint(key, trim(val), 1, 64, &c->nics_per_node,
-				       errp) < 0)
+			if (parse_uint(key, asi_trim(val), 1, 64,
+				       &c->nics_per_node, errp) < 0)
 				return -1;
 			*x = save;
-			return parse_bw(key, trim(x + 1), &c->nic_bw, errp);
+			return parse_bw(key, asi_trim(x + 1), &c->nic_bw, errp);
 		}
 		return parse_uint(key, val, 1, 64, &c->nics_per_node, errp);
 	case K_NIC_BW:
@@ -472,7 +462,7 @@ static int apply_spec(autosync_cluster_t *c, const char *spec,
 		    SPEC_MAX);
 	}
 	memcpy(buf, spec, len + 1);
-	if (*trim(buf) == '\0')
+	if (*asi_trim(buf) == '\0')
 		return 0;
 	for (item = buf; item; item = next) {
 		char *eq, *key, *val;
@@ -480,7 +470,7 @@ static int apply_spec(autosync_cluster_t *c, const char *spec,
 
 		if ((next = strchr(item, ',')))
 			*next++ = '\0';
-		item = trim(item);
+		item = asi_trim(item);
 		if (!*item) {
 			errno = EINVAL;
 			return autosync_errprintf(
@@ -493,8 +483,8 @@ static int apply_spec(autosync_cluster_t *c, const char *spec,
 			    item);
 		}
 		*eq = '\0';
-		key = trim(item);
-		val = trim(eq + 1);
+		key = asi_trim(item);
+		val = asi_trim(eq + 1);
 		for (k = 0; k < K_COUNT; k++)
 			if (!strcmp(key, key_names[k]))
 				break;

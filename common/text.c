@@ -9,6 +9,18 @@
 
 #include "text.h"
 
+char *asi_trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
 int asi_parse_bool(const char *s)
 {
 	static const char *const t[] = {"1", "true", "yes", "on", "y"};

@@ -24,6 +24,10 @@ const char *asi_suggest(const char *word, const char *const *cands, size_t n);
  * that "did the user set it" has one answer everywhere. */
 int asi_name_in_list(const char *list, const char *name);
 
+/* 's' without the blanks (spaces, tabs) around it, in place; returns the
+ * first kept character. */
+char *asi_trim(char *s);
+
 /* 'cands' as "a, b, c or d" in 'buf'; returns buf. */
 char *asi_list(const char *const *cands, size_t n, char *buf, size_t len);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "topo_internal.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -1235,19 +1236,6 @@ out:
  */
 #define CONTAINER_MAX_GPUS 256
 
-/* 'tok' without the blanks around it (in place) */
-static char *trim_blanks(char *tok)
-{
-	char *e;
-
-	while (*tok == ' ' || *tok == '\t')
-		tok++;
-	e = tok + strlen(tok);
-	while (e > tok && (e[-1] == ' ' || e[-1] == '\t'))
-		*--e = '\0';
-	return tok;
-}
-
 /* the node's GPU an entry names (an index, a UUID prefix naming one GPU,
  * a bus id), or -1 */
 static int node_gpu(const struct autosync_topo *t, const char *s)
@@ -1340,11 +1328,11 @@ static int container_gpus(const struct autosync_topo *t, const char *nvd,
 		goto oom;
 	for (tok = strtok_r(copy, ",", &save); tok && n < CONTAINER_MAX_GPUS;
 	     tok = strtok_r(NULL, ",", &save))
-		v[n++] = trim_blanks(tok);
+		v[n++] = asi_trim(tok);
 	save = NULL;
 	for (tok = strtok_r(cv, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		long i = container_entry(t, trim_blanks(tok), v, n, nvd, errp);
+		long i = container_entry(t, asi_trim(tok), v, n, nvd, errp);
 		if (i < 0)
 			goto out;
 		if (used[i]) {

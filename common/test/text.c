@@ -138,9 +138,19 @@ static void test_utf8(void)
 		   v[i].what);
 }
 
+static void test_trim(void)
+{
+	char a[] = " \t x y \t", b[] = "", c[] = "   ";
+
+	is(asi_trim(a), "x y", "trim: blanks around go, those inside stay");
+	is(asi_trim(b), "", "trim: empty");
+	is(asi_trim(c), "", "trim: blanks only");
+}
+
 int main(void)
 {
 	plan(NO_PLAN);
+	test_trim();
 	test_bool();
 	test_suggest();
 	test_quote();
