@@ -312,9 +312,8 @@ static int empty_dir(int dfd, unsigned *budget, int depth)
 			break;
 		}
 		(*budget)--;
-		if (!S_ISDIR(st.st_mode)) {
-			(void)unlinkat(dfd, e->d_name, 0); /* a link, not its
-							      target */
+		if (!S_ISDIR(st.st_mode)) { /* a link goes, not its target */
+			(void)unlinkat(dfd, e->d_name, 0);
 			continue;
 		}
 		sub = depth < REMOVE_DEPTH ? openat(dfd, e->d_name,
@@ -415,8 +414,7 @@ unsigned autosync_jobdir_prune(const char *base, const char *prefix,
 	}
 	while (removed < max_remove && budget && scanned++ < max_scan &&
 	       (e = readdir(d))) {
-		/* 'prefix' and a digit: "autosync-" is not "autosync-launch-"
-		 */
+		/* 'prefix' and a digit: not "autosync-launch-..." */
 		if (!prefix || strncmp(e->d_name, prefix, plen) ||
 		    e->d_name[plen] < '0' || e->d_name[plen] > '9')
 			continue;
