@@ -130,7 +130,7 @@ static int read_podinfo(struct iopts *o, int mode_given, int compress_given,
 {
 	char v[PODINFO_MAX], err[AUTOSYNC_ERROR_LEN], q[PODINFO_MAX * 4];
 	struct stat st;
-	int r;
+	int r = 0;
 
 	if (stat(o->podinfo, &st) < 0) {
 		if (!o->podinfo_given)
