@@ -112,7 +112,11 @@ is "$(post "$TMP/trunc.json")" 400 "not JSON: 400 (failurePolicy Ignore admits t
 printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}' > "$TMP/nouid.json"
 is "$(post "$TMP/nouid.json")" 400 "no uid to echo: 400"
 $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r["request"]["object"]["metadata"]["annotations"]["x"]="y"*70000; json.dump(r, sys.stdout)' "$FIX/pod.json" > "$TMP/big.json"
-is "$(post "$TMP/big.json")" 413 "a body over the limit (here 64 KiB): 413"
+# answered before the body is read: a client that waits for it (Expect:
+# 100-continue) always reads the 413; one that sends the body regardless
+# may see the connection close first, which admits the pod just the same
+is "$(curl -s -o "$TMP/out" -w '%{http_code}' --cacert "$TMP/a.crt" -H 'Content-Type: application/json' \
+  -H 'Expect: 100-continue' --data-binary @"$TMP/big.json" "$url/mutate")" 413 "a body over the limit (here 64 KiB): 413"
 # under the limit but past libmicrohttpd's 16 KiB connection pool: the body
 # reaches the review in pieces, whole
 $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); r["request"]["object"]["metadata"]["annotations"]["x"]="y"*60000; json.dump(r, sys.stdout)' "$FIX/pod.json" > "$TMP/large.json"
